@@ -1,0 +1,19 @@
+//! Key sets: the inputs every index, table and join starts from (paper 1, section 5.1).
+//!
+//! - [`sosd`]: SOSD key files (`u64` count, then little-endian `u64` keys), memory-mapped.
+//! - [`synth`]: seeded synthetic distributions: paper 1's `udense`, `usparse`, `normal`,
+//!   `lognormal`, and two harder sets, `clustered` and `heavytail`. They are synthetic
+//!   stand-ins; real SOSD files (books, fb, osm, wiki) are read as they are.
+//! - [`sample`]: every k-th key, or a uniform random fraction.
+
+pub mod sample;
+pub mod sosd;
+pub mod synth;
+
+pub use sosd::{KeyFile, write_keys};
+pub use synth::{Distribution, GenParams, generate};
+
+/// Position of the first key that breaks non-decreasing order, if any.
+pub fn first_unsorted(keys: &[u64]) -> Option<usize> {
+    keys.windows(2).position(|w| w[0] > w[1]).map(|i| i + 1)
+}

@@ -1,0 +1,99 @@
+//! Publish-or-nothing output files.
+//!
+//! An [`AtomicFile`] writes to a temporary file in the destination's directory. Only
+//! [`AtomicFile::finish`] makes it visible: it flushes, fsyncs the file, renames it over the
+//! destination and fsyncs the directory. Dropping an unfinished `AtomicFile` (an error, a
+//! panic) deletes the temporary file, so a failed command never leaves partial output.
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use tempfile::NamedTempFile;
+
+use crate::{Error, Result};
+
+/// Size of the write buffer in front of the temporary file.
+const WRITE_BUFFER: usize = 1 << 20;
+
+/// A file that appears at its path only when [`finish`](Self::finish) succeeds.
+pub struct AtomicFile {
+    path: PathBuf,
+    writer: BufWriter<NamedTempFile>,
+}
+
+impl AtomicFile {
+    /// Starts writing `path`: creates a hidden temporary file beside it.
+    pub fn create(path: &Path) -> Result<Self> {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        if path.is_dir() {
+            return Err(Error::io(
+                path,
+                "write the output",
+                std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"),
+            ));
+        }
+        let tmp = tempfile::Builder::new()
+            .prefix(".lidx-tmp-")
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(path, "create a temporary file beside the output", e))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            writer: BufWriter::with_capacity(WRITE_BUFFER, tmp),
+        })
+    }
+
+    /// The destination path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends `bytes`.
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
+        self.writer
+            .write_all(bytes)
+            .map_err(|e| Error::io(&self.path, "write", e))
+    }
+
+    /// Overwrites `bytes` at `offset` (used to fill in a header once the data is known),
+    /// then returns to the end of the file.
+    pub fn write_at(&mut self, offset: u64, bytes: &[u8]) -> Result<()> {
+        let path = self.path.clone();
+        let io = |e| Error::io(&path, "write", e);
+        self.writer.flush().map_err(io)?;
+        let file = self.writer.get_mut().as_file_mut();
+        file.seek(SeekFrom::Start(offset)).map_err(io)?;
+        file.write_all(bytes).map_err(io)?;
+        file.seek(SeekFrom::End(0)).map_err(io)?;
+        Ok(())
+    }
+
+    /// Flushes, fsyncs, renames into place and fsyncs the directory.
+    pub fn finish(self) -> Result<()> {
+        let path = self.path;
+        let tmp = self
+            .writer
+            .into_inner()
+            .map_err(|e| Error::io(&path, "write", e.into_error()))?;
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| Error::io(&path, "fsync", e))?;
+        tmp.persist(&path)
+            .map_err(|e| Error::io(&path, "rename the temporary file into place", e.error))?;
+        sync_parent_dir(&path)
+    }
+}
+
+/// Fsyncs the directory holding `path`, so a rename into it is durable.
+fn sync_parent_dir(path: &Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir, "fsync the directory", e))
+}

@@ -1,0 +1,122 @@
+//! Paper 1's table layout, for exchanging files with its code (paper 1, section 4.1:
+//! "the first 16 bytes of the file are reserved for a header to store the number and size
+//! of the key-value tuples, followed by the key-value tuples themselves").
+//!
+//! Layout, little-endian: `u64` tuple count, `u32` key size, `u32` value size, then the
+//! tuples packed (key `u64`, value `u64`). lidx reads and writes 8-byte keys and values, the
+//! sizes paper 1 uses; other sizes are refused with a clear error. Paper 1's tables are
+//! sorted, so export requires a sorted table.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use super::atomic::AtomicFile;
+use super::format::{TUPLE_SIZE, TableHeader, Tuple};
+use super::table::{Table, TableWriter};
+use crate::{Error, FormatError, Result};
+
+/// Bytes in paper 1's header.
+pub const HEADER_LEN: usize = 16;
+
+/// Decodes paper 1's 16-byte header and returns the tuple count, after checking the key
+/// and value sizes and that a file of `file_len` bytes holds exactly that many tuples.
+pub fn decode_header(bytes: &[u8], file_len: u64) -> Result<u64, FormatError> {
+    let Some(h) = bytes.get(..HEADER_LEN) else {
+        return Err(FormatError::Truncated {
+            what: "paper 1's 16-byte header",
+            expected: HEADER_LEN as u64,
+            actual: bytes.len() as u64,
+        });
+    };
+    let count = u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]);
+    let key_size = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
+    let value_size = u32::from_le_bytes([h[12], h[13], h[14], h[15]]);
+    for (field, size) in [("key size", key_size), ("value size", value_size)] {
+        if size != 8 {
+            return Err(FormatError::BadField {
+                field,
+                value: size.into(),
+                expected: "8 (lidx exchanges 8-byte keys and values)",
+            });
+        }
+    }
+    let expected = count
+        .checked_mul(TUPLE_SIZE as u64)
+        .and_then(|b| b.checked_add(HEADER_LEN as u64));
+    if expected != Some(file_len) {
+        return Err(FormatError::CountMismatch {
+            count,
+            unit: "tuples",
+            expected: expected.unwrap_or(u64::MAX),
+            actual: file_len,
+        });
+    }
+    Ok(count)
+}
+
+/// Encodes paper 1's header for `count` tuples of 8-byte keys and values.
+pub fn encode_header(count: u64) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[..8].copy_from_slice(&count.to_le_bytes());
+    h[8..12].copy_from_slice(&8u32.to_le_bytes());
+    h[12..].copy_from_slice(&8u32.to_le_bytes());
+    h
+}
+
+/// Converts paper 1's file at `src` into a `.tbl` at `dst`; `progress` gets the tuples
+/// converted so far.
+pub fn import(src: &Path, dst: &Path, mut progress: impl FnMut(u64)) -> Result<TableHeader> {
+    let file = File::open(src).map_err(|e| Error::io(src, "open", e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io(src, "read the metadata of", e))?
+        .len();
+    let mut reader = BufReader::with_capacity(4 << 20, file);
+    let mut head = [0u8; HEADER_LEN];
+    let got = read_up_to(&mut reader, &mut head).map_err(|e| Error::io(src, "read", e))?;
+    let count = decode_header(&head[..got], len).map_err(|p| Error::format(src, p))?;
+    let mut writer = TableWriter::create(dst)?;
+    let mut chunk = vec![Tuple::default(); 1 << 16];
+    let mut left = count;
+    while left > 0 {
+        let take = left.min(chunk.len() as u64) as usize;
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut chunk[..take]);
+        reader
+            .read_exact(bytes)
+            .map_err(|e| Error::io(src, "read", e))?;
+        for &t in &chunk[..take] {
+            writer.push(t)?;
+        }
+        left -= take as u64;
+        progress(count - left);
+    }
+    writer.finish()
+}
+
+/// Writes the sorted table `table` at `dst` in paper 1's layout; `progress` gets the
+/// tuples written so far.
+pub fn export(table: &Table, dst: &Path, mut progress: impl FnMut(u64)) -> Result<()> {
+    table.require_sorted("export to paper 1's layout")?;
+    let mut out = AtomicFile::create(dst)?;
+    out.write_all(&encode_header(table.len()))?;
+    let mut done = 0u64;
+    table.scan(|tuples| {
+        out.write_all(bytemuck::cast_slice(tuples))?;
+        done += tuples.len() as u64;
+        progress(done);
+        Ok(())
+    })?;
+    out.finish()
+}
+
+fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match reader.read(&mut buf[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    Ok(got)
+}

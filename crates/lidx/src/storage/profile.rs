@@ -1,0 +1,356 @@
+//! The disk benchmark and the storage profile it saves (paper 1's affine I/O model, section
+//! 3.3; paper 2's storage profile of latency and bandwidth).
+//!
+//! [`run_disk_bench`] writes a scratch file in the directory to study and reads it with
+//! `O_DIRECT` at read sizes from 4 KiB to 4 MiB, sequentially and at random aligned offsets,
+//! timing every read. [`StorageProfile::fit`] turns those measurements into the affine cost
+//! model `cost(k bytes) = latency + k / bandwidth`, one for each pattern, which later
+//! commands (the join cost model) load from the saved JSON file.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+
+use super::atomic::AtomicFile;
+use super::format::BLOCK_SIZE;
+use crate::{Error, Result};
+
+/// Version of the profile's JSON layout. History: 1 = first version.
+pub const PROFILE_VERSION: u32 = 1;
+
+/// Access pattern of a measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    /// Consecutive reads from the start of the file.
+    Sequential,
+    /// Reads at uniformly random offsets aligned to 4096 bytes.
+    Random,
+}
+
+impl Pattern {
+    /// The lowercase name used in tables and CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Sequential => "sequential",
+            Pattern::Random => "random",
+        }
+    }
+}
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct DiskBenchOptions {
+    /// Directory on the device to study; the scratch file is created (and removed) there.
+    pub dir: PathBuf,
+    /// Size of the scratch file in bytes (a multiple of 4 MiB).
+    pub file_size: u64,
+    /// Read sizes in bytes, each a multiple of 4096.
+    pub read_sizes: Vec<u64>,
+    /// Time spent on each (pattern, read size) point.
+    pub time_per_point: Duration,
+    /// Seed of the random offsets.
+    pub seed: u64,
+}
+
+impl Default for DiskBenchOptions {
+    fn default() -> Self {
+        Self {
+            dir: PathBuf::from("."),
+            file_size: 1 << 30,
+            read_sizes: (0..7).map(|i| 4096u64 << (2 * i)).collect(),
+            time_per_point: Duration::from_millis(500),
+            seed: 42,
+        }
+    }
+}
+
+/// One (pattern, read size) point of the disk benchmark.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    /// Sequential or random.
+    pub pattern: Pattern,
+    /// Bytes per read.
+    pub read_size: u64,
+    /// Reads timed.
+    pub reads: u64,
+    /// Bytes read in all.
+    pub bytes: u64,
+    /// Wall time of all reads, in seconds.
+    pub seconds: f64,
+    /// Mean latency of one read, in microseconds.
+    pub mean_us: f64,
+    /// Median latency, in microseconds.
+    pub p50_us: f64,
+    /// 99th-percentile latency, in microseconds.
+    pub p99_us: f64,
+}
+
+impl Measurement {
+    /// Bandwidth in MB/s (10^6 bytes per second).
+    pub fn bandwidth_mb_s(&self) -> f64 {
+        self.bytes as f64 / self.seconds.max(f64::MIN_POSITIVE) / 1e6
+    }
+}
+
+/// Affine cost of one read: `latency_us + bytes / (bandwidth_mb_s * 1e6) * 1e6` microseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AffineCost {
+    /// Fixed cost of a read, in microseconds.
+    pub latency_us: f64,
+    /// Transfer rate once a read is under way, in MB/s (10^6 bytes per second).
+    pub bandwidth_mb_s: f64,
+}
+
+impl AffineCost {
+    /// Predicted time of one read of `bytes` bytes, in microseconds.
+    pub fn read_us(&self, bytes: u64) -> f64 {
+        self.latency_us + bytes as f64 / self.bandwidth_mb_s
+    }
+
+    /// The line through the mean latencies at the smallest and the largest read size of
+    /// `points` (all of one pattern). `None` with fewer than two distinct sizes.
+    fn fit(points: &[&Measurement]) -> Option<AffineCost> {
+        let small = points.iter().min_by_key(|m| m.read_size)?;
+        let large = points.iter().max_by_key(|m| m.read_size)?;
+        if large.read_size == small.read_size {
+            return None;
+        }
+        let us_per_byte =
+            ((large.mean_us - small.mean_us) / (large.read_size - small.read_size) as f64).max(1e-9);
+        let latency_us = (small.mean_us - small.read_size as f64 * us_per_byte).max(0.0);
+        Some(AffineCost {
+            latency_us,
+            bandwidth_mb_s: 1.0 / us_per_byte,
+        })
+    }
+}
+
+/// A device's read costs, saved by `lidx bench disk` and read by later commands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StorageProfile {
+    /// [`PROFILE_VERSION`] of the file.
+    pub version: u32,
+    /// Directory that was measured.
+    pub dir: String,
+    /// The file system holding it: "source (type) on mount point".
+    pub device: String,
+    /// Seconds since the Unix epoch when it was measured.
+    pub measured_at_unix: u64,
+    /// Scratch file size used.
+    pub file_size: u64,
+    /// Cost of sequential reads.
+    pub sequential: AffineCost,
+    /// Cost of random reads.
+    pub random: AffineCost,
+    /// The measurements the costs were fitted to.
+    pub measurements: Vec<Measurement>,
+}
+
+impl StorageProfile {
+    /// Fits a profile to `measurements` of `opts.dir`. Needs two read sizes per pattern.
+    pub fn fit(opts: &DiskBenchOptions, measurements: Vec<Measurement>) -> Result<StorageProfile> {
+        let fit = |p: Pattern| {
+            let points: Vec<&Measurement> = measurements.iter().filter(|m| m.pattern == p).collect();
+            AffineCost::fit(&points).ok_or_else(|| {
+                Error::param("read sizes", "the profile needs at least two different read sizes")
+            })
+        };
+        Ok(StorageProfile {
+            version: PROFILE_VERSION,
+            dir: opts.dir.display().to_string(),
+            device: describe_device(&opts.dir),
+            measured_at_unix: SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            file_size: opts.file_size,
+            sequential: fit(Pattern::Sequential)?,
+            random: fit(Pattern::Random)?,
+            measurements,
+        })
+    }
+
+    /// Saves the profile as JSON at `path` (atomically).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let json = serde_json::to_vec_pretty(self)
+            .map_err(|e| Error::io(path, "encode the profile", e.into()))?;
+        let mut out = AtomicFile::create(path)?;
+        out.write_all(&json)?;
+        out.write_all(b"\n")?;
+        out.finish()
+    }
+
+    /// Loads a profile saved by [`save`](Self::save).
+    pub fn load(path: &Path) -> Result<StorageProfile> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+        let profile: StorageProfile = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::io(
+                path,
+                "parse the storage profile (JSON written by `lidx bench disk`)",
+                e.into(),
+            )
+        })?;
+        if profile.version != PROFILE_VERSION {
+            return Err(Error::format(
+                path,
+                crate::FormatError::UnsupportedVersion {
+                    found: profile.version,
+                    oldest: PROFILE_VERSION,
+                    newest: PROFILE_VERSION,
+                },
+            ));
+        }
+        Ok(profile)
+    }
+}
+
+/// Measures `opts.dir` with `O_DIRECT` reads; `progress` is called after each point.
+pub fn run_disk_bench(opts: &DiskBenchOptions, mut progress: impl FnMut(&Measurement)) -> Result<Vec<Measurement>> {
+    const CHUNK: u64 = 4 << 20;
+    if opts.file_size < CHUNK || opts.file_size % CHUNK != 0 {
+        return Err(Error::param("file size", format!("{} bytes is not a positive multiple of 4 MiB", opts.file_size)));
+    }
+    if let Some(bad) = opts.read_sizes.iter().find(|&&s| s == 0 || s % BLOCK_SIZE as u64 != 0 || s > opts.file_size) {
+        return Err(Error::param("read size", format!("{bad} bytes is not a multiple of 4096 no larger than the scratch file")));
+    }
+    if !opts.dir.is_dir() {
+        return Err(Error::io(&opts.dir, "use the directory", std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory")));
+    }
+
+    // The scratch file: random bytes (so no layer can compress or dedupe them), fsynced.
+    let scratch = tempfile::Builder::new()
+        .prefix(".lidx-bench-disk-")
+        .tempfile_in(&opts.dir)
+        .map_err(|e| Error::io(&opts.dir, "create a scratch file in", e))?;
+    let path = scratch.path().to_path_buf();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(opts.seed);
+    let mut chunk = vec![0u8; CHUNK as usize];
+    {
+        let mut f = scratch.as_file();
+        for _ in 0..opts.file_size / CHUNK {
+            rng.fill(&mut chunk[..]);
+            f.write_all(&chunk).map_err(|e| Error::io(&path, "write", e))?;
+        }
+        f.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+    }
+    super::cache::drop_file_pages(&path)?;
+
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32)
+        .open(&path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidInput => Error::DirectUnsupported { path: path.clone(), source: e },
+            _ => Error::io(&path, "open", e),
+        })?;
+    let max_size = *opts.read_sizes.iter().max().unwrap_or(&(BLOCK_SIZE as u64));
+    let mut raw = vec![0u8; max_size as usize + BLOCK_SIZE];
+    let start = raw.as_ptr().align_offset(BLOCK_SIZE);
+
+    let mut out = Vec::new();
+    for pattern in [Pattern::Sequential, Pattern::Random] {
+        for &size in &opts.read_sizes {
+            let buf = &mut raw[start..start + size as usize];
+            let slots = opts.file_size / size;
+            let mut latencies = Vec::new();
+            let began = Instant::now();
+            let mut offset = 0u64;
+            while began.elapsed() < opts.time_per_point && latencies.len() < 1_000_000 {
+                let at = match pattern {
+                    Pattern::Sequential => {
+                        let at = offset;
+                        offset = (offset + size) % (slots * size);
+                        at
+                    }
+                    Pattern::Random => {
+                        rng.random_range(0..=(opts.file_size - size) / BLOCK_SIZE as u64) * BLOCK_SIZE as u64
+                    }
+                };
+                let t = Instant::now();
+                file.read_exact_at(buf, at).map_err(|e| Error::io(&path, "read", e))?;
+                latencies.push(t.elapsed().as_secs_f64() * 1e6);
+            }
+            let seconds = began.elapsed().as_secs_f64();
+            let reads = latencies.len() as u64;
+            let mean_us = latencies.iter().sum::<f64>() / reads as f64;
+            latencies.sort_by(f64::total_cmp);
+            let pct = |q: f64| latencies[((reads as f64 - 1.0) * q).round() as usize];
+            let m = Measurement {
+                pattern,
+                read_size: size,
+                reads,
+                bytes: reads * size,
+                seconds,
+                mean_us,
+                p50_us: pct(0.5),
+                p99_us: pct(0.99),
+            };
+            progress(&m);
+            out.push(m);
+        }
+    }
+    Ok(out)
+}
+
+/// "source (fstype) on mountpoint" for the mount holding `dir`, from `/proc/self/mounts`.
+fn describe_device(dir: &Path) -> String {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    mounts
+        .lines()
+        .filter_map(|line| {
+            let mut f = line.split_whitespace();
+            let (source, target, fstype) = (f.next()?, f.next()?, f.next()?);
+            dir.starts_with(target).then(|| (target.len(), format!("{source} ({fstype}) on {target}")))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map_or_else(|| "unknown device".to_string(), |(_, d)| d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(pattern: Pattern, read_size: u64, mean_us: f64) -> Measurement {
+        Measurement { pattern, read_size, reads: 1, bytes: read_size, seconds: mean_us / 1e6, mean_us, p50_us: mean_us, p99_us: mean_us }
+    }
+
+    #[test]
+    fn affine_fit_recovers_latency_and_bandwidth() {
+        // 100 us latency, 1000 MB/s = 1000 bytes per us.
+        let a = point(Pattern::Random, 4096, 100.0 + 4.096);
+        let b = point(Pattern::Random, 4 << 20, 100.0 + 4194.304);
+        let fit = AffineCost::fit(&[&a, &b]).unwrap();
+        assert!((fit.latency_us - 100.0).abs() < 1e-6, "{fit:?}");
+        assert!((fit.bandwidth_mb_s - 1000.0).abs() < 1e-6, "{fit:?}");
+        assert!((fit.read_us(1 << 20) - (100.0 + 1048.576)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn bench_measures_every_point_and_profile_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = DiskBenchOptions {
+            dir: dir.path().to_path_buf(),
+            file_size: 8 << 20,
+            read_sizes: vec![4096, 1 << 20],
+            time_per_point: Duration::from_millis(20),
+            seed: 1,
+        };
+        let ms = run_disk_bench(&opts, |_| {}).unwrap();
+        assert_eq!(ms.len(), 4);
+        assert!(ms.iter().all(|m| m.reads > 0 && m.bytes == m.reads * m.read_size));
+        let profile = StorageProfile::fit(&opts, ms).unwrap();
+        let path = dir.path().join("profile.json");
+        profile.save(&path).unwrap();
+        assert_eq!(StorageProfile::load(&path).unwrap(), profile);
+        // The scratch file is gone.
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1);
+    }
+}

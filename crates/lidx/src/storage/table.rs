@@ -1,0 +1,442 @@
+//! Writing, opening, mapping and verifying `.tbl` table files (paper 1, section 4.1).
+//!
+//! [`TableWriter`] streams tuples into a new table, computing each block's checksum and the
+//! header's facts (count, sortedness, smallest and largest key) as it goes; the file appears
+//! only when [`TableWriter::finish`] succeeds. [`Table::open`] checks the header and the
+//! file's length and loads the checksum array; the data is then reached either through
+//! [`Table::map`] (a memory map, checked once in full) or through a
+//! [`BlockReader`](super::BlockReader) (window reads, checked block by block).
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use super::atomic::AtomicFile;
+use super::format::{
+    BLOCK_SIZE, TUPLE_SIZE, TableHeader, TableLayout, Tuple, block_checksum, decode_checksums,
+};
+use crate::{Error, FormatError, Result};
+
+/// Bytes read per call by [`Table::verify`].
+const VERIFY_CHUNK: usize = 4 << 20;
+
+/// Where a table built from a key file gets its values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueSource {
+    /// The key's position in the key file (0-based).
+    RowId,
+    /// [`key_hash`] of the key: a value that depends on the key alone.
+    KeyHash,
+}
+
+/// The value [`ValueSource::KeyHash`] stores: the 64-bit finalizer of MurmurHash3
+/// (`fmix64`), a bijection on `u64`, so equal keys get equal values and distinct keys
+/// distinct ones.
+pub fn key_hash(key: u64) -> u64 {
+    let mut h = key;
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^= h >> 33;
+    h
+}
+
+/// Streams tuples into a new table file.
+///
+/// Invariant: the file at the destination path is either absent (or the old file) or a
+/// complete, checksummed table; an unfinished writer removes its temporary file on drop.
+pub struct TableWriter {
+    out: AtomicFile,
+    block: Vec<u8>,
+    checksums: Vec<u32>,
+    header: TableHeader,
+    last_key: Option<u64>,
+}
+
+impl TableWriter {
+    /// Starts a table at `path`.
+    pub fn create(path: &Path) -> Result<Self> {
+        let mut out = AtomicFile::create(path)?;
+        out.write_all(&[0u8; BLOCK_SIZE])?; // the header, filled in by `finish`
+        Ok(Self {
+            out,
+            block: Vec::with_capacity(BLOCK_SIZE),
+            checksums: Vec::new(),
+            header: TableHeader::EMPTY,
+            last_key: None,
+        })
+    }
+
+    /// Appends one tuple.
+    pub fn push(&mut self, tuple: Tuple) -> Result<()> {
+        let h = &mut self.header;
+        match self.last_key {
+            None => {
+                h.min_key = tuple.key;
+                h.max_key = tuple.key;
+            }
+            Some(last) => {
+                h.sorted &= last <= tuple.key;
+                h.distinct &= last < tuple.key;
+                h.min_key = h.min_key.min(tuple.key);
+                h.max_key = h.max_key.max(tuple.key);
+            }
+        }
+        h.count += 1;
+        self.last_key = Some(tuple.key);
+        self.block.extend_from_slice(bytemuck::bytes_of(&tuple));
+        if self.block.len() == BLOCK_SIZE {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    /// Number of tuples pushed so far.
+    pub fn len(&self) -> u64 {
+        self.header.count
+    }
+
+    /// True when nothing was pushed yet.
+    pub fn is_empty(&self) -> bool {
+        self.header.count == 0
+    }
+
+    fn flush_block(&mut self) -> Result<()> {
+        self.block.resize(BLOCK_SIZE, 0);
+        self.checksums.push(block_checksum(&self.block));
+        self.out.write_all(&self.block)?;
+        self.block.clear();
+        Ok(())
+    }
+
+    /// Pads the last block, writes the checksum array and the header, and publishes the
+    /// file atomically. Returns the header written.
+    pub fn finish(mut self) -> Result<TableHeader> {
+        if !self.block.is_empty() {
+            self.flush_block()?;
+        }
+        let mut sums: Vec<u8> = self.checksums.iter().flat_map(|c| c.to_le_bytes()).collect();
+        sums.resize(sums.len().next_multiple_of(BLOCK_SIZE), 0);
+        self.out.write_all(&sums)?;
+        let header = self.header;
+        self.out.write_at(0, &header.encode())?;
+        self.out.finish()?;
+        Ok(header)
+    }
+}
+
+/// Writes `keys` as a table at `path`, with values from `values`; `progress` is called with
+/// the number of tuples written so far every 2^20 tuples.
+pub fn build_from_keys(
+    keys: &[u64],
+    values: ValueSource,
+    path: &Path,
+    mut progress: impl FnMut(u64),
+) -> Result<TableHeader> {
+    let mut writer = TableWriter::create(path)?;
+    for (row, &key) in keys.iter().enumerate() {
+        let value = match values {
+            ValueSource::RowId => row as u64,
+            ValueSource::KeyHash => key_hash(key),
+        };
+        writer.push(Tuple { key, value })?;
+        if row % (1 << 20) == 0 {
+            progress(row as u64);
+        }
+    }
+    progress(keys.len() as u64);
+    writer.finish()
+}
+
+/// An open table: its checked header, layout and block checksums.
+///
+/// Opening checks magic, version, header checksum, fields and that the file's length is
+/// exactly what the tuple count implies; data blocks are checked when read.
+#[derive(Debug)]
+pub struct Table {
+    path: PathBuf,
+    file: File,
+    header: TableHeader,
+    layout: TableLayout,
+    checksums: Vec<u32>,
+}
+
+impl Table {
+    /// Opens and checks the table at `path`.
+    pub fn open(path: &Path) -> Result<Table> {
+        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io(path, "read the metadata of", e))?
+            .len();
+        let head_len = len.min(BLOCK_SIZE as u64) as usize;
+        let mut head = vec![0u8; head_len];
+        file.read_exact_at(&mut head, 0)
+            .map_err(|e| Error::io(path, "read the header of", e))?;
+        let header = TableHeader::decode(&head).map_err(|p| Error::format(path, p))?;
+        let layout = header.layout().map_err(|p| Error::format(path, p))?;
+        if len != layout.file_len() {
+            return Err(Error::format(
+                path,
+                FormatError::CountMismatch {
+                    count: header.count,
+                    unit: "tuples",
+                    expected: layout.file_len(),
+                    actual: len,
+                },
+            ));
+        }
+        let mut sums = vec![0u8; (layout.checksum_blocks as usize) * BLOCK_SIZE];
+        file.read_exact_at(&mut sums, layout.checksum_offset())
+            .map_err(|e| Error::io(path, "read the checksums of", e))?;
+        let checksums =
+            decode_checksums(&sums, layout.data_blocks).map_err(|p| Error::format(path, p))?;
+        if sums[checksums.len() * 4..].iter().any(|&b| b != 0) {
+            return Err(Error::format(
+                path,
+                FormatError::NonZeroPadding {
+                    what: "the checksum array",
+                },
+            ));
+        }
+        Ok(Table {
+            path: path.to_path_buf(),
+            file,
+            header,
+            layout,
+            checksums,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The checked header.
+    pub fn header(&self) -> &TableHeader {
+        &self.header
+    }
+
+    /// Where the parts of the file live.
+    pub fn layout(&self) -> &TableLayout {
+        &self.layout
+    }
+
+    /// Number of tuples.
+    pub fn len(&self) -> u64 {
+        self.header.count
+    }
+
+    /// True for a table of no tuples.
+    pub fn is_empty(&self) -> bool {
+        self.header.count == 0
+    }
+
+    /// The stored CRC32C of each data block.
+    pub fn checksums(&self) -> &[u32] {
+        &self.checksums
+    }
+
+    /// The open file handle (buffered I/O).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Fails with [`Error::NotSorted`] unless the header says the keys are sorted;
+    /// `what` names the command or operation that needs it.
+    pub fn require_sorted(&self, what: &'static str) -> Result<()> {
+        if self.header.sorted {
+            Ok(())
+        } else {
+            Err(Error::NotSorted {
+                path: self.path.clone(),
+                what,
+            })
+        }
+    }
+
+    /// Checks a data block's bytes against its stored checksum.
+    pub fn check_block(&self, block: u64, bytes: &[u8]) -> Result<()> {
+        let expected = usize::try_from(block)
+            .ok()
+            .and_then(|b| self.checksums.get(b).copied())
+            .ok_or_else(|| Error::param("block", format!("{block} is past the table's last data block")))?;
+        let got = block_checksum(bytes);
+        if got == expected {
+            Ok(())
+        } else {
+            Err(Error::ChecksumMismatch {
+                path: self.path.clone(),
+                block,
+                expected,
+                got,
+            })
+        }
+    }
+
+    /// Maps the data into memory after checking every block's checksum once.
+    pub fn map(&self) -> Result<MappedTable> {
+        let mapped = self.map_unchecked()?;
+        let data = mapped.data_bytes();
+        for (block, bytes) in data.chunks_exact(BLOCK_SIZE).enumerate() {
+            self.check_block(block as u64, bytes)?;
+        }
+        Ok(mapped)
+    }
+
+    /// Maps the data into memory without checking checksums (for callers that verified
+    /// the file already).
+    pub fn map_unchecked(&self) -> Result<MappedTable> {
+        if self.layout.data_blocks == 0 {
+            return Ok(MappedTable { map: None, count: 0 });
+        }
+        // SAFETY: the map is read-only and private to this process. lidx never writes a
+        // table in place (writers create a new file and rename it over the old path), so
+        // the mapped pages change only if another program truncates or writes this file
+        // while it is mapped, which lidx documents as unsupported.
+        #[expect(unsafe_code, reason = "memory-mapping a file is unsafe; see SAFETY above")]
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(BLOCK_SIZE as u64)
+                .len(self.layout.data_len() as usize)
+                .map(&self.file)
+        }
+        .map_err(|e| Error::io(&self.path, "memory-map", e))?;
+        Ok(MappedTable {
+            map: Some(map),
+            count: self.header.count,
+        })
+    }
+
+    /// Reads the data sequentially in large reads, checking each block's checksum and the
+    /// zero padding of the last block, and hands `visit` the tuples in file order, a chunk
+    /// (up to 4 MiB) at a time. Stops at the first error, from the file or from `visit`.
+    pub fn scan(&self, mut visit: impl FnMut(&[Tuple]) -> Result<()>) -> Result<()> {
+        let mut buf = vec![Tuple::default(); VERIFY_CHUNK / TUPLE_SIZE];
+        let data_len = self.layout.data_len();
+        let mut done = 0u64;
+        while done < data_len {
+            let len = (data_len - done).min(VERIFY_CHUNK as u64) as usize;
+            let chunk: &mut [u8] = &mut bytemuck::cast_slice_mut(&mut buf)[..len];
+            self.file
+                .read_exact_at(chunk, BLOCK_SIZE as u64 + done)
+                .map_err(|e| Error::io(&self.path, "read", e))?;
+            let first_block = done / BLOCK_SIZE as u64;
+            for (i, bytes) in chunk.chunks_exact(BLOCK_SIZE).enumerate() {
+                self.check_block(first_block + i as u64, bytes)?;
+            }
+            let first_tuple = done / TUPLE_SIZE as u64;
+            let live = (self.header.count - first_tuple).min((len / TUPLE_SIZE) as u64) as usize;
+            if chunk[live * TUPLE_SIZE..].iter().any(|&b| b != 0) {
+                return Err(Error::format(
+                    &self.path,
+                    FormatError::NonZeroPadding {
+                        what: "the last data block",
+                    },
+                ));
+            }
+            visit(&buf[..live])?;
+            done += len as u64;
+        }
+        Ok(())
+    }
+
+    /// Reads the whole file and checks everything: each block's checksum, zero padding,
+    /// and that count, sortedness, distinctness and the smallest and largest key agree with
+    /// the header. `progress` gets the number of tuples checked so far.
+    pub fn verify(&self, mut progress: impl FnMut(u64)) -> Result<VerifyReport> {
+        let mut facts = TableHeader::EMPTY;
+        let mut last: Option<u64> = None;
+        self.scan(|tuples| {
+            for t in tuples {
+                let key = t.key;
+                match last {
+                    None => {
+                        facts.min_key = key;
+                        facts.max_key = key;
+                    }
+                    Some(prev) => {
+                        if prev > key && self.header.sorted {
+                            return Err(Error::Unsorted {
+                                path: self.path.clone(),
+                                position: facts.count,
+                                previous: prev,
+                                key,
+                                hint: "the header says sorted, so the file is corrupt",
+                            });
+                        }
+                        facts.sorted &= prev <= key;
+                        facts.distinct &= prev < key;
+                        facts.min_key = facts.min_key.min(key);
+                        facts.max_key = facts.max_key.max(key);
+                    }
+                }
+                last = Some(key);
+                facts.count += 1;
+            }
+            progress(facts.count);
+            Ok(())
+        })?;
+        let h = &self.header;
+        let checks = [
+            ("tuple count", h.count, facts.count),
+            ("sorted flag", h.sorted.into(), facts.sorted.into()),
+            ("distinct flag", h.distinct.into(), facts.distinct.into()),
+            ("smallest key", h.min_key, facts.min_key),
+            ("largest key", h.max_key, facts.max_key),
+        ];
+        for (field, header, data) in checks {
+            if header != data {
+                return Err(Error::format(
+                    &self.path,
+                    FormatError::HeaderDisagrees { field, header, data },
+                ));
+            }
+        }
+        Ok(VerifyReport {
+            header: facts,
+            data_blocks: self.layout.data_blocks,
+            bytes_read: self.layout.data_len(),
+        })
+    }
+}
+
+/// What [`Table::verify`] found: the facts recomputed from the data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VerifyReport {
+    /// Count, sortedness and key range as computed from the data (equal to the header's).
+    pub header: TableHeader,
+    /// Data blocks whose checksum was checked.
+    pub data_blocks: u64,
+    /// Data bytes read.
+    pub bytes_read: u64,
+}
+
+/// A table's tuples mapped into memory.
+pub struct MappedTable {
+    map: Option<Mmap>,
+    count: u64,
+}
+
+impl MappedTable {
+    /// All tuples, in file order.
+    pub fn tuples(&self) -> &[Tuple] {
+        let bytes = self.data_bytes();
+        // The map starts on a page boundary, so the cast's alignment check always holds;
+        // the length was checked against the header when the table was opened.
+        bytemuck::cast_slice(&bytes[..self.count as usize * TUPLE_SIZE])
+    }
+
+    /// The keys, in file order.
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        self.tuples().iter().map(|t| t.key)
+    }
+
+    fn data_bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+}

@@ -1,0 +1,302 @@
+//! Property tests of key files, table files and block reads against simple references.
+
+use std::path::Path;
+
+use lidx::data::sosd::parse_keys;
+use lidx::data::{KeyFile, write_keys};
+use lidx::storage::format::TableHeader;
+use lidx::storage::{
+    BlockRange, BlockReader, ReadMode, Table, TableWriter, Tuple, TUPLES_PER_BLOCK, paper1,
+};
+use lidx::{Error, FormatError};
+use proptest::prelude::*;
+
+/// Keys biased to the edges of u64 and to collisions.
+fn key() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(0u64),
+        Just(1),
+        Just(2),
+        Just(u64::MAX - 2),
+        Just(u64::MAX - 1),
+        Just(u64::MAX),
+        0..600u64,
+        any::<u64>(),
+    ]
+}
+
+/// Key sets of 0 to ~1500 keys (up to six blocks), sorted or not, with duplicate runs.
+fn key_set() -> impl Strategy<Value = Vec<u64>> {
+    (prop::collection::vec(key(), 0..1500), any::<bool>(), 0..4usize).prop_map(
+        |(mut keys, sort, dup_every)| {
+            if dup_every > 0 {
+                for i in (1..keys.len()).step_by(dup_every + 1) {
+                    keys[i] = keys[i - 1];
+                }
+            }
+            if sort {
+                keys.sort_unstable();
+            }
+            keys
+        },
+    )
+}
+
+fn tuples_of(keys: &[u64]) -> Vec<Tuple> {
+    keys.iter()
+        .enumerate()
+        .map(|(i, &key)| Tuple { key, value: (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) })
+        .collect()
+}
+
+fn write_table(path: &Path, tuples: &[Tuple]) -> TableHeader {
+    let mut w = TableWriter::create(path).unwrap();
+    for &t in tuples {
+        w.push(t).unwrap();
+    }
+    w.finish().unwrap()
+}
+
+fn expected_header(keys: &[u64]) -> TableHeader {
+    TableHeader {
+        count: keys.len() as u64,
+        sorted: keys.windows(2).all(|w| w[0] <= w[1]),
+        distinct: keys.windows(2).all(|w| w[0] < w[1]),
+        min_key: keys.iter().copied().min().unwrap_or(0),
+        max_key: keys.iter().copied().max().unwrap_or(0),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn sosd_round_trips(keys in key_set()) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.keys");
+        write_keys(&path, &keys).unwrap();
+        let file = KeyFile::open(&path).unwrap();
+        prop_assert_eq!(file.keys(), &keys[..]);
+        // The byte parser agrees, also on a misaligned copy.
+        let bytes = std::fs::read(&path).unwrap();
+        prop_assert_eq!(&parse_keys(&bytes).unwrap()[..], &keys[..]);
+        let mut shifted = vec![0u8];
+        shifted.extend_from_slice(&bytes);
+        prop_assert_eq!(&parse_keys(&shifted[1..]).unwrap()[..], &keys[..]);
+    }
+
+    #[test]
+    fn table_round_trips_and_header_facts_are_right(keys in key_set()) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.tbl");
+        let tuples = tuples_of(&keys);
+        let written = write_table(&path, &tuples);
+        prop_assert_eq!(written, expected_header(&keys));
+        let table = Table::open(&path).unwrap();
+        prop_assert_eq!(*table.header(), written);
+        let mapped = table.map().unwrap();
+        prop_assert_eq!(mapped.tuples(), &tuples[..]);
+        let report = table.verify(|_| {}).unwrap();
+        prop_assert_eq!(report.header, written);
+        prop_assert_eq!(report.data_blocks, (keys.len() as u64).div_ceil(TUPLES_PER_BLOCK));
+    }
+
+    #[test]
+    fn window_reads_return_the_covering_blocks(keys in key_set(), windows in prop::collection::vec((any::<u16>(), any::<u16>()), 1..40)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.tbl");
+        let tuples = tuples_of(&keys);
+        write_table(&path, &tuples);
+        let table = Table::open(&path).unwrap();
+        let n = keys.len() as u64;
+        let mut reader = BlockReader::new(&table, ReadMode::Buffered).unwrap();
+        for (a, b) in windows {
+            let (mut lo, mut hi) = (u64::from(a) % (n + 1), u64::from(b) % (n + 1));
+            if lo > hi { std::mem::swap(&mut lo, &mut hi); }
+            let before = reader.stats();
+            let run = reader.read_window(lo, hi).unwrap();
+            let positions = run.positions();
+            let got = run.tuples.to_vec();
+            prop_assert_eq!(&got[..], &tuples[positions.start as usize..positions.end as usize]);
+            if lo < hi {
+                // The run covers the window and no more than its blocks.
+                prop_assert!(positions.start <= lo && hi <= positions.end);
+                prop_assert_eq!(positions.start % TUPLES_PER_BLOCK, 0);
+                prop_assert!(positions.start + TUPLES_PER_BLOCK > lo);
+                prop_assert!(positions.end == n || positions.end % TUPLES_PER_BLOCK == 0);
+                prop_assert!(positions.end < hi + TUPLES_PER_BLOCK);
+                let after = reader.stats();
+                prop_assert!(after.reads - before.reads <= 1);
+            } else {
+                prop_assert!(got.is_empty());
+            }
+        }
+        // Past the end is refused, never read.
+        prop_assert!(reader.read_window(0, n + 1).is_err());
+    }
+
+    #[test]
+    fn direct_reads_equal_buffered_reads(keys in prop::collection::vec(key(), 1..3000), windows in prop::collection::vec((any::<u16>(), any::<u16>()), 1..20)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.tbl");
+        write_table(&path, &tuples_of(&keys));
+        let table = Table::open(&path).unwrap();
+        let n = keys.len() as u64;
+        let mut direct = BlockReader::new(&table, ReadMode::Direct).unwrap();
+        let mut buffered = BlockReader::new(&table, ReadMode::Buffered).unwrap();
+        for (a, b) in windows {
+            let (mut lo, mut hi) = (u64::from(a) % (n + 1), u64::from(b) % (n + 1));
+            if lo > hi { std::mem::swap(&mut lo, &mut hi); }
+            let range = BlockRange::for_window(lo, hi);
+            let d = direct.read_blocks(range).unwrap().to_vec();
+            let b = buffered.read_blocks(range).unwrap().to_vec();
+            prop_assert_eq!(d.len() as u64, range.count * 4096);
+            prop_assert_eq!(d, b);
+        }
+        prop_assert_eq!(direct.stats(), buffered.stats());
+    }
+
+    #[test]
+    fn paper1_layout_round_trips(keys in prop::collection::vec(key(), 0..1200)) {
+        let mut keys = keys;
+        keys.sort_unstable();
+        let dir = tempfile::tempdir().unwrap();
+        let tbl = dir.path().join("t.tbl");
+        let p1 = dir.path().join("t.p1");
+        let back = dir.path().join("back.tbl");
+        let tuples = tuples_of(&keys);
+        write_table(&tbl, &tuples);
+        paper1::export(&Table::open(&tbl).unwrap(), &p1, |_| {}).unwrap();
+        let bytes = std::fs::read(&p1).unwrap();
+        prop_assert_eq!(bytes.len(), 16 + 16 * keys.len());
+        prop_assert_eq!(paper1::decode_header(&bytes, bytes.len() as u64).unwrap(), keys.len() as u64);
+        paper1::import(&p1, &back, |_| {}).unwrap();
+        prop_assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&tbl).unwrap());
+    }
+
+    /// Random and mutated bytes reach every parser: the outcome is Ok or Err, never a panic,
+    /// and a mutated table never reads back different tuples without an error.
+    #[test]
+    fn mutated_files_give_errors_not_panics(keys in prop::collection::vec(key(), 1..700), flips in prop::collection::vec((any::<prop::sample::Index>(), 1..=255u8), 1..4), cut in any::<Option<prop::sample::Index>>()) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.tbl");
+        let tuples = tuples_of(&keys);
+        write_table(&path, &tuples);
+        let mut bytes = std::fs::read(&path).unwrap();
+        for (at, mask) in &flips {
+            let i = at.index(bytes.len());
+            bytes[i] ^= mask;
+        }
+        if let Some(cut) = cut {
+            bytes.truncate(cut.index(bytes.len()));
+        }
+        let _ = TableHeader::decode(&bytes);
+        let _ = parse_keys(&bytes);
+        let _ = paper1::decode_header(&bytes, bytes.len() as u64);
+        std::fs::write(&path, &bytes).unwrap();
+        match Table::open(&path) {
+            Err(_) => {}
+            Ok(table) => {
+                match table.map() {
+                    Ok(m) => prop_assert_eq!(m.tuples(), &tuples[..]),
+                    Err(e) => prop_assert!(matches!(e, Error::ChecksumMismatch { .. }), "{e}"),
+                }
+                let verified = table.verify(|_| {});
+                if verified.is_ok() {
+                    let mapped = table.map().unwrap();
+                    prop_assert_eq!(mapped.tuples(), &tuples[..]);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_window_of_small_tables_maps_to_exactly_its_blocks() {
+    for n in [0u64, 1, 2, 255, 256, 257, 511, 512, 513, 700] {
+        for lo in 0..=n {
+            for hi in lo..=n {
+                let r = BlockRange::for_window(lo, hi);
+                let blocks: Vec<u64> = (lo..hi).map(|p| p / TUPLES_PER_BLOCK).collect();
+                let want_first = blocks.first().copied();
+                if let Some(first) = want_first {
+                    assert_eq!(r.first, first, "window {lo}..{hi}");
+                    assert_eq!(r.end(), blocks.last().unwrap() + 1, "window {lo}..{hi}");
+                } else {
+                    assert_eq!(r.count, 0, "window {lo}..{hi}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_flipped_data_byte_is_caught_by_reads_and_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.tbl");
+    let keys: Vec<u64> = (0..1000).collect();
+    write_table(&path, &tuples_of(&keys));
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[4096 + 4096 + 100] ^= 1; // data block 1
+    std::fs::write(&path, &bytes).unwrap();
+    let table = Table::open(&path).unwrap();
+    let mut reader = BlockReader::new(&table, ReadMode::Buffered).unwrap();
+    assert!(reader.read_window(0, 256).is_ok(), "block 0 is intact");
+    let err = reader.read_window(300, 301).unwrap_err();
+    assert!(matches!(err, Error::ChecksumMismatch { block: 1, .. }), "{err}");
+    assert!(err.to_string().contains("t.tbl"), "{err}");
+    assert!(matches!(table.verify(|_| {}), Err(Error::ChecksumMismatch { block: 1, .. })));
+    assert!(table.map().is_err());
+}
+
+#[test]
+fn truncated_and_foreign_files_are_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.tbl");
+    write_table(&path, &tuples_of(&(0..600).collect::<Vec<_>>()));
+    let bytes = std::fs::read(&path).unwrap();
+
+    std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+    let err = Table::open(&path).unwrap_err();
+    assert!(matches!(err, Error::Format { problem: FormatError::CountMismatch { count: 600, .. }, .. }), "{err}");
+
+    std::fs::write(&path, &bytes[..100]).unwrap();
+    let err = Table::open(&path).unwrap_err();
+    assert!(matches!(err, Error::Format { problem: FormatError::Truncated { .. }, .. }), "{err}");
+
+    let mut foreign = bytes.clone();
+    foreign[..8].copy_from_slice(b"SQLite f");
+    std::fs::write(&path, &foreign).unwrap();
+    let err = Table::open(&path).unwrap_err();
+    assert!(matches!(err, Error::Format { problem: FormatError::BadMagic { .. }, .. }), "{err}");
+
+    let mut future = bytes.clone();
+    future[8] = 2;
+    std::fs::write(&path, &future).unwrap();
+    let err = Table::open(&path).unwrap_err();
+    assert!(matches!(err, Error::Format { problem: FormatError::UnsupportedVersion { found: 2, .. }, .. }), "{err}");
+}
+
+#[test]
+fn an_unfinished_writer_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.tbl");
+    {
+        let mut w = TableWriter::create(&path).unwrap();
+        w.push(Tuple { key: 1, value: 2 }).unwrap();
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn unsorted_tables_are_first_class_but_refused_where_sorted_is_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.tbl");
+    let h = write_table(&path, &tuples_of(&[5, 3, 9, 3]));
+    assert!(!h.sorted && !h.distinct);
+    let table = Table::open(&path).unwrap();
+    assert_eq!(table.verify(|_| {}).unwrap().header, h);
+    let err = paper1::export(&table, &dir.path().join("x.p1"), |_| {}).unwrap_err();
+    assert!(matches!(err, Error::NotSorted { .. }), "{err}");
+    assert!(!dir.path().join("x.p1").exists());
+}
