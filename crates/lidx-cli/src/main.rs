@@ -1,1 +1,81 @@
-fn main(){}
+//! `lidx`: learned indexes on data that lives on disk.
+//!
+//! `main` parses the command line and dispatches; each subcommand lives in `cmd/`.
+
+mod cmd;
+mod machine;
+mod progress;
+mod units;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Learned indexes on data that lives on disk: key sets, tables, block I/O and experiments.
+#[derive(Parser)]
+#[command(name = "lidx", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    /// No progress bars.
+    #[arg(long, short, global = true)]
+    quiet: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate a key set (SOSD key file) or sample one.
+    Gen(cmd::gen_keys::Args),
+    /// Build, inspect, verify, import and export table files.
+    #[command(subcommand)]
+    Table(cmd::table::Command),
+    /// Measure the machine.
+    #[command(subcommand)]
+    Bench(cmd::bench::Command),
+    /// Control the OS page cache, to start cold.
+    #[command(subcommand)]
+    Cache(cmd::cache::Command),
+    /// A one-minute tour of what lidx does, on small generated data.
+    Demo(cmd::demo::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let ctx = progress::Context { quiet: cli.quiet };
+    let result = match cli.command {
+        Command::Gen(args) => cmd::gen_keys::run(&ctx, args),
+        Command::Table(c) => cmd::table::run(&ctx, c),
+        Command::Bench(c) => cmd::bench::run(&ctx, c),
+        Command::Cache(c) => cmd::cache::run(c),
+        Command::Demo(args) => cmd::demo::run(&ctx, args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            let broken_pipe = err.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            });
+            if broken_pipe {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("lidx: error: {}", one_line(&err));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its causes on one line, leaving out a cause whose text the message
+/// already contains (library errors print their cause in their own message).
+fn one_line(err: &anyhow::Error) -> String {
+    let mut line = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !line.contains(&cause) {
+            line.push_str(": ");
+            line.push_str(&cause);
+        }
+    }
+    line.replace('\n', " ")
+}

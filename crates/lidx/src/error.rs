@@ -112,8 +112,14 @@ pub enum FormatError {
     },
 
     /// The format version is newer or older than this build reads.
-    #[error("format version {found} is not supported (this build reads versions {oldest} to {newest}); upgrade lidx or rebuild the file")]
-    UnsupportedVersion { found: u32, oldest: u32, newest: u32 },
+    #[error(
+        "format version {found} is not supported (this build reads versions {oldest} to {newest}); upgrade lidx or rebuild the file"
+    )]
+    UnsupportedVersion {
+        found: u32,
+        oldest: u32,
+        newest: u32,
+    },
 
     /// The file is shorter than its header requires.
     #[error("truncated: {what} needs {expected} bytes, the file has {actual}")]
@@ -124,7 +130,9 @@ pub enum FormatError {
     },
 
     /// The count in the header disagrees with the file's length.
-    #[error("the header says {count} {unit}, which needs {expected} bytes, but the file has {actual} bytes")]
+    #[error(
+        "the header says {count} {unit}, which needs {expected} bytes, but the file has {actual} bytes"
+    )]
     CountMismatch {
         count: u64,
         unit: &'static str,
@@ -133,7 +141,9 @@ pub enum FormatError {
     },
 
     /// The header's own checksum is wrong.
-    #[error("header checksum mismatch (stored {expected:#010x}, computed {got:#010x}); the header is corrupt")]
+    #[error(
+        "header checksum mismatch (stored {expected:#010x}, computed {got:#010x}); the header is corrupt"
+    )]
     HeaderChecksum { expected: u32, got: u32 },
 
     /// A header field has a value this build does not accept.

@@ -11,7 +11,9 @@
 //! `docs/FORMAT.md` in the repository gives every file format byte by byte.
 
 #[cfg(not(target_endian = "little"))]
-compile_error!("lidx maps little-endian files straight into memory and supports little-endian targets only");
+compile_error!(
+    "lidx maps little-endian files straight into memory and supports little-endian targets only"
+);
 
 pub mod data;
 pub mod error;

@@ -1,12 +1,17 @@
 //! Property tests of key files, table files and block reads against simple references.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a failed test"
+)]
+
 use std::path::Path;
 
 use lidx::data::sosd::parse_keys;
 use lidx::data::{KeyFile, write_keys};
 use lidx::storage::format::TableHeader;
 use lidx::storage::{
-    BlockRange, BlockReader, ReadMode, Table, TableWriter, Tuple, TUPLES_PER_BLOCK, paper1,
+    BlockRange, BlockReader, ReadMode, TUPLES_PER_BLOCK, Table, TableWriter, Tuple, paper1,
 };
 use lidx::{Error, FormatError};
 use proptest::prelude::*;
@@ -27,8 +32,12 @@ fn key() -> impl Strategy<Value = u64> {
 
 /// Key sets of 0 to ~1500 keys (up to six blocks), sorted or not, with duplicate runs.
 fn key_set() -> impl Strategy<Value = Vec<u64>> {
-    (prop::collection::vec(key(), 0..1500), any::<bool>(), 0..4usize).prop_map(
-        |(mut keys, sort, dup_every)| {
+    (
+        prop::collection::vec(key(), 0..1500),
+        any::<bool>(),
+        0..4usize,
+    )
+        .prop_map(|(mut keys, sort, dup_every)| {
             if dup_every > 0 {
                 for i in (1..keys.len()).step_by(dup_every + 1) {
                     keys[i] = keys[i - 1];
@@ -38,14 +47,16 @@ fn key_set() -> impl Strategy<Value = Vec<u64>> {
                 keys.sort_unstable();
             }
             keys
-        },
-    )
+        })
 }
 
 fn tuples_of(keys: &[u64]) -> Vec<Tuple> {
     keys.iter()
         .enumerate()
-        .map(|(i, &key)| Tuple { key, value: (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) })
+        .map(|(i, &key)| Tuple {
+            key,
+            value: (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        })
         .collect()
 }
 
@@ -243,9 +254,15 @@ fn a_flipped_data_byte_is_caught_by_reads_and_verify() {
     let mut reader = BlockReader::new(&table, ReadMode::Buffered).unwrap();
     assert!(reader.read_window(0, 256).is_ok(), "block 0 is intact");
     let err = reader.read_window(300, 301).unwrap_err();
-    assert!(matches!(err, Error::ChecksumMismatch { block: 1, .. }), "{err}");
+    assert!(
+        matches!(err, Error::ChecksumMismatch { block: 1, .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("t.tbl"), "{err}");
-    assert!(matches!(table.verify(|_| {}), Err(Error::ChecksumMismatch { block: 1, .. })));
+    assert!(matches!(
+        table.verify(|_| {}),
+        Err(Error::ChecksumMismatch { block: 1, .. })
+    ));
     assert!(table.map().is_err());
 }
 
@@ -258,23 +275,59 @@ fn truncated_and_foreign_files_are_refused_with_the_reason() {
 
     std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
     let err = Table::open(&path).unwrap_err();
-    assert!(matches!(err, Error::Format { problem: FormatError::CountMismatch { count: 600, .. }, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::Format {
+                problem: FormatError::CountMismatch { count: 600, .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
 
     std::fs::write(&path, &bytes[..100]).unwrap();
     let err = Table::open(&path).unwrap_err();
-    assert!(matches!(err, Error::Format { problem: FormatError::Truncated { .. }, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::Format {
+                problem: FormatError::Truncated { .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
 
     let mut foreign = bytes.clone();
     foreign[..8].copy_from_slice(b"SQLite f");
     std::fs::write(&path, &foreign).unwrap();
     let err = Table::open(&path).unwrap_err();
-    assert!(matches!(err, Error::Format { problem: FormatError::BadMagic { .. }, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::Format {
+                problem: FormatError::BadMagic { .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
 
     let mut future = bytes.clone();
     future[8] = 2;
     std::fs::write(&path, &future).unwrap();
     let err = Table::open(&path).unwrap_err();
-    assert!(matches!(err, Error::Format { problem: FormatError::UnsupportedVersion { found: 2, .. }, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::Format {
+                problem: FormatError::UnsupportedVersion { found: 2, .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]

@@ -70,7 +70,10 @@ impl KeyFile {
         // SAFETY: the map is read-only and private; lidx writes key files only by creating a
         // new file and renaming it, so the pages change only if another program modifies the
         // file while it is mapped, which lidx documents as unsupported.
-        #[expect(unsafe_code, reason = "memory-mapping a file is unsafe; see SAFETY above")]
+        #[expect(
+            unsafe_code,
+            reason = "memory-mapping a file is unsafe; see SAFETY above"
+        )]
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, "memory-map", e))?;
         parse_keys(&map).map_err(|p| Error::format(path, p))?;
         Ok(KeyFile {

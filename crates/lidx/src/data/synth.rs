@@ -84,7 +84,10 @@ impl FromStr for Distribution {
             .find(|d| d.name() == s)
             .ok_or_else(|| {
                 let names: Vec<_> = Distribution::ALL.iter().map(|d| d.name()).collect();
-                Error::param("distribution", format!("'{s}' is not one of {}", names.join(", ")))
+                Error::param(
+                    "distribution",
+                    format!("'{s}' is not one of {}", names.join(", ")),
+                )
             })
     }
 }
@@ -183,7 +186,10 @@ fn distinct_draws(dist: Distribution, n: usize, rng: &mut Xoshiro256PlusPlus) ->
     }
     Err(Error::param(
         "n",
-        format!("{dist} could not produce {n} distinct keys (only {} after {ROUNDS} rounds of draws)", keys.len()),
+        format!(
+            "{dist} could not produce {n} distinct keys (only {} after {ROUNDS} rounds of draws)",
+            keys.len()
+        ),
     ))
 }
 
@@ -198,20 +204,24 @@ fn draw(dist: Distribution, count: usize, rng: &mut Xoshiro256PlusPlus, out: &mu
         }
         Distribution::Usparse => out.extend((0..count).map(|_| rng.random::<u64>())),
         Distribution::Normal => {
-            let normal = Normal::new(0.0, 1.0).unwrap_or_else(|_| unreachable!("constant parameters"));
+            let normal =
+                Normal::new(0.0, 1.0).unwrap_or_else(|_| unreachable!("constant parameters"));
             out.extend((0..count).map(|_| ((normal.sample(rng) + 6.0) / 12.0 * TWO_64) as u64));
         }
         Distribution::Lognormal => {
-            let lognormal = LogNormal::new(0.0, 2.0).unwrap_or_else(|_| unreachable!("constant parameters"));
+            let lognormal =
+                LogNormal::new(0.0, 2.0).unwrap_or_else(|_| unreachable!("constant parameters"));
             out.extend((0..count).map(|_| (lognormal.sample(rng) * (1u64 << 40) as f64) as u64));
         }
         Distribution::Heavytail => {
-            let pareto = Pareto::new((1u64 << 16) as f64, 0.6).unwrap_or_else(|_| unreachable!("constant parameters"));
+            let pareto = Pareto::new((1u64 << 16) as f64, 0.6)
+                .unwrap_or_else(|_| unreachable!("constant parameters"));
             out.extend((0..count).map(|_| pareto.sample(rng) as u64));
         }
         Distribution::Clustered => {
             let clusters = (count / 5000).clamp(1, 100_000);
-            let sizes = Pareto::new(1.0, 1.2).unwrap_or_else(|_| unreachable!("constant parameters"));
+            let sizes =
+                Pareto::new(1.0, 1.2).unwrap_or_else(|_| unreachable!("constant parameters"));
             let weights: Vec<f64> = (0..clusters).map(|_| sizes.sample(rng)).collect();
             let total: f64 = weights.iter().sum();
             let mut left = count;
@@ -223,7 +233,8 @@ fn draw(dist: Distribution, count: usize, rng: &mut Xoshiro256PlusPlus, out: &mu
                 };
                 left -= size;
                 let mean_gap = 2f64.powf(rng.random_range(0.0..20.0));
-                let gaps = Exp::new(1.0 / mean_gap).unwrap_or_else(|_| unreachable!("positive rate"));
+                let gaps =
+                    Exp::new(1.0 / mean_gap).unwrap_or_else(|_| unreachable!("positive rate"));
                 let mut key = rng.random::<u64>();
                 for _ in 0..size {
                     out.push(key);
@@ -244,11 +255,17 @@ mod tests {
             let p = GenParams::new(dist, 20_000, 7);
             let keys = generate(&p).unwrap();
             assert_eq!(keys.len(), 20_000, "{dist}");
-            assert!(keys.windows(2).all(|w| w[0] < w[1]), "{dist} not sorted and distinct");
+            assert!(
+                keys.windows(2).all(|w| w[0] < w[1]),
+                "{dist} not sorted and distinct"
+            );
             assert_eq!(keys, generate(&p).unwrap(), "{dist} not repeatable");
             assert_eq!(dist.name().parse::<Distribution>().unwrap(), dist);
         }
-        assert_eq!(generate(&GenParams::new(Distribution::Udense, 3, 0)).unwrap(), vec![0, 1, 2]);
+        assert_eq!(
+            generate(&GenParams::new(Distribution::Udense, 3, 0)).unwrap(),
+            vec![0, 1, 2]
+        );
     }
 
     #[test]
@@ -258,7 +275,10 @@ mod tests {
             (k[k.len() / 2], k[k.len() - 1])
         };
         let (median, max) = spread(Distribution::Heavytail);
-        assert!(max / 1000 > median, "heavytail needs a long upper tail: median {median}, max {max}");
+        assert!(
+            max / 1000 > median,
+            "heavytail needs a long upper tail: median {median}, max {max}"
+        );
         let (median, _) = spread(Distribution::Normal);
         let mid = u64::MAX / 2;
         assert!(median.abs_diff(mid) < u64::MAX / 100, "normal is centred");

@@ -251,15 +251,17 @@ impl<'t> BlockReader<'t> {
         let offset = TableLayout::data_block_offset(range.first);
         self.held = BlockRange::default();
         let path = self.table.path();
-        self.file.read_exact_at(buf, offset).map_err(|e| match self.mode {
-            ReadMode::Direct if e.kind() == io::ErrorKind::InvalidInput => {
-                Error::DirectUnsupported {
-                    path: path.to_path_buf(),
-                    source: e,
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(|e| match self.mode {
+                ReadMode::Direct if e.kind() == io::ErrorKind::InvalidInput => {
+                    Error::DirectUnsupported {
+                        path: path.to_path_buf(),
+                        source: e,
+                    }
                 }
-            }
-            _ => Error::io(path, "read", e),
-        })?;
+                _ => Error::io(path, "read", e),
+            })?;
         self.stats += IoStats {
             blocks: range.count,
             bytes: len as u64,

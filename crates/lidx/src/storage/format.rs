@@ -224,7 +224,12 @@ impl TableLayout {
             checksum_blocks,
         });
         match layout {
-            Some(l) if l.total_blocks().is_some_and(|b| b.checked_mul(BLOCK_SIZE as u64).is_some()) => Ok(l),
+            Some(l)
+                if l.total_blocks()
+                    .is_some_and(|b| b.checked_mul(BLOCK_SIZE as u64).is_some()) =>
+            {
+                Ok(l)
+            }
             _ => Err(FormatError::BadField {
                 field: "tuple count",
                 value: count,
@@ -259,11 +264,20 @@ impl TableLayout {
     }
 }
 
-fn check_field(field: &'static str, value: u64, want: u64, expected: &'static str) -> Result<(), FormatError> {
+fn check_field(
+    field: &'static str,
+    value: u64,
+    want: u64,
+    expected: &'static str,
+) -> Result<(), FormatError> {
     if value == want {
         Ok(())
     } else {
-        Err(FormatError::BadField { field, value, expected })
+        Err(FormatError::BadField {
+            field,
+            value,
+            expected,
+        })
     }
 }
 
@@ -317,19 +331,31 @@ mod tests {
 
     #[test]
     fn every_flipped_header_byte_is_caught() {
-        let h = TableHeader { count: 7, sorted: false, distinct: false, min_key: 3, max_key: 9 };
+        let h = TableHeader {
+            count: 7,
+            sorted: false,
+            distinct: false,
+            min_key: 3,
+            max_key: 9,
+        };
         let good = h.encode();
         for i in 0..BLOCK_SIZE {
             let mut bad = good;
             bad[i] ^= 0x20;
-            assert!(TableHeader::decode(&bad).is_err(), "flip at byte {i} went unnoticed");
+            assert!(
+                TableHeader::decode(&bad).is_err(),
+                "flip at byte {i} went unnoticed"
+            );
         }
     }
 
     #[test]
     fn layout_counts_blocks() {
         let l = TableLayout::for_count(0).unwrap();
-        assert_eq!((l.data_blocks, l.checksum_blocks, l.file_len()), (0, 0, 4096));
+        assert_eq!(
+            (l.data_blocks, l.checksum_blocks, l.file_len()),
+            (0, 0, 4096)
+        );
         let l = TableLayout::for_count(256).unwrap();
         assert_eq!((l.data_blocks, l.checksum_blocks), (1, 1));
         let l = TableLayout::for_count(257).unwrap();

@@ -122,8 +122,9 @@ impl AffineCost {
         if large.read_size == small.read_size {
             return None;
         }
-        let us_per_byte =
-            ((large.mean_us - small.mean_us) / (large.read_size - small.read_size) as f64).max(1e-9);
+        let us_per_byte = ((large.mean_us - small.mean_us)
+            / (large.read_size - small.read_size) as f64)
+            .max(1e-9);
         let latency_us = (small.mean_us - small.read_size as f64 * us_per_byte).max(0.0);
         Some(AffineCost {
             latency_us,
@@ -157,9 +158,13 @@ impl StorageProfile {
     /// Fits a profile to `measurements` of `opts.dir`. Needs two read sizes per pattern.
     pub fn fit(opts: &DiskBenchOptions, measurements: Vec<Measurement>) -> Result<StorageProfile> {
         let fit = |p: Pattern| {
-            let points: Vec<&Measurement> = measurements.iter().filter(|m| m.pattern == p).collect();
+            let points: Vec<&Measurement> =
+                measurements.iter().filter(|m| m.pattern == p).collect();
             AffineCost::fit(&points).ok_or_else(|| {
-                Error::param("read sizes", "the profile needs at least two different read sizes")
+                Error::param(
+                    "read sizes",
+                    "the profile needs at least two different read sizes",
+                )
             })
         };
         Ok(StorageProfile {
@@ -211,16 +216,36 @@ impl StorageProfile {
 }
 
 /// Measures `opts.dir` with `O_DIRECT` reads; `progress` is called after each point.
-pub fn run_disk_bench(opts: &DiskBenchOptions, mut progress: impl FnMut(&Measurement)) -> Result<Vec<Measurement>> {
+pub fn run_disk_bench(
+    opts: &DiskBenchOptions,
+    mut progress: impl FnMut(&Measurement),
+) -> Result<Vec<Measurement>> {
     const CHUNK: u64 = 4 << 20;
     if opts.file_size < CHUNK || opts.file_size % CHUNK != 0 {
-        return Err(Error::param("file size", format!("{} bytes is not a positive multiple of 4 MiB", opts.file_size)));
+        return Err(Error::param(
+            "file size",
+            format!(
+                "{} bytes is not a positive multiple of 4 MiB",
+                opts.file_size
+            ),
+        ));
     }
-    if let Some(bad) = opts.read_sizes.iter().find(|&&s| s == 0 || s % BLOCK_SIZE as u64 != 0 || s > opts.file_size) {
-        return Err(Error::param("read size", format!("{bad} bytes is not a multiple of 4096 no larger than the scratch file")));
+    if let Some(bad) = opts
+        .read_sizes
+        .iter()
+        .find(|&&s| s == 0 || s % BLOCK_SIZE as u64 != 0 || s > opts.file_size)
+    {
+        return Err(Error::param(
+            "read size",
+            format!("{bad} bytes is not a multiple of 4096 no larger than the scratch file"),
+        ));
     }
     if !opts.dir.is_dir() {
-        return Err(Error::io(&opts.dir, "use the directory", std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory")));
+        return Err(Error::io(
+            &opts.dir,
+            "use the directory",
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
+        ));
     }
 
     // The scratch file: random bytes (so no layer can compress or dedupe them), fsynced.
@@ -235,7 +260,8 @@ pub fn run_disk_bench(opts: &DiskBenchOptions, mut progress: impl FnMut(&Measure
         let mut f = scratch.as_file();
         for _ in 0..opts.file_size / CHUNK {
             rng.fill(&mut chunk[..]);
-            f.write_all(&chunk).map_err(|e| Error::io(&path, "write", e))?;
+            f.write_all(&chunk)
+                .map_err(|e| Error::io(&path, "write", e))?;
         }
         f.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
     }
@@ -246,7 +272,10 @@ pub fn run_disk_bench(opts: &DiskBenchOptions, mut progress: impl FnMut(&Measure
         .custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32)
         .open(&path)
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::InvalidInput => Error::DirectUnsupported { path: path.clone(), source: e },
+            std::io::ErrorKind::InvalidInput => Error::DirectUnsupported {
+                path: path.clone(),
+                source: e,
+            },
             _ => Error::io(&path, "open", e),
         })?;
     let max_size = *opts.read_sizes.iter().max().unwrap_or(&(BLOCK_SIZE as u64));
@@ -269,11 +298,13 @@ pub fn run_disk_bench(opts: &DiskBenchOptions, mut progress: impl FnMut(&Measure
                         at
                     }
                     Pattern::Random => {
-                        rng.random_range(0..=(opts.file_size - size) / BLOCK_SIZE as u64) * BLOCK_SIZE as u64
+                        rng.random_range(0..=(opts.file_size - size) / BLOCK_SIZE as u64)
+                            * BLOCK_SIZE as u64
                     }
                 };
                 let t = Instant::now();
-                file.read_exact_at(buf, at).map_err(|e| Error::io(&path, "read", e))?;
+                file.read_exact_at(buf, at)
+                    .map_err(|e| Error::io(&path, "read", e))?;
                 latencies.push(t.elapsed().as_secs_f64() * 1e6);
             }
             let seconds = began.elapsed().as_secs_f64();
@@ -307,7 +338,8 @@ fn describe_device(dir: &Path) -> String {
         .filter_map(|line| {
             let mut f = line.split_whitespace();
             let (source, target, fstype) = (f.next()?, f.next()?, f.next()?);
-            dir.starts_with(target).then(|| (target.len(), format!("{source} ({fstype}) on {target}")))
+            dir.starts_with(target)
+                .then(|| (target.len(), format!("{source} ({fstype}) on {target}")))
         })
         .max_by_key(|(len, _)| *len)
         .map_or_else(|| "unknown device".to_string(), |(_, d)| d)
@@ -318,7 +350,16 @@ mod tests {
     use super::*;
 
     fn point(pattern: Pattern, read_size: u64, mean_us: f64) -> Measurement {
-        Measurement { pattern, read_size, reads: 1, bytes: read_size, seconds: mean_us / 1e6, mean_us, p50_us: mean_us, p99_us: mean_us }
+        Measurement {
+            pattern,
+            read_size,
+            reads: 1,
+            bytes: read_size,
+            seconds: mean_us / 1e6,
+            mean_us,
+            p50_us: mean_us,
+            p99_us: mean_us,
+        }
     }
 
     #[test]
@@ -344,7 +385,10 @@ mod tests {
         };
         let ms = run_disk_bench(&opts, |_| {}).unwrap();
         assert_eq!(ms.len(), 4);
-        assert!(ms.iter().all(|m| m.reads > 0 && m.bytes == m.reads * m.read_size));
+        assert!(
+            ms.iter()
+                .all(|m| m.reads > 0 && m.bytes == m.reads * m.read_size)
+        );
         let profile = StorageProfile::fit(&opts, ms).unwrap();
         let path = dir.path().join("profile.json");
         profile.save(&path).unwrap();

@@ -118,7 +118,11 @@ impl TableWriter {
         if !self.block.is_empty() {
             self.flush_block()?;
         }
-        let mut sums: Vec<u8> = self.checksums.iter().flat_map(|c| c.to_le_bytes()).collect();
+        let mut sums: Vec<u8> = self
+            .checksums
+            .iter()
+            .flat_map(|c| c.to_le_bytes())
+            .collect();
         sums.resize(sums.len().next_multiple_of(BLOCK_SIZE), 0);
         self.out.write_all(&sums)?;
         let header = self.header;
@@ -264,7 +268,12 @@ impl Table {
         let expected = usize::try_from(block)
             .ok()
             .and_then(|b| self.checksums.get(b).copied())
-            .ok_or_else(|| Error::param("block", format!("{block} is past the table's last data block")))?;
+            .ok_or_else(|| {
+                Error::param(
+                    "block",
+                    format!("{block} is past the table's last data block"),
+                )
+            })?;
         let got = block_checksum(bytes);
         if got == expected {
             Ok(())
@@ -292,13 +301,19 @@ impl Table {
     /// the file already).
     pub fn map_unchecked(&self) -> Result<MappedTable> {
         if self.layout.data_blocks == 0 {
-            return Ok(MappedTable { map: None, count: 0 });
+            return Ok(MappedTable {
+                map: None,
+                count: 0,
+            });
         }
         // SAFETY: the map is read-only and private to this process. lidx never writes a
         // table in place (writers create a new file and rename it over the old path), so
         // the mapped pages change only if another program truncates or writes this file
         // while it is mapped, which lidx documents as unsupported.
-        #[expect(unsafe_code, reason = "memory-mapping a file is unsafe; see SAFETY above")]
+        #[expect(
+            unsafe_code,
+            reason = "memory-mapping a file is unsafe; see SAFETY above"
+        )]
         let map = unsafe {
             memmap2::MmapOptions::new()
                 .offset(BLOCK_SIZE as u64)
@@ -393,7 +408,11 @@ impl Table {
             if header != data {
                 return Err(Error::format(
                     &self.path,
-                    FormatError::HeaderDisagrees { field, header, data },
+                    FormatError::HeaderDisagrees {
+                        field,
+                        header,
+                        data,
+                    },
                 ));
             }
         }

@@ -1,0 +1,195 @@
+//! `lidx demo`: a short tour on small generated data. Every capability adds itself here.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use lidx::Error;
+use lidx::data::{Distribution, GenParams, KeyFile, generate, write_keys};
+use lidx::storage::profile::DiskBenchOptions;
+use lidx::storage::table::build_from_keys;
+use lidx::storage::{BlockReader, IoStats, ReadMode, Table, ValueSource, cache, paper1};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::progress::Context;
+use crate::units::{human_bytes, parse_count};
+
+/// Run the demo.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Keys per generated key set.
+    #[arg(long, value_parser = parse_count, default_value = "1M")]
+    n: u64,
+    /// Keep the files in this directory instead of a temporary one.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+const DISTS: [Distribution; 4] = [
+    Distribution::Udense,
+    Distribution::Lognormal,
+    Distribution::Clustered,
+    Distribution::Heavytail,
+];
+
+pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
+    let tmp;
+    let dir: &Path = match &args.dir {
+        Some(d) => {
+            std::fs::create_dir_all(d)
+                .with_context(|| format!("{}: cannot create the directory", d.display()))?;
+            d
+        }
+        None => {
+            tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
+            tmp.path()
+        }
+    };
+    let n = usize::try_from(args.n).context("n does not fit in memory")?;
+    println!(
+        "lidx demo: learned indexes on data that lives on disk. Files in {}\n",
+        dir.display()
+    );
+
+    println!(
+        "1. Key sets (seeded synthetic stand-ins for paper 1's data; SOSD files work as they are)"
+    );
+    println!(
+        "   {:<10} {:>10} {:>22} {:>22} {:>9}",
+        "set", "keys", "smallest", "largest", "ms"
+    );
+    let mut tables = Vec::new();
+    for dist in DISTS {
+        let t = Instant::now();
+        let keys = generate(&GenParams::new(dist, n, 42))?;
+        let keys_path = dir.join(format!("{dist}.keys"));
+        write_keys(&keys_path, &keys)?;
+        println!(
+            "   {:<10} {:>10} {:>22} {:>22} {:>9.0}",
+            dist.name(),
+            keys.len(),
+            keys[0],
+            keys[keys.len() - 1],
+            t.elapsed().as_secs_f64() * 1e3
+        );
+        tables.push((dist, keys_path));
+    }
+
+    println!("\n2. Tables: 4096-byte header, 256 tuples of 16 bytes per block, a CRC32C per block");
+    let mut built = Vec::new();
+    for (dist, keys_path) in &tables {
+        let tbl = dir.join(format!("{dist}.tbl"));
+        let t = Instant::now();
+        let file = KeyFile::open(keys_path)?;
+        let bar = ctx.bar(file.len() as u64, "building", "tuples");
+        build_from_keys(file.keys(), ValueSource::RowId, &tbl, |d| {
+            bar.set_position(d)
+        })?;
+        bar.finish_and_clear();
+        let build_ms = t.elapsed().as_secs_f64() * 1e3;
+        let table = Table::open(&tbl)?;
+        let t = Instant::now();
+        let report = table.verify(|_| {})?;
+        println!(
+            "   {:<10} {:>10} tuples, {:>6} blocks, {:>9}; built in {:.0} ms, verified in {:.0} ms ({} checksums)",
+            dist.name(),
+            table.len(),
+            table.layout().data_blocks,
+            human_bytes(table.layout().file_len()),
+            build_ms,
+            t.elapsed().as_secs_f64() * 1e3,
+            report.data_blocks
+        );
+        built.push(tbl);
+    }
+
+    println!(
+        "\n3. Cold window reads: the blocks under a window of positions, one O_DIRECT read each"
+    );
+    println!(
+        "   (an index returns such windows; paper 1 compares indexes at 256 positions = 1 block)"
+    );
+    println!(
+        "   {:<10} {:>8} {:>9} {:>12} {:>12} {:>12}",
+        "set", "window", "lookups", "blocks/read", "KiB/read", "us/read"
+    );
+    for tbl in &built {
+        let table = Table::open(tbl)?;
+        for width in [256u64, 1024, 4096] {
+            let (stats, lookups, elapsed, mode) = cold_windows(&table, width, 2000)?;
+            println!(
+                "   {:<10} {:>8} {:>9} {:>12.2} {:>12.1} {:>12.1}{}",
+                tbl.file_stem().and_then(|s| s.to_str()).unwrap_or("?"),
+                width,
+                lookups,
+                stats.blocks as f64 / stats.reads.max(1) as f64,
+                stats.bytes as f64 / 1024.0 / stats.reads.max(1) as f64,
+                elapsed.as_secs_f64() * 1e6 / lookups as f64,
+                if mode == ReadMode::Buffered {
+                    " (buffered: no O_DIRECT here)"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+
+    println!("\n4. Exchange with paper 1's code: export to its layout and import back");
+    let first = &built[0];
+    let p1 = dir.join("udense.paper1");
+    let back = dir.join("udense.roundtrip.tbl");
+    paper1::export(&Table::open(first)?, &p1, |_| {})?;
+    paper1::import(&p1, &back, |_| {})?;
+    let same = std::fs::read(first)? == std::fs::read(&back)?;
+    println!(
+        "   {} -> {} ({}) -> {}: {}",
+        first.display(),
+        p1.display(),
+        human_bytes(std::fs::metadata(&p1)?.len()),
+        back.display(),
+        if same { "byte-identical" } else { "DIFFERENT" }
+    );
+    anyhow::ensure!(same, "the paper 1 round trip changed the table");
+
+    println!(
+        "\n5. The disk under these files (short run; `lidx bench disk --dir D` for the full profile)"
+    );
+    let opts = DiskBenchOptions {
+        dir: dir.to_path_buf(),
+        file_size: 64 << 20,
+        read_sizes: vec![4096, 64 << 10, 1 << 20, 4 << 20],
+        time_per_point: Duration::from_millis(100),
+        seed: 42,
+    };
+    match super::bench::measure(ctx, &opts) {
+        Ok(profile) => super::bench::print_profile(&profile),
+        Err(e) => println!("   skipped: {e:#}"),
+    }
+
+    println!("\nNext: lidx gen --help, lidx table --help, lidx bench disk --help.");
+    Ok(())
+}
+
+/// Reads `lookups` windows of `width` positions at random places after dropping the
+/// table's cached pages; O_DIRECT where the file system allows it.
+fn cold_windows(
+    table: &Table,
+    width: u64,
+    lookups: u64,
+) -> anyhow::Result<(IoStats, u64, Duration, ReadMode)> {
+    cache::drop_file_pages(table.path())?;
+    let mut reader = match BlockReader::new(table, ReadMode::Direct) {
+        Err(Error::DirectUnsupported { .. }) => BlockReader::new(table, ReadMode::Buffered)?,
+        r => r?,
+    };
+    let n = table.len();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(width);
+    let t = Instant::now();
+    for _ in 0..lookups {
+        let lo = rng.random_range(0..n);
+        reader.read_window(lo, (lo + width).min(n))?;
+        reader.clear_buffer();
+    }
+    Ok((reader.stats(), lookups, t.elapsed(), reader.mode()))
+}

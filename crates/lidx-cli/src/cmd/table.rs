@@ -1,0 +1,226 @@
+//! `lidx table build|info|verify|import|export`: the `.tbl` table files of paper 1, section 4.1.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use lidx::data::KeyFile;
+use lidx::storage::format::CURRENT_VERSION;
+use lidx::storage::table::build_from_keys;
+use lidx::storage::{BLOCK_SIZE, TUPLE_SIZE, TUPLES_PER_BLOCK, Table, ValueSource, paper1};
+
+use crate::progress::Context;
+use crate::units::human_bytes;
+
+/// Table files.
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Build a table from an SOSD key file (keys in file order; the header records whether
+    /// they are sorted).
+    #[command(
+        after_help = "Example:\n  lidx table build --keys lognormal.keys --out lognormal.tbl"
+    )]
+    Build {
+        /// Input SOSD key file.
+        #[arg(long, value_name = "FILE.keys")]
+        keys: PathBuf,
+        /// Output table.
+        #[arg(long, short, value_name = "FILE.tbl")]
+        out: PathBuf,
+        /// Values: the key's row number in the key file, or a hash of the key
+        /// (MurmurHash3's fmix64, a bijection).
+        #[arg(long, value_enum, default_value = "rowid")]
+        values: Values,
+    },
+    /// Print a table's header and layout.
+    Info {
+        /// The table.
+        #[arg(value_name = "FILE.tbl")]
+        table: PathBuf,
+    },
+    /// Read the whole table and check every checksum, the padding, and that count,
+    /// sortedness and key range agree with the header.
+    Verify {
+        /// The table.
+        #[arg(value_name = "FILE.tbl")]
+        table: PathBuf,
+    },
+    /// Convert a file in another layout into a table.
+    #[command(
+        after_help = "Example:\n  lidx table import --format paper1 books.bin --out books.tbl"
+    )]
+    Import {
+        /// Layout of the input: paper1 = 16-byte header (u64 count, u32 key size, u32 value
+        /// size) then 16-byte tuples, as paper 1's code writes them.
+        #[arg(long, value_enum)]
+        format: ExchangeFormat,
+        /// Input file.
+        input: PathBuf,
+        /// Output table.
+        #[arg(long, short, value_name = "FILE.tbl")]
+        out: PathBuf,
+    },
+    /// Convert a sorted table into another layout.
+    #[command(
+        after_help = "Example:\n  lidx table export --format paper1 books.tbl --out books.bin"
+    )]
+    Export {
+        /// Layout of the output (see `import`).
+        #[arg(long, value_enum)]
+        format: ExchangeFormat,
+        /// The table.
+        #[arg(value_name = "FILE.tbl")]
+        table: PathBuf,
+        /// Output file.
+        #[arg(long, short)]
+        out: PathBuf,
+    },
+}
+
+/// Where values come from in `table build`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Values {
+    /// The key's position in the key file.
+    Rowid,
+    /// fmix64(key).
+    Hash,
+}
+
+/// Layouts lidx exchanges tables in.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ExchangeFormat {
+    /// Paper 1's layout (github.com/saltsystemslab/LearnedJoinDiskExp).
+    Paper1,
+}
+
+pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Build { keys, out, values } => build(ctx, &keys, &out, values),
+        Command::Info { table } => info(&table),
+        Command::Verify { table } => verify(ctx, &table),
+        Command::Import {
+            format: ExchangeFormat::Paper1,
+            input,
+            out,
+        } => {
+            let bar = ctx.bar(0, "importing", "tuples");
+            let h = paper1::import(&input, &out, |done| bar.set_position(done))?;
+            bar.finish_and_clear();
+            println!(
+                "imported {} tuples ({}) from {} to {}",
+                h.count,
+                sortedness(h.sorted, h.distinct),
+                input.display(),
+                out.display()
+            );
+            Ok(())
+        }
+        Command::Export {
+            format: ExchangeFormat::Paper1,
+            table,
+            out,
+        } => {
+            let t = Table::open(&table)?;
+            let bar = ctx.bar(t.len(), "exporting", "tuples");
+            paper1::export(&t, &out, |done| bar.set_position(done))?;
+            bar.finish_and_clear();
+            println!(
+                "exported {} tuples from {} to {} (paper 1's layout)",
+                t.len(),
+                table.display(),
+                out.display()
+            );
+            Ok(())
+        }
+    }
+}
+
+fn build(ctx: &Context, keys_path: &Path, out: &Path, values: Values) -> anyhow::Result<()> {
+    let file = KeyFile::open(keys_path)?;
+    if file.is_empty() {
+        bail!(
+            "{}: the key file holds no keys; a table needs at least one",
+            keys_path.display()
+        );
+    }
+    let values = match values {
+        Values::Rowid => ValueSource::RowId,
+        Values::Hash => ValueSource::KeyHash,
+    };
+    let bar = ctx.bar(file.len() as u64, "building", "tuples");
+    let h = build_from_keys(file.keys(), values, out, |done| bar.set_position(done))?;
+    bar.finish_and_clear();
+    println!(
+        "built {} with {} tuples ({}), keys {} ..= {}",
+        out.display(),
+        h.count,
+        sortedness(h.sorted, h.distinct),
+        h.min_key,
+        h.max_key
+    );
+    Ok(())
+}
+
+fn sortedness(sorted: bool, distinct: bool) -> &'static str {
+    match (sorted, distinct) {
+        (true, true) => "sorted, distinct keys",
+        (true, false) => "sorted, with duplicate keys",
+        _ => "unsorted",
+    }
+}
+
+fn info(path: &Path) -> anyhow::Result<()> {
+    let t = Table::open(path)?;
+    let h = t.header();
+    let l = t.layout();
+    let rows = [
+        ("file", path.display().to_string()),
+        ("format", format!("lidx table, version {CURRENT_VERSION}")),
+        ("tuples", h.count.to_string()),
+        ("order", sortedness(h.sorted, h.distinct).to_string()),
+        (
+            "keys",
+            if h.count == 0 {
+                "none".to_string()
+            } else {
+                format!("{} ..= {}", h.min_key, h.max_key)
+            },
+        ),
+        (
+            "data blocks",
+            format!(
+                "{} ({TUPLES_PER_BLOCK} tuples of {TUPLE_SIZE} bytes per {BLOCK_SIZE}-byte block)",
+                l.data_blocks
+            ),
+        ),
+        (
+            "checksums",
+            format!(
+                "CRC32C per data block, {} blocks of them",
+                l.checksum_blocks
+            ),
+        ),
+        (
+            "file size",
+            format!("{} ({} bytes)", human_bytes(l.file_len()), l.file_len()),
+        ),
+    ];
+    for (k, v) in rows {
+        println!("{k:<12} {v}");
+    }
+    Ok(())
+}
+
+fn verify(ctx: &Context, path: &Path) -> anyhow::Result<()> {
+    let t = Table::open(path)?;
+    let bar = ctx.bar(t.len(), "verifying", "tuples");
+    let report = t.verify(|done| bar.set_position(done))?;
+    bar.finish_and_clear();
+    println!(
+        "{}: ok: {} tuples in {} data blocks, every checksum matches, {} as the header says",
+        path.display(),
+        report.header.count,
+        report.data_blocks,
+        sortedness(report.header.sorted, report.header.distinct)
+    );
+    Ok(())
+}

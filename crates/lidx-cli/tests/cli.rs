@@ -1,0 +1,485 @@
+//! The `lidx` binary on good and bad input: every bad input ends in exactly one
+//! `lidx: error:` line naming the file and the problem, exit code 1, and no output file.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a failed test"
+)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+fn lidx() -> Command {
+    Command::cargo_bin("lidx").unwrap()
+}
+
+/// Runs `lidx args` in `dir`, expects success, returns stdout.
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = lidx().current_dir(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "lidx {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs `lidx args` in `dir`, expects exit code 1 and one error line containing every
+/// piece of `wants`; checks no file other than `before` exists afterwards.
+fn fails(dir: &Path, args: &[&str], wants: &[&str]) -> String {
+    let before = listing(dir);
+    let out = lidx().current_dir(dir).args(args).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "lidx {args:?}: stderr {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "want one error line, got {stderr:?}");
+    assert!(lines[0].starts_with("lidx: error: "), "{stderr}");
+    for want in wants {
+        assert!(
+            lines[0].contains(want),
+            "error {:?} lacks {want:?}",
+            lines[0]
+        );
+    }
+    assert_eq!(listing(dir), before, "lidx {args:?} left files behind");
+    lines[0].to_string()
+}
+
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    v
+}
+
+fn setup() -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    ok(
+        dir.path(),
+        &[
+            "gen",
+            "--dist",
+            "lognormal",
+            "--n",
+            "2000",
+            "--seed",
+            "3",
+            "--out",
+            "s.keys",
+        ],
+    );
+    ok(
+        dir.path(),
+        &["table", "build", "--keys", "s.keys", "--out", "s.tbl"],
+    );
+    dir
+}
+
+#[test]
+fn the_happy_path_works_end_to_end() {
+    let dir = setup();
+    let d = dir.path();
+    let info = ok(d, &["table", "info", "s.tbl"]);
+    assert!(info.contains("tuples       2000"), "{info}");
+    assert!(info.contains("sorted, distinct keys"), "{info}");
+    assert!(ok(d, &["table", "verify", "s.tbl"]).contains("ok: 2000 tuples in 8 data blocks"));
+    ok(
+        d,
+        &[
+            "table", "export", "--format", "paper1", "s.tbl", "--out", "s.p1",
+        ],
+    );
+    assert_eq!(
+        std::fs::metadata(d.join("s.p1")).unwrap().len(),
+        16 + 16 * 2000
+    );
+    ok(
+        d,
+        &[
+            "table", "import", "--format", "paper1", "s.p1", "--out", "back.tbl",
+        ],
+    );
+    assert_eq!(
+        std::fs::read(d.join("s.tbl")).unwrap(),
+        std::fs::read(d.join("back.tbl")).unwrap()
+    );
+    let sampled = ok(
+        d,
+        &[
+            "gen",
+            "--sample-of",
+            "s.keys",
+            "--ratio",
+            "10",
+            "--out",
+            "r.keys",
+        ],
+    );
+    assert!(sampled.contains("wrote 200 sorted keys"), "{sampled}");
+    ok(
+        d,
+        &[
+            "gen",
+            "--sample-of",
+            "s.keys",
+            "--every",
+            "7",
+            "--out",
+            "e.keys",
+        ],
+    );
+    assert_eq!(
+        std::fs::metadata(d.join("e.keys")).unwrap().len(),
+        8 + 8 * 286
+    );
+    ok(
+        d,
+        &[
+            "gen",
+            "--dist",
+            "usparse",
+            "--n",
+            "1000",
+            "--shuffle",
+            "--duplicates",
+            "0.3",
+            "--extremes",
+            "--out",
+            "u.keys",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "table", "build", "--keys", "u.keys", "--out", "u.tbl", "--values", "hash",
+        ],
+    );
+    assert!(ok(d, &["table", "info", "u.tbl"]).contains("unsorted"));
+    ok(d, &["cache", "drop", "s.tbl"]);
+}
+
+#[test]
+fn a_missing_file_is_named() {
+    let dir = setup();
+    fails(
+        dir.path(),
+        &["table", "info", "nope.tbl"],
+        &["nope.tbl", "cannot open", "No such file"],
+    );
+    fails(
+        dir.path(),
+        &["table", "build", "--keys", "nope.keys", "--out", "x.tbl"],
+        &["nope.keys", "cannot open"],
+    );
+}
+
+#[test]
+fn a_file_of_another_kind_has_the_wrong_magic() {
+    let dir = setup();
+    let d = dir.path();
+    std::fs::copy(d.join("s.tbl"), d.join("bad.tbl")).unwrap();
+    let mut bytes = std::fs::read(d.join("bad.tbl")).unwrap();
+    bytes[..8].copy_from_slice(b"PK\x03\x04zip!");
+    std::fs::write(d.join("bad.tbl"), &bytes).unwrap();
+    fails(
+        d,
+        &["table", "verify", "bad.tbl"],
+        &["bad.tbl", "not a lidx table file", "wrong magic"],
+    );
+    // A key file handed where a table is expected.
+    fails(
+        d,
+        &["table", "info", "s.keys"],
+        &["s.keys", "not a lidx table file"],
+    );
+}
+
+#[test]
+fn a_truncated_table_is_refused() {
+    let dir = setup();
+    let d = dir.path();
+    let bytes = std::fs::read(d.join("s.tbl")).unwrap();
+    std::fs::write(d.join("cut.tbl"), &bytes[..bytes.len() - 4096]).unwrap();
+    fails(
+        d,
+        &["table", "info", "cut.tbl"],
+        &["cut.tbl", "2000 tuples", "but the file has"],
+    );
+    std::fs::write(d.join("stub.tbl"), &bytes[..1000]).unwrap();
+    fails(
+        d,
+        &["table", "verify", "stub.tbl"],
+        &["stub.tbl", "truncated"],
+    );
+    std::fs::write(d.join("empty.tbl"), b"").unwrap();
+    fails(
+        d,
+        &["table", "verify", "empty.tbl"],
+        &["empty.tbl", "truncated"],
+    );
+}
+
+#[test]
+fn a_key_count_that_disagrees_with_the_size_is_refused() {
+    let dir = setup();
+    let d = dir.path();
+    let mut bytes = std::fs::read(d.join("s.keys")).unwrap();
+    bytes[..8].copy_from_slice(&2001u64.to_le_bytes());
+    std::fs::write(d.join("lying.keys"), &bytes).unwrap();
+    fails(
+        d,
+        &["table", "build", "--keys", "lying.keys", "--out", "x.tbl"],
+        &["lying.keys", "2001 keys", "16016 bytes", "16008 bytes"],
+    );
+    std::fs::write(d.join("short.keys"), [1u8, 2, 3]).unwrap();
+    fails(
+        d,
+        &["table", "build", "--keys", "short.keys", "--out", "x.tbl"],
+        &["short.keys", "truncated"],
+    );
+    fails(
+        d,
+        &[
+            "gen",
+            "--sample-of",
+            "lying.keys",
+            "--every",
+            "2",
+            "--out",
+            "x.keys",
+        ],
+        &["lying.keys", "2001 keys"],
+    );
+}
+
+#[test]
+fn a_flipped_byte_in_a_data_block_is_caught() {
+    let dir = setup();
+    let d = dir.path();
+    let mut bytes = std::fs::read(d.join("s.tbl")).unwrap();
+    bytes[4096 + 3 * 4096 + 17] ^= 0x10; // data block 3
+    std::fs::write(d.join("flip.tbl"), &bytes).unwrap();
+    ok(d, &["table", "info", "flip.tbl"]); // the header is intact
+    fails(
+        d,
+        &["table", "verify", "flip.tbl"],
+        &["flip.tbl", "checksum mismatch in data block 3", "corrupt"],
+    );
+    fails(
+        d,
+        &[
+            "table", "export", "--format", "paper1", "flip.tbl", "--out", "x.p1",
+        ],
+        &["flip.tbl", "checksum mismatch in data block 3"],
+    );
+    // A flipped header byte is caught by the header's own checksum.
+    let mut bytes = std::fs::read(d.join("s.tbl")).unwrap();
+    bytes[30] ^= 0x01;
+    std::fs::write(d.join("head.tbl"), &bytes).unwrap();
+    fails(
+        d,
+        &["table", "info", "head.tbl"],
+        &["head.tbl", "header checksum mismatch"],
+    );
+}
+
+#[test]
+fn an_unsorted_table_is_refused_where_sorted_is_needed() {
+    let dir = setup();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "gen",
+            "--dist",
+            "usparse",
+            "--n",
+            "500",
+            "--shuffle",
+            "--out",
+            "u.keys",
+        ],
+    );
+    ok(d, &["table", "build", "--keys", "u.keys", "--out", "u.tbl"]);
+    ok(d, &["table", "verify", "u.tbl"]); // unsorted tables are first-class
+    fails(
+        d,
+        &[
+            "table", "export", "--format", "paper1", "u.tbl", "--out", "u.p1",
+        ],
+        &["u.tbl", "not sorted", "sort the keys first"],
+    );
+}
+
+#[test]
+fn zero_keys_are_refused() {
+    let dir = setup();
+    let d = dir.path();
+    fails(
+        d,
+        &["gen", "--dist", "udense", "--n", "0", "--out", "z.keys"],
+        &["n", "at least 1 key"],
+    );
+    std::fs::write(d.join("empty.keys"), 0u64.to_le_bytes()).unwrap();
+    fails(
+        d,
+        &["table", "build", "--keys", "empty.keys", "--out", "z.tbl"],
+        &["empty.keys", "no keys"],
+    );
+}
+
+#[test]
+fn impossible_parameters_are_refused() {
+    let dir = setup();
+    let d = dir.path();
+    fails(
+        d,
+        &[
+            "gen",
+            "--dist",
+            "udense",
+            "--n",
+            "10",
+            "--duplicates",
+            "1.5",
+            "--out",
+            "x.keys",
+        ],
+        &["duplicate fraction", "1.5"],
+    );
+    fails(
+        d,
+        &[
+            "gen",
+            "--dist",
+            "udense",
+            "--n",
+            "1",
+            "--extremes",
+            "--out",
+            "x.keys",
+        ],
+        &["at least 2 keys"],
+    );
+    fails(
+        d,
+        &[
+            "gen",
+            "--sample-of",
+            "s.keys",
+            "--ratio",
+            "0.5",
+            "--out",
+            "x.keys",
+        ],
+        &["ratio", "0.5"],
+    );
+    fails(
+        d,
+        &[
+            "gen",
+            "--sample-of",
+            "s.keys",
+            "--fraction",
+            "2",
+            "--out",
+            "x.keys",
+        ],
+        &["fraction", "(0, 1]"],
+    );
+    fails(
+        d,
+        &[
+            "gen",
+            "--sample-of",
+            "s.keys",
+            "--every",
+            "0",
+            "--out",
+            "x.keys",
+        ],
+        &["at least 1"],
+    );
+    fails(
+        d,
+        &["bench", "disk", "--dir", ".", "--file-size", "1000"],
+        &["file size", "4 MiB"],
+    );
+    fails(
+        d,
+        &["bench", "disk", "--dir", "no-such-dir"],
+        &["no-such-dir"],
+    );
+    fails(d, &["cache", "drop"], &["--all"]);
+    // Paper 1 files with other key or value sizes.
+    let mut p1 = Vec::new();
+    p1.extend_from_slice(&1u64.to_le_bytes());
+    p1.extend_from_slice(&16u32.to_le_bytes());
+    p1.extend_from_slice(&8u32.to_le_bytes());
+    p1.extend_from_slice(&[0u8; 24]);
+    std::fs::write(d.join("wide.p1"), &p1).unwrap();
+    fails(
+        d,
+        &[
+            "table", "import", "--format", "paper1", "wide.p1", "--out", "x.tbl",
+        ],
+        &["wide.p1", "key size", "16"],
+    );
+}
+
+#[test]
+fn usage_errors_exit_with_2() {
+    let out = lidx()
+        .args(["gen", "--dist", "books", "--n", "10", "--out", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'books' is not one of udense"));
+}
+
+#[test]
+fn the_disk_bench_writes_csv_and_a_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = ok(
+        d,
+        &[
+            "bench",
+            "disk",
+            "--dir",
+            ".",
+            "--file-size",
+            "8MiB",
+            "--read-sizes",
+            "4KiB,1MiB",
+            "--ms-per-point",
+            "20",
+        ],
+    );
+    assert!(out.contains("model, random"), "{out}");
+    let csv = std::fs::read_to_string(d.join("lidx-bench-disk.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+    assert!(csv.starts_with("lidx_version,machine,device"), "{csv}");
+    let profile =
+        lidx::storage::profile::StorageProfile::load(&d.join("lidx-profile.json")).unwrap();
+    assert_eq!(profile.measurements.len(), 4);
+}
+
+#[test]
+fn the_demo_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(dir.path(), &["demo", "--n", "20000", "--dir", "demo"]);
+    for part in [
+        "1. Key sets",
+        "2. Tables",
+        "3. Cold window reads",
+        "byte-identical",
+        "5. The disk",
+    ] {
+        assert!(out.contains(part), "demo output lacks {part:?}:\n{out}");
+    }
+}
