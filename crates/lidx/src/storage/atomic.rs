@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use tempfile::NamedTempFile;
@@ -38,6 +39,8 @@ impl AtomicFile {
         }
         let tmp = tempfile::Builder::new()
             .prefix(".lidx-tmp-")
+            // Ordinary file permissions (0666 less the umask), not the 0600 of a temp file.
+            .permissions(std::fs::Permissions::from_mode(0o666))
             .tempfile_in(dir)
             .map_err(|e| Error::io(path, "create a temporary file beside the output", e))?;
         Ok(Self {
