@@ -25,4 +25,14 @@ impl Context {
             .with_style(style)
             .with_message(what.to_string())
     }
+
+    /// A spinner with a message, for work of unknown length, or a hidden one.
+    pub fn spinner(&self, what: &str) -> ProgressBar {
+        if self.quiet || !std::io::stderr().is_terminal() {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::new_spinner().with_message(what.to_string());
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        bar
+    }
 }

@@ -2,7 +2,10 @@
 //! current writers must reproduce them byte for byte. FORMAT.md, the version number and these
 //! files change together.
 
-#![allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a failed test")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a failed test"
+)]
 
 use std::path::PathBuf;
 
@@ -11,14 +14,21 @@ use lidx::storage::table::key_hash;
 use lidx::storage::{Table, TableWriter, Tuple};
 
 fn golden(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name)
 }
 
 /// The contents of `v1-small.tbl`: 300 sorted keys with a duplicate run, 0 and u64::MAX.
 fn small_tuples() -> Vec<Tuple> {
     let mut keys: Vec<u64> = (0..296).map(|i| i * 3).collect();
     keys.extend([900, 900, u64::MAX - 1, u64::MAX]);
-    keys.iter().map(|&key| Tuple { key, value: key_hash(key) }).collect()
+    keys.iter()
+        .map(|&key| Tuple {
+            key,
+            value: key_hash(key),
+        })
+        .collect()
 }
 
 fn small_keys() -> Vec<u64> {
@@ -30,7 +40,10 @@ fn version_1_table_reads_back_and_is_rewritten_byte_for_byte() {
     bless();
     let table = Table::open(&golden("v1-small.tbl")).unwrap();
     let h = table.header();
-    assert_eq!((h.count, h.sorted, h.distinct, h.min_key, h.max_key), (300, true, false, 0, u64::MAX));
+    assert_eq!(
+        (h.count, h.sorted, h.distinct, h.min_key, h.max_key),
+        (300, true, false, 0, u64::MAX)
+    );
     assert_eq!(table.map().unwrap().tuples(), &small_tuples()[..]);
     table.verify(|_| {}).unwrap();
 
@@ -41,7 +54,10 @@ fn version_1_table_reads_back_and_is_rewritten_byte_for_byte() {
         w.push(t).unwrap();
     }
     w.finish().unwrap();
-    assert_eq!(std::fs::read(&path).unwrap(), std::fs::read(golden("v1-small.tbl")).unwrap());
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        std::fs::read(golden("v1-small.tbl")).unwrap()
+    );
 }
 
 #[test]
@@ -52,7 +68,10 @@ fn sosd_file_reads_back_and_is_rewritten_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("again.keys");
     write_keys(&path, &small_keys()).unwrap();
-    assert_eq!(std::fs::read(&path).unwrap(), std::fs::read(golden("small.keys")).unwrap());
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        std::fs::read(golden("small.keys")).unwrap()
+    );
 }
 
 /// With `LIDX_BLESS=1` in the environment, (re)writes the golden files before the tests

@@ -82,7 +82,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
                 extremes: args.extremes,
                 shuffle: args.shuffle,
             };
-            let spinner = ctx.bar(0, "generating", "");
+            let spinner = ctx.spinner(&format!("generating {n} {dist} keys"));
             let keys = generate(&params)?;
             spinner.finish_and_clear();
             (keys, format!("{dist}, seed {}", args.seed))
