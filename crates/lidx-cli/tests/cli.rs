@@ -415,6 +415,11 @@ fn impossible_parameters_are_refused() {
         &["no-such-dir"],
     );
     fails(d, &["cache", "drop"], &["--all"]);
+    fails(
+        d,
+        &["gen", "--dist", "usparse", "--n", "1e13", "--out", "x.keys"],
+        &["10000000000000 keys", "cannot be allocated"],
+    );
     // Paper 1 files with other key or value sizes.
     let mut p1 = Vec::new();
     p1.extend_from_slice(&1u64.to_le_bytes());

@@ -148,10 +148,11 @@ pub fn generate(params: &GenParams) -> Result<Vec<u64>> {
     params.validate()?;
     let n = params.n;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(params.seed);
-    let mut keys = match params.dist {
-        Distribution::Udense => (0..n as u64).collect(),
-        dist => distinct_draws(dist, n, &mut rng)?,
-    };
+    let mut keys = reserve_keys(n)?;
+    match params.dist {
+        Distribution::Udense => keys.extend(0..n as u64),
+        dist => distinct_draws(dist, n, &mut rng, &mut keys)?,
+    }
     if params.extremes {
         keys[0] = 0;
         keys[n - 1] = u64::MAX;
@@ -172,16 +173,36 @@ pub fn generate(params: &GenParams) -> Result<Vec<u64>> {
     Ok(keys)
 }
 
-/// `n` sorted distinct keys of a random distribution, redrawing collisions.
-fn distinct_draws(dist: Distribution, n: usize, rng: &mut Xoshiro256PlusPlus) -> Result<Vec<u64>> {
+/// An empty vector with room for `n` keys, or a clear error where memory is short.
+fn reserve_keys(n: usize) -> Result<Vec<u64>> {
+    let mut keys = Vec::new();
+    keys.try_reserve_exact(n).map_err(|_| {
+        Error::param(
+            "n",
+            format!(
+                "{n} keys need {} GiB of memory, which cannot be allocated here",
+                (n as u64).saturating_mul(8) >> 30
+            ),
+        )
+    })?;
+    Ok(keys)
+}
+
+/// Fills the empty `keys` with `n` sorted distinct keys of a random distribution,
+/// redrawing collisions.
+fn distinct_draws(
+    dist: Distribution,
+    n: usize,
+    rng: &mut Xoshiro256PlusPlus,
+    keys: &mut Vec<u64>,
+) -> Result<()> {
     const ROUNDS: usize = 64;
-    let mut keys = Vec::with_capacity(n);
     for _ in 0..ROUNDS {
-        draw(dist, n - keys.len(), rng, &mut keys);
+        draw(dist, n - keys.len(), rng, keys);
         keys.sort_unstable();
         keys.dedup();
         if keys.len() == n {
-            return Ok(keys);
+            return Ok(());
         }
     }
     Err(Error::param(
