@@ -12,7 +12,7 @@
 //! | `normal`    | N(0, 1) mapped linearly from [-6, 6] onto `0 ..= u64::MAX`                     |
 //! | `lognormal` | lognormal(μ = 0, σ = 2) times 2^40, saturating at `u64::MAX`                   |
 //! | `clustered` | about n / 5000 clusters at uniform positions, cluster sizes Pareto(1.2) distributed, each with its own mean gap between 1 and 2^20 (exponential gaps) |
-//! | `heavytail` | Pareto(scale 2^16, shape 0.6): a dense body and a long sparse upper tail     |
+//! | `heavytail` | Pareto(scale 2^32, shape 0.6): a dense body and a long sparse upper tail     |
 //!
 //! Keys are distinct and sorted unless asked otherwise: duplicates and collisions are
 //! removed and replaced by fresh draws until `n` distinct keys exist. Options add runs of
@@ -235,7 +235,7 @@ fn draw(dist: Distribution, count: usize, rng: &mut Xoshiro256PlusPlus, out: &mu
             out.extend((0..count).map(|_| (lognormal.sample(rng) * (1u64 << 40) as f64) as u64));
         }
         Distribution::Heavytail => {
-            let pareto = Pareto::new((1u64 << 16) as f64, 0.6)
+            let pareto = Pareto::new((1u64 << 32) as f64, 0.6)
                 .unwrap_or_else(|_| unreachable!("constant parameters"));
             out.extend((0..count).map(|_| pareto.sample(rng) as u64));
         }
