@@ -16,6 +16,10 @@ fuzz_target!(|data: &[u8]| {
     assert!(
         encoded[..] == data[..BLOCK_SIZE],
         "{header:?} decodes from bytes it does not encode to; first difference at byte {}",
-        encoded.iter().zip(data).position(|(a, b)| a != b).unwrap_or(BLOCK_SIZE)
+        encoded
+            .iter()
+            .zip(data)
+            .position(|(a, b)| a != b)
+            .unwrap_or(BLOCK_SIZE)
     );
 });

@@ -9,7 +9,12 @@ use lidx::storage::paper1::{HEADER_LEN, decode_header, encode_header};
 fuzz_target!(|data: &[u8]| {
     let check = |file_len: u64| {
         if let Ok(count) = decode_header(data, file_len) {
-            assert_eq!(count.checked_mul(16).and_then(|b| b.checked_add(HEADER_LEN as u64)), Some(file_len));
+            assert_eq!(
+                count
+                    .checked_mul(16)
+                    .and_then(|b| b.checked_add(HEADER_LEN as u64)),
+                Some(file_len)
+            );
             assert_eq!(encode_header(count)[..], data[..HEADER_LEN]);
         }
     };

@@ -30,7 +30,12 @@ fuzz_target!(|data: &[u8]| {
     let mut file = tempfile::NamedTempFile::new().expect("create a temporary file");
     file.write_all(data).expect("write the fuzz input");
     let opened = KeyFile::open(file.path());
-    assert_eq!(parsed.is_ok(), opened.is_ok(), "parse {parsed:?} but open {:?}", opened.as_ref().err());
+    assert_eq!(
+        parsed.is_ok(),
+        opened.is_ok(),
+        "parse {parsed:?} but open {:?}",
+        opened.as_ref().err()
+    );
 
     if let (Ok(keys), Ok(kf)) = (&parsed, &opened) {
         let want = (data.len() - 8) / 8;
@@ -39,7 +44,10 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(kf.keys(), &keys[..]);
         for (i, &k) in keys.iter().enumerate() {
             let at = 8 + 8 * i;
-            assert_eq!(k, u64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes")));
+            assert_eq!(
+                k,
+                u64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes"))
+            );
         }
     }
 });

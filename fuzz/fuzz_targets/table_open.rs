@@ -7,7 +7,9 @@
 use std::io::Write;
 
 use libfuzzer_sys::fuzz_target;
-use lidx::storage::{BLOCK_SIZE, BlockReader, ReadMode, TUPLE_SIZE, TUPLES_PER_BLOCK, Table, Tuple};
+use lidx::storage::{
+    BLOCK_SIZE, BlockReader, ReadMode, TUPLE_SIZE, TUPLES_PER_BLOCK, Table, Tuple,
+};
 
 /// Windows read per opened table, taken from the first data bytes of the input.
 const DERIVED_WINDOWS: usize = 8;
@@ -16,14 +18,27 @@ const DERIVED_WINDOWS: usize = 8;
 fn tuple_at(data: &[u8], i: u64) -> Tuple {
     let at = BLOCK_SIZE + i as usize * TUPLE_SIZE;
     let word = |o: usize| u64::from_le_bytes(data[o..o + 8].try_into().expect("8 bytes"));
-    Tuple { key: word(at), value: word(at + 8) }
+    Tuple {
+        key: word(at),
+        value: word(at + 8),
+    }
 }
 
 /// Windows `lo..hi` with `lo <= hi <= n`: the whole table, a few fixed ones, and pairs of
 /// `u16`s read from the first data bytes, reduced modulo `n + 1`.
 fn windows(data: &[u8], n: u64) -> Vec<(u64, u64)> {
-    let mut w = vec![(0, n), (0, 0), (n, n), (n / 2, n.div_ceil(2)), (n.saturating_sub(1), n)];
-    let derived = data.get(BLOCK_SIZE..).unwrap_or(&[]).chunks_exact(4).take(DERIVED_WINDOWS);
+    let mut w = vec![
+        (0, n),
+        (0, 0),
+        (n, n),
+        (n / 2, n.div_ceil(2)),
+        (n.saturating_sub(1), n),
+    ];
+    let derived = data
+        .get(BLOCK_SIZE..)
+        .unwrap_or(&[])
+        .chunks_exact(4)
+        .take(DERIVED_WINDOWS);
     for c in derived {
         let a = u64::from(u16::from_le_bytes([c[0], c[1]])) % (n + 1);
         let b = u64::from(u16::from_le_bytes([c[2], c[3]])) % (n + 1);
@@ -47,7 +62,11 @@ fuzz_target!(|data: &[u8]| {
     let mapped = table.map();
     if let Ok(report) = &verified {
         assert_eq!(report.header, *table.header());
-        assert!(mapped.is_ok(), "verify passed, map failed: {:?}", mapped.as_ref().err());
+        assert!(
+            mapped.is_ok(),
+            "verify passed, map failed: {:?}",
+            mapped.as_ref().err()
+        );
     }
     if let Ok(m) = &mapped {
         assert_eq!(m.tuples().len() as u64, n);
@@ -69,7 +88,10 @@ fuzz_target!(|data: &[u8]| {
                 Ok(run) => {
                     let got = run.positions();
                     if lo < hi {
-                        assert!(got.start <= lo && hi <= got.end, "{got:?} misses {lo}..{hi}");
+                        assert!(
+                            got.start <= lo && hi <= got.end,
+                            "{got:?} misses {lo}..{hi}"
+                        );
                         assert_eq!(got.start, lo / TUPLES_PER_BLOCK * TUPLES_PER_BLOCK);
                         assert!(got.end <= n);
                     } else {

@@ -353,3 +353,41 @@ fn unsorted_tables_are_first_class_but_refused_where_sorted_is_needed() {
     assert!(matches!(err, Error::NotSorted { .. }), "{err}");
     assert!(!dir.path().join("x.p1").exists());
 }
+
+#[test]
+fn an_empty_table_round_trips_through_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.tbl");
+    let h = write_table(&path, &[]);
+    assert_eq!(h, TableHeader::EMPTY);
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 4096);
+    let table = Table::open(&path).unwrap();
+    assert!(table.is_empty());
+    let mapped = table.map().unwrap();
+    assert!(mapped.tuples().is_empty());
+    assert_eq!(mapped.keys().count(), 0);
+    assert_eq!(table.verify(|_| {}).unwrap().header, TableHeader::EMPTY);
+    let mut reader = BlockReader::new(&table, ReadMode::Direct).unwrap();
+    assert!(reader.read_window(0, 0).unwrap().tuples.is_empty());
+    assert!(reader.read_window(0, 1).is_err());
+    assert!(
+        reader
+            .read_blocks(BlockRange { first: 0, count: 1 })
+            .is_err()
+    );
+    assert!(
+        reader
+            .read_blocks(BlockRange {
+                first: u64::MAX,
+                count: u64::MAX
+            })
+            .is_err()
+    );
+    assert_eq!(reader.stats(), lidx::storage::IoStats::default());
+    let p1 = dir.path().join("empty.p1");
+    paper1::export(&table, &p1, |_| {}).unwrap();
+    assert_eq!(std::fs::read(&p1).unwrap().len(), 16);
+    let back = dir.path().join("back.tbl");
+    paper1::import(&p1, &back, |_| {}).unwrap();
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&path).unwrap());
+}

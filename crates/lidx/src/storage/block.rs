@@ -71,9 +71,9 @@ impl BlockRange {
         }
     }
 
-    /// One past the last block.
+    /// One past the last block (saturating, so an absurd range cannot overflow).
     pub fn end(&self) -> u64 {
-        self.first + self.count
+        self.first.saturating_add(self.count)
     }
 
     /// True when every block of `other` is in `self` (an empty `other` is always contained).
@@ -236,7 +236,11 @@ impl<'t> BlockReader<'t> {
 
     fn fill(&mut self, range: BlockRange) -> Result<()> {
         let blocks = self.table.layout().data_blocks;
-        if range.end() > blocks {
+        if range
+            .first
+            .checked_add(range.count)
+            .is_none_or(|end| end > blocks)
+        {
             return Err(Error::param(
                 "block range",
                 format!(

@@ -173,6 +173,9 @@ impl TableHeader {
             "4096",
         )?;
         check_field("reserved", read_u32(b, OFF_RESERVED).into(), 0, "0")?;
+        if b[OFF_END_OF_FIELDS..OFF_HEADER_CRC].iter().any(|&x| x != 0) {
+            return Err(FormatError::NonZeroPadding { what: "the header" });
+        }
         let flags = b[OFF_FLAGS];
         if flags & !KNOWN_FLAGS != 0 || (flags & FLAG_DISTINCT != 0 && flags & FLAG_SORTED == 0) {
             return Err(FormatError::BadField {
@@ -188,6 +191,13 @@ impl TableHeader {
             min_key: read_u64(b, OFF_MIN_KEY),
             max_key: read_u64(b, OFF_MAX_KEY),
         };
+        if header.count == 0 && (header.min_key, header.max_key) != (0, 0) {
+            return Err(FormatError::BadField {
+                field: "smallest or largest key",
+                value: header.min_key.max(header.max_key),
+                expected: "0 in a table of no tuples",
+            });
+        }
         if header.count > 0 && header.min_key > header.max_key {
             return Err(FormatError::BadField {
                 field: "smallest key",
@@ -347,6 +357,18 @@ mod tests {
                 "flip at byte {i} went unnoticed"
             );
         }
+    }
+
+    #[test]
+    fn non_zero_header_padding_is_refused_even_with_a_good_checksum() {
+        let mut b = TableHeader::EMPTY.encode();
+        b[OFF_END_OF_FIELDS] = 1;
+        let crc = crc32c::crc32c(&b[..OFF_HEADER_CRC]);
+        b[OFF_HEADER_CRC..].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(
+            TableHeader::decode(&b),
+            Err(FormatError::NonZeroPadding { what: "the header" })
+        );
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl Default for DiskBenchOptions {
         Self {
             dir: PathBuf::from("."),
             file_size: 1 << 30,
-            read_sizes: (0..7).map(|i| 4096u64 << (2 * i)).collect(),
+            read_sizes: (0..6).map(|i| 4096u64 << (2 * i)).collect(), // 4 KiB ..= 4 MiB
             time_per_point: Duration::from_millis(500),
             seed: 42,
         }
@@ -290,7 +290,10 @@ pub fn run_disk_bench(
             let mut latencies = Vec::new();
             let began = Instant::now();
             let mut offset = 0u64;
-            while began.elapsed() < opts.time_per_point && latencies.len() < 1_000_000 {
+            // At least one read per point, however short the time given.
+            while latencies.is_empty()
+                || (began.elapsed() < opts.time_per_point && latencies.len() < 1_000_000)
+            {
                 let at = match pattern {
                     Pattern::Sequential => {
                         let at = offset;

@@ -444,6 +444,9 @@ pub struct MappedTable {
 impl MappedTable {
     /// All tuples, in file order.
     pub fn tuples(&self) -> &[Tuple] {
+        if self.count == 0 {
+            return &[];
+        }
         let bytes = self.data_bytes();
         // The map starts on a page boundary, so the cast's alignment check always holds;
         // the length was checked against the header when the table was opened.
