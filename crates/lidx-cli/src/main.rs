@@ -2,6 +2,15 @@
 //!
 //! `main` parses the command line and dispatches; each subcommand lives in `cmd/`.
 
+/// `println!` that returns an error (a closed pipe, say) instead of panicking; use in
+/// functions returning `anyhow::Result`.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
 mod cmd;
 mod machine;
 mod progress;
@@ -41,7 +50,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(err),
+    };
+    // Destructors do not run when a signal ends the process: remove unfinished outputs.
+    let _ = ctrlc::set_handler(|| {
+        lidx::storage::atomic::remove_pending_files();
+        eprintln!("lidx: interrupted; unfinished output removed");
+        std::process::exit(130);
+    });
     let ctx = progress::Context { quiet: cli.quiet };
     let result = match cli.command {
         Command::Gen(args) => cmd::gen_keys::run(&ctx, args),
@@ -78,4 +96,25 @@ fn one_line(err: &anyhow::Error) -> String {
         }
     }
     line.replace('\n', " ")
+}
+
+/// Help and version go to stdout as clap prints them; any other command-line error is one
+/// `lidx: error:` line and exit code 2.
+fn usage_error(err: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match err.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = err.print();
+            ExitCode::SUCCESS
+        }
+        _ => {
+            let text = err.to_string();
+            let first = text.lines().next().unwrap_or("invalid command line");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("lidx: error: {first} (see lidx --help)");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -417,8 +417,8 @@ fn impossible_parameters_are_refused() {
     fails(d, &["cache", "drop"], &["--all"]);
     fails(
         d,
-        &["gen", "--dist", "usparse", "--n", "1e13", "--out", "x.keys"],
-        &["10000000000000 keys", "cannot be allocated"],
+        &["gen", "--dist", "usparse", "--n", "2e18", "--out", "x.keys"],
+        &["2000000000000000000 keys", "cannot be allocated"],
     );
     // Paper 1 files with other key or value sizes.
     let mut p1 = Vec::new();
@@ -448,7 +448,7 @@ fn usage_errors_exit_with_2() {
 
 #[test]
 fn the_disk_bench_writes_csv_and_a_profile() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let d = dir.path();
     let out = ok(
         d,
@@ -476,7 +476,7 @@ fn the_disk_bench_writes_csv_and_a_profile() {
 
 #[test]
 fn the_demo_runs() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let out = ok(dir.path(), &["demo", "--n", "20000", "--dir", "demo"]);
     for part in [
         "1. Key sets",
@@ -487,4 +487,185 @@ fn the_demo_runs() {
     ] {
         assert!(out.contains(part), "demo output lacks {part:?}:\n{out}");
     }
+}
+
+#[test]
+fn an_output_that_is_its_own_input_is_refused() {
+    let dir = setup();
+    let d = dir.path();
+    let before = std::fs::read(d.join("s.tbl")).unwrap();
+    fails(
+        d,
+        &[
+            "table", "export", "--format", "paper1", "s.tbl", "--out", "s.tbl",
+        ],
+        &["s.tbl", "the output is the input file"],
+    );
+    fails(
+        d,
+        &["table", "build", "--keys", "s.keys", "--out", "./s.keys"],
+        &["s.keys", "the output is the input file"],
+    );
+    fails(
+        d,
+        &[
+            "gen",
+            "--sample-of",
+            "s.keys",
+            "--every",
+            "2",
+            "--out",
+            "s.keys",
+        ],
+        &["the output is the input file"],
+    );
+    assert_eq!(std::fs::read(d.join("s.tbl")).unwrap(), before);
+}
+
+#[test]
+fn short_files_of_another_kind_and_non_files_are_named_as_such() {
+    let dir = setup();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "gen",
+            "--dist",
+            "udense",
+            "--n",
+            "100",
+            "--out",
+            "small.keys",
+        ],
+    ); // 808 bytes
+    fails(
+        d,
+        &["table", "info", "small.keys"],
+        &["small.keys", "not a lidx table file"],
+    );
+    std::fs::create_dir(d.join("adir")).unwrap();
+    fails(
+        d,
+        &["table", "info", "adir"],
+        &["adir", "not a regular file"],
+    );
+    fails(
+        d,
+        &["table", "build", "--keys", "adir", "--out", "x.tbl"],
+        &["adir", "not a regular file"],
+    );
+}
+
+#[test]
+fn empty_samples_and_imports_are_refused() {
+    let dir = setup();
+    let d = dir.path();
+    std::fs::write(d.join("empty.keys"), 0u64.to_le_bytes()).unwrap();
+    fails(
+        d,
+        &[
+            "gen",
+            "--sample-of",
+            "empty.keys",
+            "--every",
+            "2",
+            "--out",
+            "x.keys",
+        ],
+        &["empty.keys", "no keys"],
+    );
+    let mut p1 = Vec::new();
+    p1.extend_from_slice(&0u64.to_le_bytes());
+    p1.extend_from_slice(&8u32.to_le_bytes());
+    p1.extend_from_slice(&8u32.to_le_bytes());
+    std::fs::write(d.join("empty.p1"), &p1).unwrap();
+    fails(
+        d,
+        &[
+            "table", "import", "--format", "paper1", "empty.p1", "--out", "x.tbl",
+        ],
+        &["empty.p1", "no tuples"],
+    );
+}
+
+#[test]
+fn invalid_values_are_one_line_with_exit_code_2() {
+    let dir = setup();
+    for args in [
+        &["gen", "--dist", "udense", "--n", "1.5", "--out", "x.keys"][..],
+        &["bench", "disk", "--dir", ".", "--file-size", "12parsecs"][..],
+        &["table", "frobnicate"][..],
+    ] {
+        let out = lidx().current_dir(dir.path()).args(args).output().unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("lidx: error: "), "{stderr}");
+    }
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let dir = setup();
+    let lidx = assert_cmd::cargo::cargo_bin("lidx");
+    let script = format!(
+        "set -o pipefail; '{}' table info s.tbl | true",
+        lidx.display()
+    );
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_terminated_command_leaves_no_partial_output() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lidx"))
+        .args([
+            "bench",
+            "disk",
+            "--dir",
+            ".",
+            "--file-size",
+            "64MiB",
+            "--ms-per-point",
+            "3000",
+        ])
+        .current_dir(d)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the outputs' temporary files exist, then terminate the process.
+    let started = std::time::Instant::now();
+    while std::fs::read_dir(d).unwrap().count() < 2 {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the bench never created its outputs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(
+        listing(d),
+        Vec::<PathBuf>::new(),
+        "files left after SIGTERM"
+    );
 }

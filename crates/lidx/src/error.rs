@@ -59,7 +59,7 @@ pub enum Error {
 
     /// The file system refused `O_DIRECT`.
     #[error(
-        "{}: the file system does not support O_DIRECT ({source}); use buffered reads instead",
+        "{}: the file system does not support O_DIRECT ({source}); put the files on one that does (ext4, xfs, btrfs)",
         path.display()
     )]
     DirectUnsupported {

@@ -50,6 +50,13 @@ fn key_set() -> impl Strategy<Value = Vec<u64>> {
         })
 }
 
+/// A temporary directory for tests that read with O_DIRECT: under the build's target
+/// directory, which is on the project's file system, not in /tmp, which is a tmpfs without
+/// O_DIRECT on many systems.
+fn direct_capable_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
 fn tuples_of(keys: &[u64]) -> Vec<Tuple> {
     keys.iter()
         .enumerate()
@@ -75,6 +82,7 @@ fn expected_header(keys: &[u64]) -> TableHeader {
         distinct: keys.windows(2).all(|w| w[0] < w[1]),
         min_key: keys.iter().copied().min().unwrap_or(0),
         max_key: keys.iter().copied().max().unwrap_or(0),
+        ..TableHeader::EMPTY
     }
 }
 
@@ -148,7 +156,7 @@ proptest! {
 
     #[test]
     fn direct_reads_equal_buffered_reads(keys in prop::collection::vec(key(), 1..3000), windows in prop::collection::vec((any::<u16>(), any::<u16>()), 1..20)) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = direct_capable_dir();
         let path = dir.path().join("t.tbl");
         write_table(&path, &tuples_of(&keys));
         let table = Table::open(&path).unwrap();
@@ -356,7 +364,7 @@ fn unsorted_tables_are_first_class_but_refused_where_sorted_is_needed() {
 
 #[test]
 fn an_empty_table_round_trips_through_every_reader() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = direct_capable_dir();
     let path = dir.path().join("empty.tbl");
     let h = write_table(&path, &[]);
     assert_eq!(h, TableHeader::EMPTY);
@@ -390,4 +398,48 @@ fn an_empty_table_round_trips_through_every_reader() {
     let back = dir.path().join("back.tbl");
     paper1::import(&p1, &back, |_| {}).unwrap();
     assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&path).unwrap());
+}
+
+#[test]
+fn block_reads_count_blocks_bytes_and_calls_and_reuse_the_buffer() {
+    let dir = direct_capable_dir();
+    let path = dir.path().join("t.tbl");
+    let keys: Vec<u64> = (0..2000).collect(); // 8 blocks, the last one partial
+    write_table(&path, &tuples_of(&keys));
+    let table = Table::open(&path).unwrap();
+    for mode in [ReadMode::Buffered, ReadMode::Direct] {
+        let mut reader = BlockReader::new(&table, mode).unwrap();
+        // Positions 250..770 lie in blocks 0, 1, 2 and 3: one read of four blocks.
+        let run = reader.read_window(250, 770).unwrap();
+        assert_eq!(run.positions(), 0..1024);
+        assert_eq!(
+            reader.stats(),
+            lidx::storage::IoStats {
+                blocks: 4,
+                bytes: 4 * 4096,
+                reads: 1
+            }
+        );
+        // Windows inside the buffered blocks cost nothing.
+        reader.read_window(300, 301).unwrap();
+        reader.read_window(768, 1024).unwrap();
+        assert_eq!(reader.stats().reads, 1);
+        // One block past them is a new read, of that block's run only.
+        let run = reader.read_window(1024, 1025).unwrap();
+        assert_eq!(run.positions(), 1024..1280);
+        assert_eq!(
+            reader.stats(),
+            lidx::storage::IoStats {
+                blocks: 5,
+                bytes: 5 * 4096,
+                reads: 2
+            }
+        );
+        // The partial last block is clipped at the table's end.
+        let run = reader.read_window(1999, 2000).unwrap();
+        assert_eq!(run.positions(), 1792..2000);
+        assert_eq!(run.tuples.last().unwrap().key, 1999);
+        reader.reset_stats();
+        assert_eq!(reader.stats(), lidx::storage::IoStats::default());
+    }
 }

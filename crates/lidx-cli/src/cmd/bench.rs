@@ -1,9 +1,10 @@
 //! `lidx bench disk`: read bandwidth and latency of a device with `O_DIRECT`, saved as the
 //! storage profile (paper 1's affine I/O cost model, section 3.3) that later commands read.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
+use lidx::storage::AtomicFile;
 use lidx::storage::profile::{DiskBenchOptions, Measurement, StorageProfile, run_disk_bench};
 
 use crate::progress::Context;
@@ -55,11 +56,16 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
     };
     let profile_path = profile.unwrap_or_else(|| dir.join("lidx-profile.json"));
     let csv_path = csv.unwrap_or_else(|| dir.join("lidx-bench-disk.csv"));
+    // Create both outputs first: an unwritable path fails before minutes of measuring.
+    let mut csv_out = AtomicFile::create(&csv_path)?;
+    let mut profile_out = AtomicFile::create(&profile_path)?;
     let profile = measure(ctx, &opts)?;
-    print_profile(&profile);
-    write_rows(&csv_path, &profile)?;
-    profile.save(&profile_path)?;
-    println!(
+    print_profile(&profile)?;
+    write_rows(&mut csv_out, &opts, &profile)?;
+    profile_out.write_all(&profile.to_json())?;
+    csv_out.finish()?;
+    profile_out.finish()?;
+    say!(
         "wrote {} and the storage profile {}",
         csv_path.display(),
         profile_path.display()
@@ -76,18 +82,24 @@ pub fn measure(ctx: &Context, opts: &DiskBenchOptions) -> anyhow::Result<Storage
 }
 
 /// Prints the measurements and the fitted model as a table.
-pub fn print_profile(p: &StorageProfile) {
-    println!(
+pub fn print_profile(p: &StorageProfile) -> anyhow::Result<()> {
+    say!(
         "device: {} (scratch file {})",
         p.device,
         human_bytes(p.file_size)
     );
-    println!(
+    say!(
         "{:<10} {:>9} {:>8} {:>10} {:>10} {:>10} {:>10}",
-        "pattern", "read", "reads", "MB/s", "mean us", "p50 us", "p99 us"
+        "pattern",
+        "read",
+        "reads",
+        "MB/s",
+        "mean us",
+        "p50 us",
+        "p99 us"
     );
     for m in &p.measurements {
-        println!(
+        say!(
             "{:<10} {:>9} {:>8} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
             m.pattern.name(),
             human_bytes(m.read_size),
@@ -99,14 +111,20 @@ pub fn print_profile(p: &StorageProfile) {
         );
     }
     for (name, c) in [("sequential", p.sequential), ("random", p.random)] {
-        println!(
+        say!(
             "model, {name:<10}: a read of k bytes costs {:.1} us + k / {:.0} MB/s",
-            c.latency_us, c.bandwidth_mb_s
+            c.latency_us,
+            c.bandwidth_mb_s
         );
     }
+    Ok(())
 }
 
-fn write_rows(path: &Path, p: &StorageProfile) -> anyhow::Result<()> {
+fn write_rows(
+    out: &mut AtomicFile,
+    opts: &DiskBenchOptions,
+    p: &StorageProfile,
+) -> anyhow::Result<()> {
     let machine = crate::machine::describe();
     let row = |m: &Measurement| {
         vec![
@@ -115,6 +133,8 @@ fn write_rows(path: &Path, p: &StorageProfile) -> anyhow::Result<()> {
             p.device.clone(),
             p.dir.clone(),
             p.file_size.to_string(),
+            opts.time_per_point.as_millis().to_string(),
+            opts.seed.to_string(),
             m.pattern.name().to_string(),
             m.read_size.to_string(),
             m.reads.to_string(),
@@ -128,13 +148,15 @@ fn write_rows(path: &Path, p: &StorageProfile) -> anyhow::Result<()> {
     };
     let rows: Vec<_> = p.measurements.iter().map(row).collect();
     super::write_csv(
-        path,
+        out,
         &[
             "lidx_version",
             "machine",
             "device",
             "dir",
             "file_size",
+            "ms_per_point",
+            "seed",
             "pattern",
             "read_size",
             "reads",

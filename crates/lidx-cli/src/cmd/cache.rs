@@ -30,7 +30,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
     if all {
         cache::drop_os_caches()?;
     }
-    println!(
+    say!(
         "dropped cached pages of {} file(s){}",
         files.len(),
         if all {

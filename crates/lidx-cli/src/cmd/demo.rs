@@ -47,17 +47,21 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         }
     };
     let n = usize::try_from(args.n).context("n does not fit in memory")?;
-    println!(
+    say!(
         "lidx demo: learned indexes on data that lives on disk. Files in {}\n",
         dir.display()
     );
 
-    println!(
+    say!(
         "1. Key sets (seeded synthetic stand-ins for paper 1's data; SOSD files work as they are)"
     );
-    println!(
+    say!(
         "   {:<10} {:>10} {:>22} {:>22} {:>9}",
-        "set", "keys", "smallest", "largest", "ms"
+        "set",
+        "keys",
+        "smallest",
+        "largest",
+        "ms"
     );
     let mut tables = Vec::new();
     for dist in DISTS {
@@ -65,7 +69,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         let keys = generate(&GenParams::new(dist, n, 42))?;
         let keys_path = dir.join(format!("{dist}.keys"));
         write_keys(&keys_path, &keys)?;
-        println!(
+        say!(
             "   {:<10} {:>10} {:>22} {:>22} {:>9.0}",
             dist.name(),
             keys.len(),
@@ -76,7 +80,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         tables.push((dist, keys_path));
     }
 
-    println!("\n2. Tables: 4096-byte header, 256 tuples of 16 bytes per block, a CRC32C per block");
+    say!("\n2. Tables: 4096-byte header, 256 tuples of 16 bytes per block, a CRC32C per block");
     let mut built = Vec::new();
     for (dist, keys_path) in &tables {
         let tbl = dir.join(format!("{dist}.tbl"));
@@ -91,7 +95,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         let table = Table::open(&tbl)?;
         let t = Instant::now();
         let report = table.verify(|_| {})?;
-        println!(
+        say!(
             "   {:<10} {:>10} tuples, {:>6} blocks, {:>9}; built in {:.0} ms, verified in {:.0} ms ({} checksums)",
             dist.name(),
             table.len(),
@@ -104,21 +108,22 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         built.push(tbl);
     }
 
-    println!(
-        "\n3. Cold window reads: the blocks under a window of positions, one O_DIRECT read each"
-    );
-    println!(
-        "   (an index returns such windows; paper 1 compares indexes at 256 positions = 1 block)"
-    );
-    println!(
+    say!("\n3. Cold window reads: the blocks under a window of positions, one O_DIRECT read each");
+    say!("   (an index returns such windows; paper 1 compares indexes at 256 positions = 1 block)");
+    say!(
         "   {:<10} {:>8} {:>9} {:>12} {:>12} {:>12}",
-        "set", "window", "lookups", "blocks/read", "KiB/read", "us/read"
+        "set",
+        "window",
+        "lookups",
+        "blocks/read",
+        "KiB/read",
+        "us/read"
     );
     for tbl in &built {
         let table = Table::open(tbl)?;
         for width in [256u64, 1024, 4096] {
             let (stats, lookups, elapsed, mode) = cold_windows(&table, width, 2000)?;
-            println!(
+            say!(
                 "   {:<10} {:>8} {:>9} {:>12.2} {:>12.1} {:>12.1}{}",
                 tbl.file_stem().and_then(|s| s.to_str()).unwrap_or("?"),
                 width,
@@ -135,24 +140,25 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         }
     }
 
-    println!("\n4. Exchange with paper 1's code: export to its layout and import back");
+    say!("\n4. Exchange with paper 1's code: export to its layout and import back");
     let first = &built[0];
     let p1 = dir.join("udense.paper1");
     let back = dir.join("udense.roundtrip.tbl");
     paper1::export(&Table::open(first)?, &p1, |_| {})?;
     paper1::import(&p1, &back, |_| {})?;
-    let same = std::fs::read(first)? == std::fs::read(&back)?;
-    println!(
+    let read = |p: &Path| std::fs::read(p).with_context(|| format!("{}: cannot read", p.display()));
+    let same = read(first)? == read(&back)?;
+    say!(
         "   {} -> {} ({}) -> {}: {}",
         first.display(),
         p1.display(),
-        human_bytes(std::fs::metadata(&p1)?.len()),
+        human_bytes(read(&p1)?.len() as u64),
         back.display(),
         if same { "byte-identical" } else { "DIFFERENT" }
     );
     anyhow::ensure!(same, "the paper 1 round trip changed the table");
 
-    println!(
+    say!(
         "\n5. The disk under these files (short run; `lidx bench disk --dir D` for the full profile)"
     );
     let opts = DiskBenchOptions {
@@ -163,11 +169,11 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         seed: 42,
     };
     match super::bench::measure(ctx, &opts) {
-        Ok(profile) => super::bench::print_profile(&profile),
-        Err(e) => println!("   skipped: {e:#}"),
+        Ok(profile) => super::bench::print_profile(&profile)?,
+        Err(e) => say!("   skipped: {e:#}"),
     }
 
-    println!("\nNext: lidx gen --help, lidx table --help, lidx bench disk --help.");
+    say!("\nNext: lidx gen --help, lidx table --help, lidx bench disk --help.");
     Ok(())
 }
 

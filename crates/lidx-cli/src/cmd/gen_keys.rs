@@ -95,7 +95,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     } else {
         "unsorted"
     };
-    println!(
+    say!(
         "wrote {} {sorted} keys ({what}) to {} ({})",
         keys.len(),
         args.out.display(),
@@ -105,14 +105,21 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
 }
 
 fn sample_of(args: &Args, src: &std::path::Path) -> anyhow::Result<(Vec<u64>, String)> {
+    super::refuse_same_file(src, &args.out)?;
     let file = KeyFile::open(src)?;
     let keys = file.keys();
+    if keys.is_empty() {
+        bail!(
+            "{}: the key file holds no keys, so a sample would be empty",
+            src.display()
+        );
+    }
     let sampled = match (args.every, args.fraction, args.ratio) {
         (Some(k), None, None) => {
             let k = usize::try_from(k).unwrap_or(usize::MAX);
             (
                 sample::every_kth(keys, k)?,
-                format!("every {k}th key of {}", src.display()),
+                format!("every {k}-th key of {}", src.display()),
             )
         }
         (None, Some(f), None) => (

@@ -102,10 +102,18 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
             input,
             out,
         } => {
-            let bar = ctx.bar(0, "importing", "tuples");
+            super::refuse_same_file(&input, &out)?;
+            let count = paper1::tuple_count(&input)?;
+            if count == 0 {
+                bail!(
+                    "{}: the file holds no tuples; a table needs at least one",
+                    input.display()
+                );
+            }
+            let bar = ctx.bar(count, "importing", "tuples");
             let h = paper1::import(&input, &out, |done| bar.set_position(done))?;
             bar.finish_and_clear();
-            println!(
+            say!(
                 "imported {} tuples ({}) from {} to {}",
                 h.count,
                 sortedness(h.sorted, h.distinct),
@@ -119,11 +127,12 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
             table,
             out,
         } => {
+            super::refuse_same_file(&table, &out)?;
             let t = Table::open(&table)?;
             let bar = ctx.bar(t.len(), "exporting", "tuples");
             paper1::export(&t, &out, |done| bar.set_position(done))?;
             bar.finish_and_clear();
-            println!(
+            say!(
                 "exported {} tuples from {} to {} (paper 1's layout)",
                 t.len(),
                 table.display(),
@@ -135,6 +144,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
 }
 
 fn build(ctx: &Context, keys_path: &Path, out: &Path, values: Values) -> anyhow::Result<()> {
+    super::refuse_same_file(keys_path, out)?;
     let file = KeyFile::open(keys_path)?;
     if file.is_empty() {
         bail!(
@@ -149,7 +159,7 @@ fn build(ctx: &Context, keys_path: &Path, out: &Path, values: Values) -> anyhow:
     let bar = ctx.bar(file.len() as u64, "building", "tuples");
     let h = build_from_keys(file.keys(), values, out, |done| bar.set_position(done))?;
     bar.finish_and_clear();
-    println!(
+    say!(
         "built {} with {} tuples ({}), keys {} ..= {}",
         out.display(),
         h.count,
@@ -205,7 +215,7 @@ fn info(path: &Path) -> anyhow::Result<()> {
         ),
     ];
     for (k, v) in rows {
-        println!("{k:<12} {v}");
+        say!("{k:<12} {v}");
     }
     Ok(())
 }
@@ -215,7 +225,7 @@ fn verify(ctx: &Context, path: &Path) -> anyhow::Result<()> {
     let bar = ctx.bar(t.len(), "verifying", "tuples");
     let report = t.verify(|done| bar.set_position(done))?;
     bar.finish_and_clear();
-    println!(
+    say!(
         "{}: ok: {} tuples in {} data blocks, every checksum matches, {} as the header says",
         path.display(),
         report.header.count,

@@ -1,16 +1,17 @@
 //! SOSD key files: a little-endian `u64` count, then that many little-endian `u64` keys.
 //!
 //! This is the format of the public SOSD data sets (`books_200M_uint64`, `fb_200M_uint64`,
-//! …). [`parse_keys`] works on any byte slice; [`KeyFile`] memory-maps a file and hands out
-//! its keys as a `&[u64]` without copying.
+//! …). [`parse_keys`] works on any byte slice; [`KeyFile`] memory-maps a file (through
+//! `storage::file`, which alone opens and maps) and hands out its keys as a `&[u64]`
+//! without copying.
 
 use std::borrow::Cow;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
 use crate::storage::AtomicFile;
+use crate::storage::file::{map_readonly, open_regular};
 use crate::{Error, FormatError, Result};
 
 /// Bytes before the first key.
@@ -51,34 +52,29 @@ pub fn parse_keys(bytes: &[u8]) -> Result<Cow<'_, [u64]>, FormatError> {
 /// A memory-mapped SOSD key file whose count was checked against its length.
 pub struct KeyFile {
     path: PathBuf,
-    map: Option<Mmap>,
+    map: Mmap,
 }
 
 impl KeyFile {
     /// Opens and checks the key file at `path`.
     pub fn open(path: &Path) -> Result<KeyFile> {
-        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| Error::io(path, "read the metadata of", e))?
-            .len();
+        let (file, len) = open_regular(path)?;
         if len < COUNT_LEN as u64 {
-            // Too short to map usefully; parse reports what is missing.
-            let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
-            parse_keys(&bytes).map_err(|p| Error::format(path, p))?;
+            // Too short to hold the count, let alone to map.
+            return Err(Error::format(
+                path,
+                FormatError::Truncated {
+                    what: "the 8-byte key count of an SOSD key file",
+                    expected: COUNT_LEN as u64,
+                    actual: len,
+                },
+            ));
         }
-        // SAFETY: the map is read-only and private; lidx writes key files only by creating a
-        // new file and renaming it, so the pages change only if another program modifies the
-        // file while it is mapped, which lidx documents as unsupported.
-        #[expect(
-            unsafe_code,
-            reason = "memory-mapping a file is unsafe; see SAFETY above"
-        )]
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, "memory-map", e))?;
+        let map = map_readonly(&file, path, 0, len as usize)?;
         parse_keys(&map).map_err(|p| Error::format(path, p))?;
         Ok(KeyFile {
             path: path.to_path_buf(),
-            map: Some(map),
+            map,
         })
     }
 
@@ -89,13 +85,9 @@ impl KeyFile {
 
     /// The keys, in file order, straight from the map.
     pub fn keys(&self) -> &[u64] {
-        let bytes = self.map.as_deref().unwrap_or(&[]);
-        // A map starts on a page boundary, so the keys at offset 8 are aligned and
-        // `try_cast_slice` succeeds; the length was checked in `open`.
-        bytes
-            .get(COUNT_LEN..)
-            .and_then(|b| bytemuck::try_cast_slice(b).ok())
-            .unwrap_or(&[])
+        // A map starts on a page boundary, so the keys at offset 8 are aligned, and `open`
+        // checked the length: the cast cannot fail.
+        bytemuck::cast_slice(&self.map[COUNT_LEN..])
     }
 
     /// Number of keys.

@@ -9,6 +9,7 @@ use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use tempfile::NamedTempFile;
 
@@ -17,10 +18,50 @@ use crate::{Error, Result};
 /// Size of the write buffer in front of the temporary file.
 const WRITE_BUFFER: usize = 1 << 20;
 
+/// Temporary files of unfinished outputs in this process, for [`remove_pending_files`].
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes the temporary files of every unfinished output in this process. Destructors do
+/// not run when a process is killed by a signal, so a command-line program calls this from
+/// its SIGINT/SIGTERM handler before exiting; nothing partial is then left behind.
+pub fn remove_pending_files() {
+    let pending = PENDING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    for path in pending.iter() {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Registers a temporary path in [`PENDING`] for as long as it lives.
+pub(crate) struct PendingGuard(PathBuf);
+
+impl PendingGuard {
+    pub(crate) fn new(path: &Path) -> Self {
+        let mut pending = PENDING
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        pending.push(path.to_path_buf());
+        PendingGuard(path.to_path_buf())
+    }
+}
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        let mut pending = PENDING
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(i) = pending.iter().position(|p| *p == self.0) {
+            pending.swap_remove(i);
+        }
+    }
+}
+
 /// A file that appears at its path only when [`finish`](Self::finish) succeeds.
 pub struct AtomicFile {
     path: PathBuf,
     writer: BufWriter<NamedTempFile>,
+    _pending: PendingGuard,
 }
 
 impl AtomicFile {
@@ -45,6 +86,7 @@ impl AtomicFile {
             .map_err(|e| Error::io(path, "create a temporary file beside the output", e))?;
         Ok(Self {
             path: path.to_path_buf(),
+            _pending: PendingGuard::new(tmp.path()),
             writer: BufWriter::with_capacity(WRITE_BUFFER, tmp),
         })
     }
@@ -76,9 +118,12 @@ impl AtomicFile {
 
     /// Flushes, fsyncs, renames into place and fsyncs the directory.
     pub fn finish(self) -> Result<()> {
-        let path = self.path;
-        let tmp = self
-            .writer
+        let AtomicFile {
+            path,
+            writer,
+            _pending,
+        } = self;
+        let tmp = writer
             .into_inner()
             .map_err(|e| Error::io(&path, "write", e.into_error()))?;
         tmp.as_file()

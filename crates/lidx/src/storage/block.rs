@@ -6,10 +6,10 @@
 //! buffer costs no I/O (paper 1's internal buffer). Every read is counted in [`IoStats`],
 //! and every block read is checked against its stored CRC32C unless the caller opts out.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::ops::{AddAssign, Range};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 
 use super::format::{BLOCK_SIZE, TUPLE_SIZE, TUPLES_PER_BLOCK, TableLayout, Tuple};
 use super::table::Table;
@@ -83,8 +83,8 @@ impl BlockRange {
 
     /// The tuple positions these blocks hold in a table of `n` tuples.
     pub fn positions(&self, n: u64) -> Range<u64> {
-        let lo = (self.first * TUPLES_PER_BLOCK).min(n);
-        let hi = (self.end() * TUPLES_PER_BLOCK).min(n);
+        let lo = self.first.saturating_mul(TUPLES_PER_BLOCK).min(n);
+        let hi = self.end().saturating_mul(TUPLES_PER_BLOCK).min(n);
         lo..hi
     }
 }
@@ -143,24 +143,11 @@ pub struct BlockReader<'t> {
 }
 
 impl<'t> BlockReader<'t> {
-    /// A reader over `table` with its own file handle, opened for `mode`. Fails with
+    /// A reader over `table` with its own handle to the table's file (the very file `table`
+    /// opened, even if its path was renamed over since), opened for `mode`. Fails with
     /// [`Error::DirectUnsupported`] where the file system refuses `O_DIRECT`.
     pub fn new(table: &'t Table, mode: ReadMode) -> Result<Self> {
-        let path = table.path();
-        let mut options = OpenOptions::new();
-        options.read(true);
-        if mode == ReadMode::Direct {
-            options.custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32);
-        }
-        let file = options.open(path).map_err(|e| match mode {
-            ReadMode::Direct if e.kind() == io::ErrorKind::InvalidInput => {
-                Error::DirectUnsupported {
-                    path: path.to_path_buf(),
-                    source: e,
-                }
-            }
-            _ => Error::io(path, "open", e),
-        })?;
+        let file = super::file::reopen(table.file(), table.path(), mode == ReadMode::Direct)?;
         Ok(Self {
             table,
             file,

@@ -80,6 +80,9 @@ pub struct Tuple {
 /// What a table's header says about its contents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TableHeader {
+    /// Format version of the file this header was read from; headers are always written
+    /// with [`CURRENT_VERSION`].
+    pub version: u32,
     /// Number of tuples.
     pub count: u64,
     /// Keys are in non-decreasing order.
@@ -95,6 +98,7 @@ pub struct TableHeader {
 impl TableHeader {
     /// The header of an empty table.
     pub const EMPTY: TableHeader = TableHeader {
+        version: CURRENT_VERSION,
         count: 0,
         sorted: true,
         distinct: true,
@@ -129,6 +133,14 @@ impl TableHeader {
     /// Decodes and checks a header block: magic, version, checksum, widths and flags.
     /// `bytes` may be longer than a block; only the first 4096 bytes are read.
     pub fn decode(bytes: &[u8]) -> Result<TableHeader, FormatError> {
+        // The magic first, so a short file of another kind is named as such, not as truncated.
+        let head = bytes.get(..MAGIC.len()).unwrap_or(bytes);
+        if head != &MAGIC[..head.len()] {
+            return Err(FormatError::BadMagic {
+                expected: "lidx table file",
+                found: head.to_vec(),
+            });
+        }
         let Some(b) = bytes.get(..BLOCK_SIZE) else {
             return Err(FormatError::Truncated {
                 what: "a table header",
@@ -136,12 +148,6 @@ impl TableHeader {
                 actual: bytes.len() as u64,
             });
         };
-        if b[OFF_MAGIC..OFF_VERSION] != MAGIC {
-            return Err(FormatError::BadMagic {
-                expected: "lidx table file",
-                found: b[OFF_MAGIC..OFF_VERSION].to_vec(),
-            });
-        }
         let version = read_u32(b, OFF_VERSION);
         if !(OLDEST_VERSION..=CURRENT_VERSION).contains(&version) {
             return Err(FormatError::UnsupportedVersion {
@@ -185,6 +191,7 @@ impl TableHeader {
             });
         }
         let header = TableHeader {
+            version,
             count: read_u64(b, OFF_COUNT),
             sorted: flags & FLAG_SORTED != 0,
             distinct: flags & FLAG_DISTINCT != 0,
@@ -330,6 +337,7 @@ mod tests {
     #[test]
     fn header_round_trips() {
         let h = TableHeader {
+            version: CURRENT_VERSION,
             count: 12345,
             sorted: true,
             distinct: false,
@@ -342,6 +350,7 @@ mod tests {
     #[test]
     fn every_flipped_header_byte_is_caught() {
         let h = TableHeader {
+            version: CURRENT_VERSION,
             count: 7,
             sorted: false,
             distinct: false,

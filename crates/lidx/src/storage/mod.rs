@@ -6,6 +6,7 @@
 //!   reads) and full verification.
 //! - [`block`]: [`BlockReader`], which reads the blocks under a window of tuple positions as
 //!   one contiguous read into a reused, aligned buffer and counts its I/O in [`IoStats`].
+//! - [`file`]: opening regular files and memory-mapping them (the one `unsafe` site).
 //! - [`cache`]: start cold by dropping a file's pages or the whole OS page cache.
 //! - [`paper1`]: import and export of paper 1's table layout.
 //! - [`profile`]: the disk benchmark and the storage profile it saves.
@@ -13,6 +14,7 @@
 pub mod atomic;
 pub mod block;
 pub mod cache;
+pub mod file;
 pub mod format;
 pub mod paper1;
 pub mod profile;

@@ -64,18 +64,26 @@ pub fn encode_header(count: u64) -> [u8; HEADER_LEN] {
     h
 }
 
-/// Converts paper 1's file at `src` into a `.tbl` at `dst`; `progress` gets the tuples
-/// converted so far.
-pub fn import(src: &Path, dst: &Path, mut progress: impl FnMut(u64)) -> Result<TableHeader> {
-    let file = File::open(src).map_err(|e| Error::io(src, "open", e))?;
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io(src, "read the metadata of", e))?
-        .len();
+/// Opens paper 1's file at `src`, checks its header against its length and returns a
+/// reader positioned at the first tuple, with the tuple count.
+fn open_checked(src: &Path) -> Result<(BufReader<File>, u64)> {
+    let (file, len) = super::file::open_regular(src)?;
     let mut reader = BufReader::with_capacity(4 << 20, file);
     let mut head = [0u8; HEADER_LEN];
     let got = read_up_to(&mut reader, &mut head).map_err(|e| Error::io(src, "read", e))?;
     let count = decode_header(&head[..got], len).map_err(|p| Error::format(src, p))?;
+    Ok((reader, count))
+}
+
+/// The number of tuples in paper 1's file at `src`, after checking its header.
+pub fn tuple_count(src: &Path) -> Result<u64> {
+    Ok(open_checked(src)?.1)
+}
+
+/// Converts paper 1's file at `src` into a `.tbl` at `dst`; `progress` gets the tuples
+/// converted so far.
+pub fn import(src: &Path, dst: &Path, mut progress: impl FnMut(u64)) -> Result<TableHeader> {
+    let (mut reader, count) = open_checked(src)?;
     let mut writer = TableWriter::create(dst)?;
     let mut chunk = vec![Tuple::default(); 1 << 16];
     let mut left = count;

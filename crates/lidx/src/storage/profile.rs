@@ -6,6 +6,10 @@
 //! timing every read. [`StorageProfile::fit`] turns those measurements into the affine cost
 //! model `cost(k bytes) = latency + k / bandwidth`, one for each pattern, which later
 //! commands (the join cost model) load from the saved JSON file.
+//!
+//! Reads are synchronous, one in flight at a time (queue depth 1), as paper 1 reads; a
+//! device with deep queues delivers more with many reads in flight, which this profile does
+//! not yet measure.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -114,18 +118,30 @@ impl AffineCost {
         self.latency_us + bytes as f64 / self.bandwidth_mb_s
     }
 
-    /// The line through the mean latencies at the smallest and the largest read size of
-    /// `points` (all of one pattern). `None` with fewer than two distinct sizes.
+    /// Fits `mean_us = latency_us + read_size / bandwidth` to `points` (all of one pattern)
+    /// by least squares on relative errors (weights 1/mean²), so small and large reads count
+    /// alike although their times differ a thousandfold. `None` with fewer than two distinct
+    /// read sizes or when time does not grow with size.
     fn fit(points: &[&Measurement]) -> Option<AffineCost> {
-        let small = points.iter().min_by_key(|m| m.read_size)?;
-        let large = points.iter().max_by_key(|m| m.read_size)?;
-        if large.read_size == small.read_size {
+        let (mut sw, mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+        for m in points {
+            let w = 1.0 / (m.mean_us * m.mean_us).max(f64::MIN_POSITIVE);
+            let (x, y) = (m.read_size as f64, m.mean_us);
+            sw += w;
+            sx += w * x;
+            sy += w * y;
+            sxx += w * x * x;
+            sxy += w * x * y;
+        }
+        let det = sw * sxx - sx * sx;
+        if points.len() < 2 || det <= 0.0 {
             return None;
         }
-        let us_per_byte = ((large.mean_us - small.mean_us)
-            / (large.read_size - small.read_size) as f64)
-            .max(1e-9);
-        let latency_us = (small.mean_us - small.read_size as f64 * us_per_byte).max(0.0);
+        let us_per_byte = (sw * sxy - sx * sy) / det;
+        if !(us_per_byte > 0.0 && us_per_byte.is_finite()) {
+            return None;
+        }
+        let latency_us = ((sy - us_per_byte * sx) / sw).max(0.0);
         Some(AffineCost {
             latency_us,
             bandwidth_mb_s: 1.0 / us_per_byte,
@@ -181,13 +197,17 @@ impl StorageProfile {
         })
     }
 
+    /// The profile as pretty-printed JSON, newline-terminated.
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut json = serde_json::to_vec_pretty(self).unwrap_or_default();
+        json.push(b'\n');
+        json
+    }
+
     /// Saves the profile as JSON at `path` (atomically).
     pub fn save(&self, path: &Path) -> Result<()> {
-        let json = serde_json::to_vec_pretty(self)
-            .map_err(|e| Error::io(path, "encode the profile", e.into()))?;
         let mut out = AtomicFile::create(path)?;
-        out.write_all(&json)?;
-        out.write_all(b"\n")?;
+        out.write_all(&self.to_json())?;
         out.finish()
     }
 
@@ -240,6 +260,15 @@ pub fn run_disk_bench(
             format!("{bad} bytes is not a multiple of 4096 no larger than the scratch file"),
         ));
     }
+    let mut distinct = opts.read_sizes.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() < 2 {
+        return Err(Error::param(
+            "read sizes",
+            "the profile needs at least two different read sizes to tell latency from bandwidth",
+        ));
+    }
     if !opts.dir.is_dir() {
         return Err(Error::io(
             &opts.dir,
@@ -254,6 +283,7 @@ pub fn run_disk_bench(
         .tempfile_in(&opts.dir)
         .map_err(|e| Error::io(&opts.dir, "create a scratch file in", e))?;
     let path = scratch.path().to_path_buf();
+    let pending = super::atomic::PendingGuard::new(&path);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(opts.seed);
     let mut chunk = vec![0u8; CHUNK as usize];
     {
@@ -278,6 +308,10 @@ pub fn run_disk_bench(
             },
             _ => Error::io(&path, "open", e),
         })?;
+    // The scratch file is needed by handle only from here on: remove its name now, so not
+    // even a killed process leaves it behind.
+    drop(scratch);
+    drop(pending);
     let max_size = *opts.read_sizes.iter().max().unwrap_or(&(BLOCK_SIZE as u64));
     let mut raw = vec![0u8; max_size as usize + BLOCK_SIZE];
     let start = raw.as_ptr().align_offset(BLOCK_SIZE);

@@ -171,11 +171,7 @@ pub struct Table {
 impl Table {
     /// Opens and checks the table at `path`.
     pub fn open(path: &Path) -> Result<Table> {
-        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| Error::io(path, "read the metadata of", e))?
-            .len();
+        let (file, len) = super::file::open_regular(path)?;
         let head_len = len.min(BLOCK_SIZE as u64) as usize;
         let mut head = vec![0u8; head_len];
         file.read_exact_at(&mut head, 0)
@@ -193,7 +189,21 @@ impl Table {
                 },
             ));
         }
-        let mut sums = vec![0u8; (layout.checksum_blocks as usize) * BLOCK_SIZE];
+        // The length was checked, so this is at most 1/1024 of the file; a sparse file can
+        // still make that large, hence the fallible allocation.
+        let sums_len = (layout.checksum_blocks as usize) * BLOCK_SIZE;
+        let mut sums = Vec::new();
+        sums.try_reserve_exact(sums_len).map_err(|_| {
+            Error::io(
+                path,
+                "load the checksums of",
+                std::io::Error::new(
+                    std::io::ErrorKind::OutOfMemory,
+                    format!("{sums_len} bytes cannot be allocated"),
+                ),
+            )
+        })?;
+        sums.resize(sums_len, 0);
         file.read_exact_at(&mut sums, layout.checksum_offset())
             .map_err(|e| Error::io(path, "read the checksums of", e))?;
         let checksums =
