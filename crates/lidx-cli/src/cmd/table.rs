@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use lidx::data::KeyFile;
-use lidx::storage::format::CURRENT_VERSION;
 use lidx::storage::table::build_from_keys;
 use lidx::storage::{BLOCK_SIZE, TUPLE_SIZE, TUPLES_PER_BLOCK, Table, ValueSource, paper1};
 
@@ -184,7 +183,7 @@ fn info(path: &Path) -> anyhow::Result<()> {
     let l = t.layout();
     let rows = [
         ("file", path.display().to_string()),
-        ("format", format!("lidx table, version {CURRENT_VERSION}")),
+        ("format", format!("lidx table, version {}", h.version)),
         ("tuples", h.count.to_string()),
         ("order", sortedness(h.sorted, h.distinct).to_string()),
         (

@@ -5,6 +5,8 @@
 //! `storage::file`, which alone opens and maps) and hands out its keys as a `&[u64]`
 //! without copying.
 
+#![deny(clippy::indexing_slicing)]
+
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -43,7 +45,8 @@ pub fn parse_keys(bytes: &[u8]) -> Result<Cow<'_, [u64]>, FormatError> {
         Ok(keys) => Cow::Borrowed(keys),
         Err(_) => Cow::Owned(
             body.chunks_exact(8)
-                .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                .filter_map(|c| c.first_chunk::<8>())
+                .map(|c| u64::from_le_bytes(*c))
                 .collect(),
         ),
     })
@@ -87,7 +90,7 @@ impl KeyFile {
     pub fn keys(&self) -> &[u64] {
         // A map starts on a page boundary, so the keys at offset 8 are aligned, and `open`
         // checked the length: the cast cannot fail.
-        bytemuck::cast_slice(&self.map[COUNT_LEN..])
+        bytemuck::cast_slice(self.map.get(COUNT_LEN..).unwrap_or_default())
     }
 
     /// Number of keys.

@@ -29,6 +29,8 @@
 //! | 48     | 4044 | zero                                            |
 //! | 4092   | 4    | CRC32C of bytes 0..4092                         |
 
+#![deny(clippy::indexing_slicing)]
+
 use bytemuck::{Pod, Zeroable};
 
 use crate::FormatError;
@@ -135,13 +137,13 @@ impl TableHeader {
     pub fn decode(bytes: &[u8]) -> Result<TableHeader, FormatError> {
         // The magic first, so a short file of another kind is named as such, not as truncated.
         let head = bytes.get(..MAGIC.len()).unwrap_or(bytes);
-        if head != &MAGIC[..head.len()] {
+        if MAGIC.get(..head.len()) != Some(head) {
             return Err(FormatError::BadMagic {
                 expected: "lidx table file",
                 found: head.to_vec(),
             });
         }
-        let Some(b) = bytes.get(..BLOCK_SIZE) else {
+        let Some(b) = bytes.first_chunk::<BLOCK_SIZE>() else {
             return Err(FormatError::Truncated {
                 what: "a table header",
                 expected: BLOCK_SIZE as u64,
@@ -298,16 +300,18 @@ fn check_field(
     }
 }
 
-fn read_u32(b: &[u8], off: usize) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[off..off + 4]);
-    u32::from_le_bytes(a)
+/// The little-endian `u32` at `off` (a field offset, inside the block by construction).
+fn read_u32(b: &[u8; BLOCK_SIZE], off: usize) -> u32 {
+    b.get(off..)
+        .and_then(|s| s.first_chunk::<4>())
+        .map_or(0, |a| u32::from_le_bytes(*a))
 }
 
-fn read_u64(b: &[u8], off: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[off..off + 8]);
-    u64::from_le_bytes(a)
+/// The little-endian `u64` at `off` (a field offset, inside the block by construction).
+fn read_u64(b: &[u8; BLOCK_SIZE], off: usize) -> u64 {
+    b.get(off..)
+        .and_then(|s| s.first_chunk::<8>())
+        .map_or(0, |a| u64::from_le_bytes(*a))
 }
 
 /// CRC32C of one data block.
@@ -326,11 +330,16 @@ pub fn decode_checksums(bytes: &[u8], data_blocks: u64) -> Result<Vec<u32>, Form
         });
     };
     Ok(b.chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .filter_map(|c| c.first_chunk::<4>())
+        .map(|c| u32::from_le_bytes(*c))
         .collect())
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use super::*;
 

@@ -21,17 +21,38 @@ pub const HEADER_LEN: usize = 16;
 
 /// Decodes paper 1's 16-byte header and returns the tuple count, after checking the key
 /// and value sizes and that a file of `file_len` bytes holds exactly that many tuples.
+#[deny(clippy::indexing_slicing)]
 pub fn decode_header(bytes: &[u8], file_len: u64) -> Result<u64, FormatError> {
-    let Some(h) = bytes.get(..HEADER_LEN) else {
+    let Some(
+        &[
+            c0,
+            c1,
+            c2,
+            c3,
+            c4,
+            c5,
+            c6,
+            c7,
+            k0,
+            k1,
+            k2,
+            k3,
+            v0,
+            v1,
+            v2,
+            v3,
+        ],
+    ) = bytes.first_chunk::<HEADER_LEN>()
+    else {
         return Err(FormatError::Truncated {
             what: "paper 1's 16-byte header",
             expected: HEADER_LEN as u64,
             actual: bytes.len() as u64,
         });
     };
-    let count = u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]);
-    let key_size = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
-    let value_size = u32::from_le_bytes([h[12], h[13], h[14], h[15]]);
+    let count = u64::from_le_bytes([c0, c1, c2, c3, c4, c5, c6, c7]);
+    let key_size = u32::from_le_bytes([k0, k1, k2, k3]);
+    let value_size = u32::from_le_bytes([v0, v1, v2, v3]);
     for (field, size) in [("key size", key_size), ("value size", value_size)] {
         if size != 8 {
             return Err(FormatError::BadField {
