@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use lidx::data::{KeyFile, write_keys};
 use lidx::storage::table::key_hash;
-use lidx::storage::{Table, TableWriter, Tuple};
+use lidx::storage::{Table, TableWriter, Tuple, paper1};
 
 fn golden(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -87,4 +87,27 @@ fn bless() {
     }
     w.finish().unwrap();
     write_keys(&golden("small.keys"), &small_keys()).unwrap();
+    let table = Table::open(&golden("v1-small.tbl")).unwrap();
+    paper1::export(&table, &golden("small.paper1"), |_| {}).unwrap();
+}
+
+#[test]
+fn paper1_file_imports_to_the_golden_table_and_exports_byte_for_byte() {
+    bless();
+    let bytes = std::fs::read(golden("small.paper1")).unwrap();
+    assert_eq!(bytes.len(), 16 + 16 * 300);
+    assert_eq!(
+        &bytes[..16],
+        &[44, 1, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 8, 0, 0, 0]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let imported = dir.path().join("imported.tbl");
+    paper1::import(&golden("small.paper1"), &imported, |_| {}).unwrap();
+    assert_eq!(
+        std::fs::read(&imported).unwrap(),
+        std::fs::read(golden("v1-small.tbl")).unwrap()
+    );
+    let exported = dir.path().join("exported.paper1");
+    paper1::export(&Table::open(&imported).unwrap(), &exported, |_| {}).unwrap();
+    assert_eq!(std::fs::read(&exported).unwrap(), bytes);
 }
