@@ -8,6 +8,34 @@
 //!   produces a storage profile.
 //!
 //! Later modules (indexes, joins, partitioning, key-value paths) build on these two.
+//!
+//! # Example
+//!
+//! Generate a key set, store it as a table, and read the blocks under a window of
+//! positions, counting the I/O:
+//!
+//! ```
+//! use lidx::data::{generate, Distribution, GenParams};
+//! use lidx::storage::table::build_from_keys;
+//! use lidx::storage::{BlockReader, IoStats, ReadMode, Table, ValueSource};
+//!
+//! # fn main() -> lidx::Result<()> {
+//! let dir = tempfile::tempdir().expect("a temporary directory");
+//! let path = dir.path().join("lognormal.tbl");
+//! let keys = generate(&GenParams::new(Distribution::Lognormal, 10_000, 42))?;
+//! build_from_keys(&keys, ValueSource::RowId, &path, |_| {})?;
+//!
+//! let table = Table::open(&path)?;
+//! assert!(table.header().sorted);
+//! let mut reader = BlockReader::new(&table, ReadMode::Buffered)?;
+//! // Positions 1000..1300 lie in blocks 3, 4 and 5 (256 tuples per block).
+//! let run = reader.read_window(1000, 1300)?;
+//! let lower_bound = run.first_position + run.tuples.partition_point(|t| t.key < keys[1100]) as u64;
+//! assert_eq!(lower_bound, 1100);
+//! assert_eq!(reader.stats(), IoStats { blocks: 3, bytes: 3 * 4096, reads: 1 });
+//! # Ok(())
+//! # }
+//! ```
 //! `docs/FORMAT.md` in the repository gives every file format byte by byte.
 
 #[cfg(not(target_endian = "little"))]
