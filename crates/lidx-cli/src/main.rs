@@ -20,9 +20,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Learned indexes on data that lives on disk: key sets, tables, block I/O and experiments.
+/// Learned indexes on data that lives on disk: key sets, table files and block reads that
+/// count their I/O. Start with `lidx demo`.
 #[derive(Parser)]
-#[command(name = "lidx", version, about, long_about = None, propagate_version = true)]
+#[command(name = "lidx", version, propagate_version = true)]
 struct Cli {
     /// No progress bars.
     #[arg(long, short, global = true)]
