@@ -45,6 +45,7 @@ compile_error!(
 
 pub mod data;
 pub mod error;
+pub mod pla;
 pub mod storage;
 
 pub use error::{Error, FormatError, Result};
