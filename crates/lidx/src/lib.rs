@@ -6,6 +6,9 @@
 //! - [`storage`]: the `.tbl` table format, atomic writers, block reads (buffered or
 //!   `O_DIRECT`) that count their I/O, page-cache control and the disk benchmark that
 //!   produces a storage profile.
+//! - [`pla`]: the optimal piecewise-linear approximation (PGM, hardness, partitioning).
+//! - [`index`]: one [`Index`](index::Index) trait and its kinds (PGM, sampled PGM,
+//!   B+tree, binary search), with one window convention and index files.
 //!
 //! Later modules (indexes, joins, partitioning, key-value paths) build on these two.
 //!
@@ -45,6 +48,7 @@ compile_error!(
 
 pub mod data;
 pub mod error;
+pub mod index;
 pub mod pla;
 pub mod storage;
 

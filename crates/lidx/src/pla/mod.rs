@@ -2,7 +2,8 @@
 //! used by paper 1's PGM and sampled PGM, paper 3's hardness metric, and learned
 //! partitioning).
 //!
-//! Given points `(x, y)` with strictly increasing `x`, [`PlaBuilder`] cuts them into the
+//! Given points `(x, y)` with strictly increasing `x` and non-decreasing `y` (a CDF: keys
+//! and their ranks), [`PlaBuilder`] cuts them into the
 //! fewest segments such that, in each segment, one line passes within `epsilon` of every
 //! point's `y`. It is the streaming convex-hull method of O'Rourke (1981) that the
 //! PGM-index uses: each segment is extended while a feasible line exists, which, for
@@ -129,7 +130,8 @@ impl PlaBuilder {
         })
     }
 
-    /// Adds the point `(x, y)`; `x` must exceed the previous point's and `y <= MAX_Y`.
+    /// Adds the point `(x, y)`; `x` must exceed the previous point's, `y` must be at least
+    /// the previous point's, and `y <= MAX_Y`.
     /// Returns the finished segment when this point does not fit the current one (the
     /// point then starts the next segment).
     pub fn push(&mut self, x: u64, y: u64) -> Option<Segment> {
@@ -169,8 +171,14 @@ impl PlaBuilder {
     fn bounds(&self, dx: i128, y: u64) -> (P, P) {
         let y = i128::from(y);
         (
-            P { x: dx, y: y + self.epsilon },
-            P { x: dx, y: y - self.epsilon },
+            P {
+                x: dx,
+                y: y + self.epsilon,
+            },
+            P {
+                x: dx,
+                y: y - self.epsilon,
+            },
         )
     }
 
@@ -211,7 +219,9 @@ impl PlaBuilder {
             self.rect[3] = hi;
             self.lower_start = best;
             let mut end = self.upper.len();
-            while end >= self.upper_start + 2 && cross(self.upper[end - 2], self.upper[end - 1], hi) <= 0 {
+            while end >= self.upper_start + 2
+                && cross(self.upper[end - 2], self.upper[end - 1], hi) <= 0
+            {
                 end -= 1;
             }
             self.upper.truncate(end);
@@ -234,7 +244,9 @@ impl PlaBuilder {
             self.rect[2] = lo;
             self.upper_start = best;
             let mut end = self.lower.len();
-            while end >= self.lower_start + 2 && cross(self.lower[end - 2], self.lower[end - 1], lo) >= 0 {
+            while end >= self.lower_start + 2
+                && cross(self.lower[end - 2], self.lower[end - 1], lo) >= 0
+            {
                 end -= 1;
             }
             self.lower.truncate(end);
@@ -286,19 +298,30 @@ impl PlaBuilder {
     }
 }
 
-/// The segments of `points` (strictly increasing `x`, each `y <= MAX_Y`) at `epsilon`.
-pub fn segments(points: impl IntoIterator<Item = (u64, u64)>, epsilon: u64) -> Result<Vec<Segment>> {
+/// The segments of `points` (strictly increasing `x`, non-decreasing `y <= MAX_Y`) at
+/// `epsilon`.
+pub fn segments(
+    points: impl IntoIterator<Item = (u64, u64)>,
+    epsilon: u64,
+) -> Result<Vec<Segment>> {
     let mut pla = PlaBuilder::new(epsilon)?;
     let mut out = Vec::new();
-    let mut last: Option<u64> = None;
+    let mut last: Option<(u64, u64)> = None;
     for (x, y) in points {
-        if last.is_some_and(|l| x <= l) {
-            return Err(Error::param("points", format!("x must increase strictly, but {x} follows {}", last.unwrap_or(0))));
+        if let Some((lx, ly)) = last {
+            if x <= lx || y < ly {
+                return Err(Error::param(
+                    "points",
+                    format!(
+                        "({x}, {y}) follows ({lx}, {ly}): x must increase and y must not decrease"
+                    ),
+                ));
+            }
         }
         if y > MAX_Y {
             return Err(Error::param("points", format!("y = {y} is above 2^60")));
         }
-        last = Some(x);
+        last = Some((x, y));
         out.extend(pla.push(x, y));
     }
     out.extend(pla.finish());
@@ -318,7 +341,10 @@ pub fn distinct_key_points(keys: &[u64]) -> impl Iterator<Item = (u64, u64)> + '
 /// (points `(key, rank)` of the distinct keys). More segments: harder to learn.
 pub fn segment_count(keys: &[u64], epsilon: u64) -> Result<u64> {
     if keys.windows(2).any(|w| w[0] > w[1]) {
-        return Err(Error::param("keys", "the hardness metric needs sorted keys"));
+        return Err(Error::param(
+            "keys",
+            "the hardness metric needs sorted keys",
+        ));
     }
     if keys.len() as u64 > MAX_Y {
         return Err(Error::param("keys", "more than 2^60 keys"));

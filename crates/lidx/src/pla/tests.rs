@@ -12,7 +12,10 @@ fn feasible(points: &[(u64, u64)], eps: u64) -> bool {
         return true;
     }
     let x0 = points[0].0;
-    let pts: Vec<(i128, i128)> = points.iter().map(|&(x, y)| (i128::from(x - x0), i128::from(y))).collect();
+    let pts: Vec<(i128, i128)> = points
+        .iter()
+        .map(|&(x, y)| (i128::from(x - x0), i128::from(y)))
+        .collect();
     let e = i128::from(eps);
     for a in 0..pts.len() {
         for b in a + 1..pts.len() {
@@ -53,7 +56,11 @@ fn brute_minimum(points: &[(u64, u64)], eps: u64) -> usize {
 fn point_set() -> impl Strategy<Value = Vec<(u64, u64)>> {
     (
         prop::collection::vec((1u64..1000, 0u64..6), 1..22),
-        prop_oneof![Just(0u64), Just(u64::MAX - 30_000), any::<u64>().prop_map(|b| b / 2)],
+        prop_oneof![
+            Just(0u64),
+            Just(u64::MAX - 30_000),
+            any::<u64>().prop_map(|b| b / 2)
+        ],
         any::<bool>(),
     )
         .prop_map(|(steps, base, huge_gaps)| {
@@ -61,7 +68,11 @@ fn point_set() -> impl Strategy<Value = Vec<(u64, u64)>> {
             let mut y = 0u64;
             let mut out = Vec::new();
             for (i, (dx, dy)) in steps.into_iter().enumerate() {
-                let gap = if huge_gaps && i % 5 == 4 { dx << 40 } else { dx };
+                let gap = if huge_gaps && i % 5 == 4 {
+                    dx << 40
+                } else {
+                    dx
+                };
                 if i > 0 {
                     match x.checked_add(gap) {
                         Some(nx) => x = nx,
@@ -107,7 +118,12 @@ proptest! {
 #[test]
 fn keys_at_the_top_of_u64_are_told_apart() {
     // A step at the very top of the key space: an f64 cannot tell these keys apart.
-    let points = [(u64::MAX - 3, 0), (u64::MAX - 2, 0), (u64::MAX - 1, 100), (u64::MAX, 100)];
+    let points = [
+        (u64::MAX - 3, 0),
+        (u64::MAX - 2, 0),
+        (u64::MAX - 1, 100),
+        (u64::MAX, 100),
+    ];
     let segs = segments(points, 1).unwrap();
     assert_eq!(segs.len(), 2);
     assert_eq!(segs[1].first_x, u64::MAX - 1);
@@ -119,8 +135,14 @@ fn hardness_counts_segments_of_distinct_keys() {
     assert_eq!(segment_count(&line, 0).unwrap(), 1);
     let mut dups = line.clone();
     dups.extend(std::iter::repeat_n(70_000, 500));
-    assert_eq!(segment_count(&dups, 32).unwrap(), 1, "a duplicate run is one point");
-    let steps: Vec<u64> = (0..1000u64).map(|i| if i < 500 { i } else { i + 1_000_000 }).collect();
+    assert_eq!(
+        segment_count(&dups, 32).unwrap(),
+        1,
+        "a duplicate run is one point"
+    );
+    let steps: Vec<u64> = (0..1000u64)
+        .map(|i| if i < 500 { i } else { i + 1_000_000 })
+        .collect();
     assert_eq!(segment_count(&steps, 4).unwrap(), 2);
     assert_eq!(segment_count(&[], 4).unwrap(), 0);
     assert!(segment_count(&[3, 1], 4).is_err());
@@ -132,6 +154,18 @@ fn the_brute_force_reference_itself_is_right() {
     assert!(!feasible(&[(0, 0), (1, 10), (2, 0)], 1));
     assert!(feasible(&[(0, 0), (1, 10), (2, 0)], 5));
     assert_eq!(brute_minimum(&[(0, 0), (1, 10), (2, 0)], 1), 2);
-    assert_eq!(brute_minimum(&[(0, 0), (1, 10), (2, 20), (3, 0), (4, 0)], 0), 2);
-    assert_eq!(segments([(0, 0), (1, 10), (2, 20), (3, 0), (4, 0)], 0).unwrap().len(), 2);
+    assert_eq!(
+        brute_minimum(&[(0, 0), (1, 10), (2, 20), (3, 20), (4, 20)], 0),
+        2
+    );
+    assert_eq!(
+        segments([(0, 0), (1, 10), (2, 20), (3, 20), (4, 20)], 0)
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        segments([(0, 5), (1, 4)], 3).is_err(),
+        "y must not decrease"
+    );
 }

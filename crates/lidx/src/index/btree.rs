@@ -1,0 +1,222 @@
+//! A B+tree bulk-loaded over every k-th key with 4 KiB nodes (paper 1, section 5.2: built
+//! on the first key of each 256-tuple block, so each leaf entry names one block and the
+//! window is exactly that block).
+//!
+//! Bulk loading a static tree makes child pointers implicit: level 0 holds the separators
+//! `keys[b k]`, each level above holds the first key of each 4 KiB node (512 keys) of the
+//! level below, up to a single root node. Search descends from the root choosing, in each
+//! node, the last key `< key`; at the bottom that is separator `b`, and the lower bound lies
+//! in `b k ..= min((b + 1) k, n)`: the window `b k .. min((b + 1) k, n)`, width `k`, aligned
+//! to blocks when k = 256. Size counts whole 4 KiB nodes.
+
+use std::fmt;
+
+use super::codec::{Decoder, Encoder, invalid};
+use super::{Index, IndexKind, Window, check_sorted};
+use crate::{Error, FormatError, Result};
+
+/// Keys in one 4 KiB node.
+pub const NODE_KEYS: usize = 512;
+
+/// Parameters of the B+tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BTreeParams {
+    /// Index every k-th key (at least 1); 256 makes each window one 4 KiB block of tuples.
+    pub every: u64,
+}
+
+impl Default for BTreeParams {
+    fn default() -> Self {
+        Self { every: 256 }
+    }
+}
+
+impl fmt::Display for BTreeParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "every={}", self.every)
+    }
+}
+
+/// A static B+tree over every k-th key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BTree {
+    every: u64,
+    n: u64,
+    /// `levels[0]` = separators; each level padded with `u64::MAX` to whole nodes.
+    levels: Vec<Vec<u64>>,
+    /// Unpadded length of each level.
+    lens: Vec<usize>,
+}
+
+fn padded(mut keys: Vec<u64>) -> (Vec<u64>, usize) {
+    let len = keys.len();
+    keys.resize(len.div_ceil(NODE_KEYS) * NODE_KEYS, u64::MAX);
+    (keys, len)
+}
+
+impl BTree {
+    /// Number of levels, the separators included.
+    pub fn height(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// The separator `b` for `key` (`key > keys[0]`): the last separator `< key`.
+    fn separator(&self, key: u64) -> usize {
+        let Some(top) = self.levels.last() else {
+            return 0;
+        };
+        let top_len = self.lens.last().copied().unwrap_or(0);
+        let mut c = top
+            .get(..top_len)
+            .unwrap_or_default()
+            .partition_point(|&k| k < key)
+            .saturating_sub(1);
+        for l in (0..self.levels.len() - 1).rev() {
+            let start = c * NODE_KEYS;
+            let node = self.levels[l]
+                .get(start..start + NODE_KEYS)
+                .unwrap_or_default();
+            c = start + node.partition_point(|&k| k < key).saturating_sub(1);
+        }
+        c
+    }
+}
+
+impl Index for BTree {
+    type Params = BTreeParams;
+    const KIND: IndexKind = IndexKind::BTree;
+
+    fn build(keys: &[u64], params: &BTreeParams) -> Result<BTree> {
+        check_sorted(keys)?;
+        if params.every == 0 {
+            return Err(Error::param("sampling step", "must be at least 1"));
+        }
+        let separators = crate::data::sample::every_kth(
+            keys,
+            usize::try_from(params.every).unwrap_or(usize::MAX),
+        )?;
+        let mut levels = Vec::new();
+        let mut lens = Vec::new();
+        if !separators.is_empty() {
+            let (level, len) = padded(separators);
+            levels.push(level);
+            lens.push(len);
+            while lens.last().is_some_and(|&l| l > NODE_KEYS) {
+                let below = &levels[levels.len() - 1];
+                let firsts: Vec<u64> = below.iter().step_by(NODE_KEYS).copied().collect();
+                let (level, len) = padded(firsts);
+                levels.push(level);
+                lens.push(len);
+            }
+        }
+        Ok(BTree {
+            every: params.every,
+            n: keys.len() as u64,
+            levels,
+            lens,
+        })
+    }
+
+    #[inline]
+    fn search(&self, key: u64) -> Window {
+        let first = self.levels.first().and_then(|l| l.first()).copied();
+        match first {
+            Some(min) if key > min => {
+                let b = self.separator(key) as u64;
+                Window {
+                    lo: (b * self.every).min(self.n),
+                    hi: ((b + 1).saturating_mul(self.every)).min(self.n),
+                }
+            }
+            _ => Window { lo: 0, hi: 0 },
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.n
+    }
+
+    fn size_in_bytes(&self) -> u64 {
+        24 + self
+            .levels
+            .iter()
+            .map(|l| 8 + 8 * l.len() as u64)
+            .sum::<u64>()
+    }
+
+    fn max_width(&self) -> u64 {
+        self.every.min(self.n)
+    }
+
+    fn params(&self) -> BTreeParams {
+        BTreeParams { every: self.every }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        let mut e = Encoder(out);
+        e.u64(self.every);
+        e.u64(self.n);
+        e.u64(self.levels.len() as u64);
+        for (level, &len) in self.levels.iter().zip(&self.lens) {
+            e.u64(len as u64);
+            for &k in level {
+                e.u64(k);
+            }
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Result<BTree, FormatError> {
+        let mut d = Decoder::new(bytes, "a B+tree");
+        let (every, n, height) = (d.u64()?, d.u64()?, d.u64()?);
+        if every == 0 {
+            return Err(invalid("sampling step", every, "at least 1"));
+        }
+        let mut levels: Vec<Vec<u64>> = Vec::new();
+        let mut lens = Vec::new();
+        for _ in 0..height.min(64) {
+            let len = d.count(8)?;
+            let padded_len = len.div_ceil(NODE_KEYS) * NODE_KEYS;
+            let mut level = Vec::with_capacity(padded_len);
+            for _ in 0..padded_len {
+                level.push(d.u64()?);
+            }
+            // Level 0 holds every k-th of n keys; each level above, the first of each node.
+            let want = match levels.last() {
+                None => n.div_ceil(every) as usize,
+                Some(_) => lens.last().map_or(0, |&l: &usize| l.div_ceil(NODE_KEYS)),
+            };
+            let live = level.get(..len).unwrap_or_default();
+            let sorted = live.windows(2).all(|w| w[0] <= w[1]);
+            let firsts_match = levels
+                .last()
+                .is_none_or(|below: &Vec<u64>| below.iter().step_by(NODE_KEYS).eq(live.iter()));
+            if len != want || len == 0 || !sorted || !firsts_match {
+                return Err(invalid(
+                    "B+tree level",
+                    len as u64,
+                    "sorted keys, one per node of the level below",
+                ));
+            }
+            levels.push(level);
+            lens.push(len);
+        }
+        let complete = match lens.last() {
+            None => n == 0 && height == 0,
+            Some(&top) => top <= NODE_KEYS && height == levels.len() as u64,
+        };
+        if !complete {
+            return Err(invalid(
+                "B+tree height",
+                height,
+                "levels up to a single root node",
+            ));
+        }
+        d.finish()?;
+        Ok(BTree {
+            every,
+            n,
+            levels,
+            lens,
+        })
+    }
+}

@@ -1,0 +1,191 @@
+//! Index files (`.idx`): a header that names the kind and the keys the index was built on,
+//! the kind's payload, and a CRC32C of everything before it.
+//!
+//! | offset | size | field                                                 |
+//! |-------:|-----:|-------------------------------------------------------|
+//! | 0      | 8    | magic `LIDXIDX\0`                                     |
+//! | 8      | 4    | format version (1)                                    |
+//! | 12     | 1    | kind tag ([`IndexKind`])                              |
+//! | 13     | 3    | reserved, zero                                        |
+//! | 16     | 8    | keys indexed, n                                       |
+//! | 24     | 8    | smallest key (0 when n = 0)                           |
+//! | 32     | 8    | largest key (0 when n = 0)                            |
+//! | 40     | 4    | CRC32C of the keys (little-endian `u64`s)             |
+//! | 44     | 4    | reserved, zero                                        |
+//! | 48     | 8    | payload length P                                      |
+//! | 56     | P    | payload (see each kind's `encode`)                    |
+//! | 56 + P | 4    | CRC32C of bytes `0 .. 56 + P`                          |
+//!
+//! The keys' facts let a join refuse an index built for another table before it reads a
+//! block (the public peers' serialized indexes carry no magic, version or checksum).
+
+use std::path::Path;
+
+use super::codec::{Decoder, Encoder};
+use super::{AnyIndex, IndexKind};
+use crate::storage::AtomicFile;
+use crate::{Error, FormatError, Result};
+
+/// The first eight bytes of every index file.
+pub const MAGIC: [u8; 8] = *b"LIDXIDX\0";
+/// Format version written; history: 1 = first version.
+pub const VERSION: u32 = 1;
+const HEADER_BYTES: usize = 56;
+
+/// What an index file says about the keys it was built on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeysFingerprint {
+    /// Number of keys.
+    pub n: u64,
+    /// Smallest key (0 when n = 0).
+    pub min_key: u64,
+    /// Largest key (0 when n = 0).
+    pub max_key: u64,
+    /// CRC32C of the keys as little-endian `u64`s.
+    pub crc32c: u32,
+}
+
+impl KeysFingerprint {
+    /// The fingerprint of `keys` (one pass, at memory speed).
+    pub fn of(keys: &[u64]) -> KeysFingerprint {
+        KeysFingerprint {
+            n: keys.len() as u64,
+            min_key: keys.first().copied().unwrap_or(0),
+            max_key: keys.last().copied().unwrap_or(0),
+            crc32c: crc32c::crc32c(bytemuck::cast_slice(keys)),
+        }
+    }
+}
+
+/// Encodes `index` built on keys with `fingerprint` as index-file bytes.
+pub fn encode(index: &AnyIndex, fingerprint: &KeysFingerprint) -> Vec<u8> {
+    let mut payload = Vec::new();
+    index.encode(&mut payload);
+    let mut out = Vec::with_capacity(HEADER_BYTES + payload.len() + 4);
+    let mut e = Encoder(&mut out);
+    for b in MAGIC {
+        e.u8(b);
+    }
+    e.u32(VERSION);
+    e.u8(index.kind() as u8);
+    for _ in 0..3 {
+        e.u8(0);
+    }
+    e.u64(fingerprint.n);
+    e.u64(fingerprint.min_key);
+    e.u64(fingerprint.max_key);
+    e.u32(fingerprint.crc32c);
+    e.u32(0);
+    e.u64(payload.len() as u64);
+    out.extend_from_slice(&payload);
+    let crc = crc32c::crc32c(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Decodes index-file bytes: magic, version, checksum, header, then the kind's payload.
+pub fn decode(bytes: &[u8]) -> Result<(AnyIndex, KeysFingerprint), FormatError> {
+    let head = bytes.get(..MAGIC.len()).unwrap_or(bytes);
+    if MAGIC.get(..head.len()) != Some(head) {
+        return Err(FormatError::BadMagic {
+            expected: "lidx index file",
+            found: head.to_vec(),
+        });
+    }
+    let Some((body, crc)) = bytes
+        .split_last_chunk::<4>()
+        .filter(|(b, _)| b.len() >= HEADER_BYTES)
+    else {
+        return Err(FormatError::Truncated {
+            what: "an index file header",
+            expected: HEADER_BYTES as u64 + 4,
+            actual: bytes.len() as u64,
+        });
+    };
+    let mut d = Decoder::new(body, "an index file header");
+    for _ in 0..MAGIC.len() {
+        d.u8()?;
+    }
+    let version = d.u32()?;
+    if version != VERSION {
+        return Err(FormatError::UnsupportedVersion {
+            found: version,
+            oldest: VERSION,
+            newest: VERSION,
+        });
+    }
+    let stored = u32::from_le_bytes(*crc);
+    let computed = crc32c::crc32c(body);
+    if stored != computed {
+        return Err(FormatError::HeaderChecksum {
+            expected: stored,
+            got: computed,
+        });
+    }
+    let tag = d.u8()?;
+    let kind = IndexKind::from_tag(tag).ok_or(FormatError::BadField {
+        field: "index kind",
+        value: tag.into(),
+        expected: "a kind this build knows (pgm, sampled-pgm, btree, binary)",
+    })?;
+    let reserved = [d.u8()?, d.u8()?, d.u8()?];
+    let fingerprint = KeysFingerprint {
+        n: d.u64()?,
+        min_key: d.u64()?,
+        max_key: d.u64()?,
+        crc32c: d.u32()?,
+    };
+    let reserved2 = d.u32()?;
+    if reserved != [0; 3] || reserved2 != 0 {
+        return Err(FormatError::NonZeroPadding {
+            what: "the index file header",
+        });
+    }
+    let payload_len = d.u64()?;
+    let payload = body.get(HEADER_BYTES..).unwrap_or_default();
+    if payload_len != payload.len() as u64 {
+        return Err(FormatError::CountMismatch {
+            count: payload_len,
+            unit: "payload bytes",
+            expected: HEADER_BYTES as u64 + payload_len + 4,
+            actual: bytes.len() as u64,
+        });
+    }
+    let index = AnyIndex::decode(kind, payload)?;
+    if index.len() != fingerprint.n {
+        return Err(FormatError::HeaderDisagrees {
+            field: "key count",
+            header: fingerprint.n,
+            data: index.len(),
+        });
+    }
+    Ok((index, fingerprint))
+}
+
+/// Saves `index` (built on keys with `fingerprint`) at `path`, atomically.
+pub fn save(path: &Path, index: &AnyIndex, fingerprint: &KeysFingerprint) -> Result<()> {
+    let mut out = AtomicFile::create(path)?;
+    out.write_all(&encode(index, fingerprint))?;
+    out.finish()
+}
+
+/// Loads the index file at `path`.
+pub fn load(path: &Path) -> Result<(AnyIndex, KeysFingerprint)> {
+    let (file, len) = crate::storage::file::open_regular(path)?;
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(len as usize).map_err(|_| {
+        Error::io(
+            path,
+            "load",
+            std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                format!("{len} bytes cannot be allocated"),
+            ),
+        )
+    })?;
+    use std::io::Read;
+    (&file)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, "read", e))?;
+    decode(&bytes).map_err(|p| Error::format(path, p))
+}

@@ -1,0 +1,287 @@
+//! One index contract, many kinds (paper 1, sections 2.2, 4.2 and 5.2).
+//!
+//! Every index answers [`Index::search`] with a [`Window`] of positions guaranteed to hold
+//! the key's lower bound; the last-mile search ([`lower_bound`]) finishes inside it. Joins
+//! take any index through this trait; [`AnyIndex`] (tagged by [`IndexKind`]) serves the
+//! command line and [`load`](file::load).
+//!
+//! # The window convention
+//!
+//! For sorted keys `keys[0..n]` and a query `key`, let `lb = lower_bound(key)`, the first
+//! position `p` with `keys[p] >= key` (`n` when there is none; the first of a run of equal
+//! keys). Every index returns `Window { lo, hi }` with `lo <= lb <= hi <= n`. Only positions
+//! `lo..hi` (half-open) need to be read: if none of them holds a key `>= key`, the answer
+//! is `hi`. The width is `hi - lo`; each kind states the most it returns
+//! ([`Index::max_width`]), and how its parameters set it:
+//!
+//! | kind          | parameters        | width at most                          | 256-position setting |
+//! |---------------|-------------------|----------------------------------------|----------------------|
+//! | `btree`       | every k-th key    | `k`, block-aligned                     | k = 256 (one block)  |
+//! | `pgm`         | ε                 | `2ε + 1 + 2s`                          | ε = 127              |
+//! | `sampled-pgm` | every k-th key, ε′| `k (2ε′ + 2 + 2s) - 1`                 | k = 64, ε′ = 1       |
+//! | `binary`      | none              | `n`                                    | none                 |
+//!
+//! `s` is the index's float slack: the whole positions by which rounding the model's lines
+//! to `f64` can miss, measured on every key at build time (0 in practice; see
+//! [`pgm`]). A ±ε model's windows are about 2ε wide, so ε = 256 is not the 256 setting.
+
+pub mod binary;
+pub mod btree;
+mod codec;
+pub mod file;
+pub mod pgm;
+pub mod sampled;
+
+use std::fmt;
+use std::str::FromStr;
+
+pub use binary::Binary;
+pub use btree::{BTree, BTreeParams};
+pub use pgm::{Pgm, PgmParams};
+pub use sampled::{Sampled, SampledParams};
+
+use crate::{Error, FormatError, Result};
+
+/// The positions `lo..hi` that hold a key's lower bound (`lo <= lower_bound <= hi <= n`);
+/// see the module documentation for the full contract.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Window {
+    /// First position that may hold the lower bound.
+    pub lo: u64,
+    /// One past the last position to read; also the answer when none of `lo..hi` holds a key
+    /// at least the query.
+    pub hi: u64,
+}
+
+impl Window {
+    /// `hi - lo`.
+    pub fn width(&self) -> u64 {
+        self.hi - self.lo
+    }
+}
+
+/// A learned or classic index over a sorted array of `u64` keys.
+///
+/// Built once from the keys (validated in `build`, so `search` never fails or allocates),
+/// queried many times, saved and loaded through [`file`].
+pub trait Index: Sized {
+    /// The kind's parameters.
+    type Params: Clone + fmt::Debug;
+
+    /// The kind tag stored in index files.
+    const KIND: IndexKind;
+
+    /// Builds the index over `keys`, which must be sorted (duplicates allowed).
+    fn build(keys: &[u64], params: &Self::Params) -> Result<Self>;
+
+    /// The window holding `key`'s lower bound.
+    fn search(&self, key: u64) -> Window;
+
+    /// Number of keys indexed (`n`).
+    fn len(&self) -> u64;
+
+    /// True when no keys are indexed.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes the index occupies in memory; equal to its encoded payload's length.
+    fn size_in_bytes(&self) -> u64;
+
+    /// The largest width [`search`](Self::search) returns.
+    fn max_width(&self) -> u64;
+
+    /// The parameters it was built with.
+    fn params(&self) -> Self::Params;
+
+    /// Appends the index's payload (little-endian, see `docs/FORMAT.md`) to `out`.
+    fn encode(&self, out: &mut Vec<u8>);
+
+    /// Decodes a payload written by [`encode`](Self::encode), checking every length and
+    /// invariant before trusting it.
+    fn decode(bytes: &[u8]) -> Result<Self, FormatError>;
+}
+
+/// The kinds of index, with their tag byte in index files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexKind {
+    /// PGM-index, flat or recursive.
+    Pgm = 1,
+    /// PGM-index over every k-th key.
+    SampledPgm = 2,
+    /// Bulk-loaded B+tree over every k-th key.
+    BTree = 5,
+    /// No model: binary search over the whole table.
+    Binary = 6,
+}
+
+impl IndexKind {
+    /// Every kind.
+    pub const ALL: [IndexKind; 4] = [
+        IndexKind::Pgm,
+        IndexKind::SampledPgm,
+        IndexKind::BTree,
+        IndexKind::Binary,
+    ];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexKind::Pgm => "pgm",
+            IndexKind::SampledPgm => "sampled-pgm",
+            IndexKind::BTree => "btree",
+            IndexKind::Binary => "binary",
+        }
+    }
+
+    /// The kind with tag byte `tag`.
+    pub fn from_tag(tag: u8) -> Option<IndexKind> {
+        IndexKind::ALL.into_iter().find(|k| *k as u8 == tag)
+    }
+}
+
+impl fmt::Display for IndexKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for IndexKind {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        IndexKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = IndexKind::ALL.iter().map(|k| k.name()).collect();
+                Error::param(
+                    "index kind",
+                    format!("'{s}' is not one of {}", names.join(", ")),
+                )
+            })
+    }
+}
+
+/// Any index, for the command line and for loading files of unknown kind. Hot loops should
+/// be generic over [`Index`] instead of matching per key.
+#[derive(Clone, Debug)]
+pub enum AnyIndex {
+    /// See [`Pgm`].
+    Pgm(Pgm),
+    /// See [`Sampled`].
+    SampledPgm(Sampled<Pgm>),
+    /// See [`BTree`].
+    BTree(BTree),
+    /// See [`Binary`].
+    Binary(Binary),
+}
+
+/// Calls `$body` with `$i` bound to the inner index, whatever its kind.
+macro_rules! with_index {
+    ($any:expr, $i:ident => $body:expr) => {
+        match $any {
+            AnyIndex::Pgm($i) => $body,
+            AnyIndex::SampledPgm($i) => $body,
+            AnyIndex::BTree($i) => $body,
+            AnyIndex::Binary($i) => $body,
+        }
+    };
+}
+
+impl AnyIndex {
+    /// The kind.
+    pub fn kind(&self) -> IndexKind {
+        match self {
+            AnyIndex::Pgm(_) => IndexKind::Pgm,
+            AnyIndex::SampledPgm(_) => IndexKind::SampledPgm,
+            AnyIndex::BTree(_) => IndexKind::BTree,
+            AnyIndex::Binary(_) => IndexKind::Binary,
+        }
+    }
+
+    /// See [`Index::search`].
+    pub fn search(&self, key: u64) -> Window {
+        with_index!(self, i => i.search(key))
+    }
+
+    /// See [`Index::len`].
+    pub fn len(&self) -> u64 {
+        with_index!(self, i => i.len())
+    }
+
+    /// See [`Index::is_empty`].
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// See [`Index::size_in_bytes`].
+    pub fn size_in_bytes(&self) -> u64 {
+        with_index!(self, i => i.size_in_bytes())
+    }
+
+    /// See [`Index::max_width`].
+    pub fn max_width(&self) -> u64 {
+        with_index!(self, i => i.max_width())
+    }
+
+    /// The parameters, as text (`eps=127 eps_rec=4 max_height=8`).
+    pub fn describe(&self) -> String {
+        match self {
+            AnyIndex::Pgm(i) => i.params().to_string(),
+            AnyIndex::SampledPgm(i) => i.params().to_string(),
+            AnyIndex::BTree(i) => i.params().to_string(),
+            AnyIndex::Binary(_) => String::new(),
+        }
+    }
+
+    /// See [`Index::encode`].
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        with_index!(self, i => i.encode(out))
+    }
+
+    /// Decodes a payload of `kind`.
+    pub fn decode(kind: IndexKind, bytes: &[u8]) -> Result<AnyIndex, FormatError> {
+        Ok(match kind {
+            IndexKind::Pgm => AnyIndex::Pgm(Pgm::decode(bytes)?),
+            IndexKind::SampledPgm => AnyIndex::SampledPgm(Sampled::decode(bytes)?),
+            IndexKind::BTree => AnyIndex::BTree(BTree::decode(bytes)?),
+            IndexKind::Binary => AnyIndex::Binary(Binary::decode(bytes)?),
+        })
+    }
+}
+
+/// Fails unless `keys` is sorted; every `build` calls it first.
+pub(crate) fn check_sorted(keys: &[u64]) -> Result<()> {
+    match crate::data::first_unsorted(keys) {
+        None => Ok(()),
+        Some(i) => Err(Error::param(
+            "keys",
+            format!(
+                "an index needs sorted keys, but position {i} holds {} after {}",
+                keys[i],
+                keys[i - 1]
+            ),
+        )),
+    }
+}
+
+/// The lower bound of `key` in `items` (ordered by `key_of`): the first position whose key
+/// is `>= key`, or `items.len()`. Branchless (paper 1, section 4.2: the comparison feeds a
+/// conditional move, not a jump), so its time depends on the length alone.
+#[inline]
+pub fn lower_bound<T>(items: &[T], key: u64, key_of: impl Fn(&T) -> u64) -> usize {
+    let mut len = items.len();
+    if len == 0 {
+        return 0;
+    }
+    let mut base = 0usize;
+    while len > 1 {
+        let half = len / 2;
+        // SAFETY-free indexing: base + half - 1 < base + len <= items.len().
+        let probe = items.get(base + half - 1).map_or(u64::MAX, &key_of);
+        base = if probe < key { base + half } else { base };
+        len -= half;
+    }
+    base + usize::from(items.get(base).is_some_and(|t| key_of(t) < key))
+}

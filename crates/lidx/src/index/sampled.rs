@@ -1,0 +1,142 @@
+//! Any index built over every k-th key (paper 1, section 4.2, "constructing learned
+//! indexes using sampling"): the inner index sees `n / k` keys, so it builds about k times
+//! faster and smaller, and its windows, found among the samples, map back to the full table.
+//! Paper 1 uses a PGM over every 128th key at ε′ = 2.
+//!
+//! If the inner window over the samples `s_j = keys[j k]` holds their lower bound `j`, then
+//! `keys[(j - 1) k] < key <= keys[j k]`, so the table's lower bound lies in
+//! `(j - 1) k + 1 ..= min(j k, n)`. A sample window `lo_s..hi_s` therefore maps to
+//! `(lo_s - 1) k + 1 ..= min(hi_s k, n)` (`0` when `lo_s = 0`): at most
+//! `k (width_s + 1) - 1` positions.
+
+use std::fmt;
+
+use super::codec::{Decoder, Encoder, invalid};
+use super::{Index, IndexKind, Pgm, PgmParams, Window, check_sorted};
+use crate::{Error, FormatError, Result};
+
+/// Parameters of a sampled index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampledParams<P> {
+    /// Keep every k-th key (at least 1).
+    pub every: u64,
+    /// Parameters of the index over the samples.
+    pub inner: P,
+}
+
+impl Default for SampledParams<PgmParams> {
+    /// k = 64, ε′ = 1, flat: windows of at most 255 positions, the 256-position setting.
+    fn default() -> Self {
+        Self {
+            every: 64,
+            inner: PgmParams {
+                epsilon: 1,
+                epsilon_rec: 4,
+                max_height: 1,
+            },
+        }
+    }
+}
+
+impl<P: fmt::Display> fmt::Display for SampledParams<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "every={} {}", self.every, self.inner)
+    }
+}
+
+/// An index over every k-th key of a sorted array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sampled<I> {
+    every: u64,
+    n: u64,
+    inner: I,
+}
+
+impl<I> Sampled<I> {
+    /// The index over the samples.
+    pub fn inner(&self) -> &I {
+        &self.inner
+    }
+}
+
+impl Index for Sampled<Pgm> {
+    type Params = SampledParams<PgmParams>;
+    const KIND: IndexKind = IndexKind::SampledPgm;
+
+    fn build(keys: &[u64], params: &Self::Params) -> Result<Self> {
+        check_sorted(keys)?;
+        if params.every == 0 {
+            return Err(Error::param("sampling step", "must be at least 1"));
+        }
+        let samples = crate::data::sample::every_kth(
+            keys,
+            usize::try_from(params.every).unwrap_or(usize::MAX),
+        )?;
+        Ok(Sampled {
+            every: params.every,
+            n: keys.len() as u64,
+            inner: Pgm::build(&samples, &params.inner)?,
+        })
+    }
+
+    #[inline]
+    fn search(&self, key: u64) -> Window {
+        let w = self.inner.search(key);
+        let k = self.every;
+        Window {
+            lo: match w.lo {
+                0 => 0,
+                lo => ((lo - 1).saturating_mul(k) + 1).min(self.n),
+            },
+            hi: w.hi.saturating_mul(k).min(self.n),
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.n
+    }
+
+    fn size_in_bytes(&self) -> u64 {
+        16 + self.inner.size_in_bytes()
+    }
+
+    fn max_width(&self) -> u64 {
+        (self.inner.max_width() + 1)
+            .saturating_mul(self.every)
+            .saturating_sub(1)
+            .min(self.n)
+    }
+
+    fn params(&self) -> Self::Params {
+        SampledParams {
+            every: self.every,
+            inner: self.inner.params(),
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        let mut e = Encoder(out);
+        e.u64(self.every);
+        e.u64(self.n);
+        self.inner.encode(out);
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, FormatError> {
+        let (head, rest) = bytes.split_at_checked(16).ok_or(FormatError::Truncated {
+            what: "a sampled index",
+            expected: 16,
+            actual: bytes.len() as u64,
+        })?;
+        let mut d = Decoder::new(head, "a sampled index");
+        let (every, n) = (d.u64()?, d.u64()?);
+        let inner = Pgm::decode(rest)?;
+        if every == 0 || n.div_ceil(every) != inner.len() {
+            return Err(invalid(
+                "sampling step",
+                every,
+                "at least 1, with n / every samples indexed",
+            ));
+        }
+        Ok(Sampled { every, n, inner })
+    }
+}

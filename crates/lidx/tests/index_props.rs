@@ -1,0 +1,261 @@
+//! Every index kind and setting against `partition_point` on adversarial key sets: the
+//! window holds the lower bound, never exceeds its stated width, and survives saving and
+//! loading.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a failed test"
+)]
+
+use lidx::index::file::{self, KeysFingerprint};
+use lidx::index::{
+    AnyIndex, BTree, BTreeParams, Binary, Index, Pgm, PgmParams, Sampled, SampledParams,
+    lower_bound,
+};
+use proptest::prelude::*;
+
+/// Every kind in several settings, the 256-position settings among them.
+fn all_indexes(keys: &[u64]) -> Vec<AnyIndex> {
+    let mut out = Vec::new();
+    for (epsilon, epsilon_rec, max_height) in
+        [(1, 1, 16), (4, 2, 2), (127, 4, 16), (127, 4, 1), (16, 1, 3)]
+    {
+        let p = PgmParams {
+            epsilon,
+            epsilon_rec,
+            max_height,
+        };
+        out.push(AnyIndex::Pgm(Pgm::build(keys, &p).unwrap()));
+    }
+    for (every, epsilon) in [(1, 1), (3, 2), (64, 1), (128, 2)] {
+        let p = SampledParams {
+            every,
+            inner: PgmParams {
+                epsilon,
+                epsilon_rec: 2,
+                max_height: 4,
+            },
+        };
+        out.push(AnyIndex::SampledPgm(Sampled::build(keys, &p).unwrap()));
+    }
+    for every in [1, 7, 256] {
+        out.push(AnyIndex::BTree(
+            BTree::build(keys, &BTreeParams { every }).unwrap(),
+        ));
+    }
+    out.push(AnyIndex::Binary(Binary::build(keys, &()).unwrap()));
+    out
+}
+
+/// Queries: every key and its neighbours, the edges of u64, and random values.
+fn queries(keys: &[u64], random: &[u64]) -> Vec<u64> {
+    let mut q: Vec<u64> = vec![0, 1, 2, u64::MAX - 1, u64::MAX];
+    for &k in keys {
+        q.extend([k.wrapping_sub(1), k, k.wrapping_add(1)]);
+    }
+    q.extend_from_slice(random);
+    q
+}
+
+fn check(index: &AnyIndex, keys: &[u64], qs: &[u64]) -> Result<(), TestCaseError> {
+    let n = keys.len() as u64;
+    prop_assert_eq!(index.len(), n);
+    for &q in qs {
+        let lb = keys.partition_point(|&k| k < q) as u64;
+        let w = index.search(q);
+        prop_assert!(
+            w.lo <= lb && lb <= w.hi && w.hi <= n,
+            "{:?} {}: key {q}: window {w:?}, lower bound {lb}, n {n}",
+            index.kind(),
+            index.describe()
+        );
+        prop_assert!(
+            w.width() <= index.max_width(),
+            "{:?} {}: width {} > stated {}",
+            index.kind(),
+            index.describe(),
+            w.width(),
+            index.max_width()
+        );
+        // The last-mile search inside the window finds it.
+        let inside = &keys[w.lo as usize..w.hi as usize];
+        prop_assert_eq!(w.lo + lower_bound(inside, q, |&k| k) as u64, lb);
+    }
+    Ok(())
+}
+
+/// Key sets built from pieces: dense runs, long duplicate runs (longer than any window),
+/// clusters near 0 and near u64::MAX, and huge gaps.
+fn key_set() -> impl Strategy<Value = Vec<u64>> {
+    let piece = prop_oneof![
+        (any::<u64>(), 1usize..400).prop_map(|(base, len)| (0..len as u64)
+            .map(|i| base.saturating_add(i))
+            .collect::<Vec<_>>()),
+        (any::<u64>(), 1usize..700).prop_map(|(k, len)| vec![k; len]),
+        (0u64..50, 1usize..50)
+            .prop_map(|(base, len)| (0..len as u64).map(|i| base + i * 3).collect()),
+        (1usize..50).prop_map(|len| (0..len as u64).map(|i| u64::MAX - i * 2).collect()),
+        prop::collection::vec(any::<u64>(), 0..200),
+        prop::collection::vec(
+            prop_oneof![Just(0u64), Just(u64::MAX), Just(u64::MAX - 1), Just(1)],
+            0..20
+        ),
+    ];
+    prop::collection::vec(piece, 0..5).prop_map(|pieces| {
+        let mut keys: Vec<u64> = pieces.concat();
+        keys.sort_unstable();
+        keys
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn every_index_window_holds_the_lower_bound(keys in key_set(), random in prop::collection::vec(any::<u64>(), 0..50)) {
+        let qs = queries(&keys, &random);
+        for index in all_indexes(&keys) {
+            check(&index, &keys, &qs)?;
+        }
+    }
+
+    #[test]
+    fn saved_indexes_load_to_the_same_answers(keys in key_set(), random in prop::collection::vec(any::<u64>(), 0..50)) {
+        let qs = queries(&keys, &random);
+        let fp = KeysFingerprint::of(&keys);
+        for index in all_indexes(&keys) {
+            let bytes = file::encode(&index, &fp);
+            let mut payload = Vec::new();
+            index.encode(&mut payload);
+            prop_assert_eq!(index.size_in_bytes(), payload.len() as u64, "{:?}", index.kind());
+            let (back, back_fp) = file::decode(&bytes).unwrap();
+            prop_assert_eq!(back_fp, fp);
+            prop_assert_eq!(back.kind(), index.kind());
+            for &q in &qs {
+                prop_assert_eq!(back.search(q), index.search(q));
+            }
+        }
+    }
+
+    #[test]
+    fn corrupted_index_files_are_refused(keys in key_set(), at in any::<prop::sample::Index>(), mask in 1..=255u8, cut in any::<prop::sample::Index>()) {
+        let fp = KeysFingerprint::of(&keys);
+        for index in all_indexes(&keys) {
+            let bytes = file::encode(&index, &fp);
+            let mut flipped = bytes.clone();
+            let i = at.index(flipped.len());
+            flipped[i] ^= mask;
+            prop_assert!(file::decode(&flipped).is_err(), "{:?}: flip at {i} accepted", index.kind());
+            let short = &bytes[..cut.index(bytes.len())];
+            prop_assert!(file::decode(short).is_err(), "{:?}: truncation accepted", index.kind());
+        }
+    }
+}
+
+#[test]
+fn tiny_and_degenerate_key_sets() {
+    let sets: Vec<Vec<u64>> = vec![
+        vec![],
+        vec![0],
+        vec![u64::MAX],
+        vec![0, u64::MAX],
+        vec![5; 1000],
+        vec![u64::MAX; 300],
+        (0..1000).collect(),
+        [vec![0; 600], vec![u64::MAX; 600]].concat(),
+    ];
+    for keys in sets {
+        let qs = queries(&keys, &[3, 1 << 63]);
+        for index in all_indexes(&keys) {
+            check(&index, &keys, &qs).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_256_position_settings_return_at_most_256_positions() {
+    let keys = lidx::data::generate(&lidx::data::GenParams::new(
+        lidx::data::Distribution::Lognormal,
+        200_000,
+        1,
+    ))
+    .unwrap();
+    let pgm = Pgm::build(&keys, &PgmParams::default()).unwrap();
+    let sampled = Sampled::build(&keys, &SampledParams::default()).unwrap();
+    let btree = BTree::build(&keys, &BTreeParams::default()).unwrap();
+    assert!(pgm.max_width() <= 256, "pgm {}", pgm.max_width());
+    assert!(
+        sampled.max_width() <= 256,
+        "sampled {}",
+        sampled.max_width()
+    );
+    assert_eq!(btree.max_width(), 256);
+    for q in keys.iter().step_by(97) {
+        assert!(pgm.search(*q).width() <= 256);
+        assert!(sampled.search(*q).width() <= 256);
+        let w = btree.search(*q);
+        assert!(
+            w.width() <= 256 && w.lo % 256 == 0,
+            "the B+tree window is one block"
+        );
+    }
+    // Learned indexes are far smaller than the B+tree over every 256th key.
+    assert!(
+        pgm.size_in_bytes() * 4 < btree.size_in_bytes(),
+        "pgm {} btree {}",
+        pgm.size_in_bytes(),
+        btree.size_in_bytes()
+    );
+}
+
+#[test]
+fn unsorted_keys_and_bad_parameters_are_refused() {
+    assert!(Pgm::build(&[3, 1], &PgmParams::default()).is_err());
+    assert!(BTree::build(&[3, 1], &BTreeParams::default()).is_err());
+    assert!(
+        Pgm::build(
+            &[1, 2],
+            &PgmParams {
+                epsilon: 0,
+                ..PgmParams::default()
+            }
+        )
+        .is_err()
+    );
+    assert!(
+        Pgm::build(
+            &[1, 2],
+            &PgmParams {
+                max_height: 0,
+                ..PgmParams::default()
+            }
+        )
+        .is_err()
+    );
+    assert!(BTree::build(&[1, 2], &BTreeParams { every: 0 }).is_err());
+    assert!(
+        Sampled::build(
+            &[1, 2],
+            &SampledParams {
+                every: 0,
+                ..SampledParams::default()
+            }
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn branchless_lower_bound_matches_partition_point() {
+    let keys: Vec<u64> = vec![0, 0, 1, 5, 5, 5, 9, u64::MAX, u64::MAX];
+    for len in 0..=keys.len() {
+        let s = &keys[..len];
+        for q in [0, 1, 2, 5, 6, 9, 10, u64::MAX - 1, u64::MAX] {
+            assert_eq!(
+                lower_bound(s, q, |&k| k),
+                s.partition_point(|&k| k < q),
+                "len {len} q {q}"
+            );
+        }
+    }
+}
