@@ -9,8 +9,8 @@
 
 use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::{
-    AnyIndex, BTree, BTreeParams, Binary, Index, Pgm, PgmParams, Sampled, SampledParams,
-    lower_bound,
+    AnyIndex, BTree, BTreeParams, Binary, Index, Pgm, PgmParams, RadixSpline, RadixSplineParams,
+    Rmi, RmiParams, RootKind, Sampled, SampledParams, lower_bound,
 };
 use proptest::prelude::*;
 
@@ -37,6 +37,16 @@ fn all_indexes(keys: &[u64]) -> Vec<AnyIndex> {
             },
         };
         out.push(AnyIndex::SampledPgm(Sampled::build(keys, &p).unwrap()));
+    }
+    for (epsilon, radix_bits) in [(1, 0), (4, 4), (127, 18), (16, 10)] {
+        let p = RadixSplineParams { epsilon, radix_bits };
+        out.push(AnyIndex::RadixSpline(RadixSpline::build(keys, &p).unwrap()));
+    }
+    for root in [RootKind::Linear, RootKind::Cubic, RootKind::Radix] {
+        for branching in [1, 2, 16, 1000] {
+            let p = RmiParams { root, branching };
+            out.push(AnyIndex::Rmi(Rmi::build(keys, &p).unwrap()));
+        }
     }
     for every in [1, 7, 256] {
         out.push(AnyIndex::BTree(
@@ -183,6 +193,8 @@ fn the_256_position_settings_return_at_most_256_positions() {
     let pgm = Pgm::build(&keys, &PgmParams::default()).unwrap();
     let sampled = Sampled::build(&keys, &SampledParams::default()).unwrap();
     let btree = BTree::build(&keys, &BTreeParams::default()).unwrap();
+    let rs = RadixSpline::build(&keys, &RadixSplineParams::default()).unwrap();
+    assert!(rs.max_width() <= 256, "rs {}", rs.max_width());
     assert!(pgm.max_width() <= 256, "pgm {}", pgm.max_width());
     assert!(
         sampled.max_width() <= 256,

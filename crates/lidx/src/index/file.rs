@@ -126,7 +126,7 @@ pub fn decode(bytes: &[u8]) -> Result<(AnyIndex, KeysFingerprint), FormatError> 
     let kind = IndexKind::from_tag(tag).ok_or(FormatError::BadField {
         field: "index kind",
         value: tag.into(),
-        expected: "a kind this build knows (pgm, sampled-pgm, btree, binary)",
+        expected: "a kind this build knows (pgm, sampled-pgm, rs, rmi, btree, binary)",
     })?;
     let reserved = [d.u8()?, d.u8()?, d.u8()?];
     let fingerprint = KeysFingerprint {

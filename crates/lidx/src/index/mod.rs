@@ -19,6 +19,8 @@
 //! | `btree`       | every k-th key    | `k`, block-aligned                     | k = 256 (one block)  |
 //! | `pgm`         | ε                 | `2ε + 1 + 2s`                          | ε = 127              |
 //! | `sampled-pgm` | every k-th key, ε′| `k (2ε′ + 2 + 2s) - 1`                 | k = 64, ε′ = 1       |
+//! | `rs`          | ε, radix bits     | `2ε + 1 + 2s`                          | ε = 127              |
+//! | `rmi`         | root, branching b | per leaf `2e + 1`, e measured          | none (data-dependent)|
 //! | `binary`      | none              | `n`                                    | none                 |
 //!
 //! `s` is the index's float slack: the whole positions by which rounding the model's lines
@@ -30,6 +32,8 @@ pub mod btree;
 mod codec;
 pub mod file;
 pub mod pgm;
+pub mod radix_spline;
+pub mod rmi;
 pub mod sampled;
 
 use std::fmt;
@@ -38,6 +42,8 @@ use std::str::FromStr;
 pub use binary::Binary;
 pub use btree::{BTree, BTreeParams};
 pub use pgm::{Pgm, PgmParams};
+pub use radix_spline::{RadixSpline, RadixSplineParams};
+pub use rmi::{Rmi, RmiParams, RootKind};
 pub use sampled::{Sampled, SampledParams};
 
 use crate::{Error, FormatError, Result};
@@ -109,6 +115,10 @@ pub enum IndexKind {
     Pgm = 1,
     /// PGM-index over every k-th key.
     SampledPgm = 2,
+    /// RadixSpline.
+    RadixSpline = 3,
+    /// Two-layer recursive model index.
+    Rmi = 4,
     /// Bulk-loaded B+tree over every k-th key.
     BTree = 5,
     /// No model: binary search over the whole table.
@@ -117,9 +127,11 @@ pub enum IndexKind {
 
 impl IndexKind {
     /// Every kind.
-    pub const ALL: [IndexKind; 4] = [
+    pub const ALL: [IndexKind; 6] = [
         IndexKind::Pgm,
         IndexKind::SampledPgm,
+        IndexKind::RadixSpline,
+        IndexKind::Rmi,
         IndexKind::BTree,
         IndexKind::Binary,
     ];
@@ -129,6 +141,8 @@ impl IndexKind {
         match self {
             IndexKind::Pgm => "pgm",
             IndexKind::SampledPgm => "sampled-pgm",
+            IndexKind::RadixSpline => "rs",
+            IndexKind::Rmi => "rmi",
             IndexKind::BTree => "btree",
             IndexKind::Binary => "binary",
         }
@@ -171,6 +185,10 @@ pub enum AnyIndex {
     Pgm(Pgm),
     /// See [`Sampled`].
     SampledPgm(Sampled<Pgm>),
+    /// See [`RadixSpline`].
+    RadixSpline(RadixSpline),
+    /// See [`Rmi`].
+    Rmi(Rmi),
     /// See [`BTree`].
     BTree(BTree),
     /// See [`Binary`].
@@ -183,6 +201,8 @@ macro_rules! with_index {
         match $any {
             AnyIndex::Pgm($i) => $body,
             AnyIndex::SampledPgm($i) => $body,
+            AnyIndex::RadixSpline($i) => $body,
+            AnyIndex::Rmi($i) => $body,
             AnyIndex::BTree($i) => $body,
             AnyIndex::Binary($i) => $body,
         }
@@ -195,6 +215,8 @@ impl AnyIndex {
         match self {
             AnyIndex::Pgm(_) => IndexKind::Pgm,
             AnyIndex::SampledPgm(_) => IndexKind::SampledPgm,
+            AnyIndex::RadixSpline(_) => IndexKind::RadixSpline,
+            AnyIndex::Rmi(_) => IndexKind::Rmi,
             AnyIndex::BTree(_) => IndexKind::BTree,
             AnyIndex::Binary(_) => IndexKind::Binary,
         }
@@ -230,6 +252,8 @@ impl AnyIndex {
         match self {
             AnyIndex::Pgm(i) => i.params().to_string(),
             AnyIndex::SampledPgm(i) => i.params().to_string(),
+            AnyIndex::RadixSpline(i) => i.params().to_string(),
+            AnyIndex::Rmi(i) => i.params().to_string(),
             AnyIndex::BTree(i) => i.params().to_string(),
             AnyIndex::Binary(_) => String::new(),
         }
@@ -245,10 +269,33 @@ impl AnyIndex {
         Ok(match kind {
             IndexKind::Pgm => AnyIndex::Pgm(Pgm::decode(bytes)?),
             IndexKind::SampledPgm => AnyIndex::SampledPgm(Sampled::decode(bytes)?),
+            IndexKind::RadixSpline => AnyIndex::RadixSpline(RadixSpline::decode(bytes)?),
+            IndexKind::Rmi => AnyIndex::Rmi(Rmi::decode(bytes)?),
             IndexKind::BTree => AnyIndex::BTree(BTree::decode(bytes)?),
             IndexKind::Binary => AnyIndex::Binary(Binary::decode(bytes)?),
         })
     }
+}
+
+/// The lower-bound points of sorted `keys`: each distinct key with its first position, and
+/// after a run of duplicates followed by a gap, the key after the run's with the position
+/// after the run.
+pub(crate) fn lower_bound_points(keys: &[u64]) -> impl Iterator<Item = (u64, u64)> + Clone + '_ {
+    let n = keys.len();
+    let mut i = 0usize;
+    let mut pending: Option<(u64, u64)> = None;
+    std::iter::from_fn(move || {
+        if let Some(p) = pending.take() {
+            return Some(p);
+        }
+        let &k = keys.get(i)?;
+        let start = i;
+        i += keys[i..].iter().take_while(|&&x| x == k).count();
+        if i - start > 1 && i < n && k + 1 < keys[i] {
+            pending = Some((k + 1, i as u64));
+        }
+        Some((k, start as u64))
+    })
 }
 
 /// Fails unless `keys` is sorted; every `build` calls it first.

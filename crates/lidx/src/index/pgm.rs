@@ -20,7 +20,7 @@
 use std::fmt;
 
 use super::codec::{Decoder, Encoder, invalid};
-use super::{Index, IndexKind, Window, check_sorted};
+use super::{Index, IndexKind, Window, check_sorted, lower_bound_points};
 use crate::pla::{MAX_EPSILON, MAX_Y, PlaBuilder, Segment};
 use crate::{Error, FormatError, Result};
 
@@ -123,27 +123,6 @@ pub struct Pgm {
     slack_rec: u64,
     /// `levels[0]` models the keys; `levels[l + 1]` models `levels[l].keys`.
     levels: Vec<Level>,
-}
-
-/// The lower-bound points of sorted `keys`: each distinct key with its first position, and
-/// after a run of duplicates followed by a gap, the key after the run's with the position
-/// after the run.
-fn lower_bound_points(keys: &[u64]) -> impl Iterator<Item = (u64, u64)> + Clone + '_ {
-    let n = keys.len();
-    let mut i = 0usize;
-    let mut pending: Option<(u64, u64)> = None;
-    std::iter::from_fn(move || {
-        if let Some(p) = pending.take() {
-            return Some(p);
-        }
-        let &k = keys.get(i)?;
-        let start = i;
-        i += keys[i..].iter().take_while(|&&x| x == k).count();
-        if i - start > 1 && i < n && k + 1 < keys[i] {
-            pending = Some((k + 1, i as u64));
-        }
-        Some((k, start as u64))
-    })
 }
 
 /// The level fitted to `points` at `epsilon`, and its slack: the whole positions by which

@@ -1,0 +1,512 @@
+//! Two-layer recursive model index (Kraska et al., 2018; SOSD's RMI; paper 1, section
+//! 2.2): a root model sends a key to one of `b` leaves, each leaf a line predicting the
+//! position, each with its own error bound measured at build time.
+//!
+//! Correct on every input because:
+//! - every root is non-decreasing in the key, rounding included (linear: non-negative
+//!   slope; cubic: non-negative coefficients of `t`, `t²`, `t³` on `t ∈ [0, 1]`; radix:
+//!   the top bits of `key - min`), so the keys sent to leaf `L` are a contiguous run and a
+//!   query sent to `L` has its lower bound in `[lo_L, hi_L]`, the positions of that run;
+//! - each leaf's prediction is clamped to `[lo_L, hi_L]` and its error is measured on its
+//!   share of the lower-bound points (as in [`pgm`](super::pgm)) plus the point just past
+//!   its last one, with the search's own arithmetic.
+//!
+//! A leaf's window is `[p - e_L, p + e_L + 1]` within `[lo_L, hi_L]`; RMI widths depend on
+//! the data, so it has no fixed 256-position setting (paper 1: "not configurable").
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::codec::{Decoder, Encoder, invalid};
+use super::{Index, IndexKind, Window, check_sorted, lower_bound_points};
+use crate::pla::MAX_Y;
+use crate::{Error, FormatError, Result};
+
+/// The root model's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RootKind {
+    /// A non-decreasing line, least-squares fitted.
+    Linear = 0,
+    /// A cubic in `t = (key - min) / (max - min)` with non-negative coefficients.
+    Cubic = 1,
+    /// The top bits of `key - min` (branching factor rounded up to a power of 2).
+    Radix = 2,
+}
+
+impl RootKind {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            RootKind::Linear => "linear",
+            RootKind::Cubic => "cubic",
+            RootKind::Radix => "radix",
+        }
+    }
+}
+
+impl FromStr for RootKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        [RootKind::Linear, RootKind::Cubic, RootKind::Radix]
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                Error::param(
+                    "root model",
+                    format!("'{s}' is not one of linear, cubic, radix"),
+                )
+            })
+    }
+}
+
+/// Parameters of an RMI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RmiParams {
+    /// The root model.
+    pub root: RootKind,
+    /// Number of leaves, 1 to 2^26 (a power of 2 for a radix root).
+    pub branching: u64,
+}
+
+impl Default for RmiParams {
+    fn default() -> Self {
+        Self {
+            root: RootKind::Linear,
+            branching: 1 << 16,
+        }
+    }
+}
+
+impl fmt::Display for RmiParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "root={} branching={}", self.root.name(), self.branching)
+    }
+}
+
+/// Root coefficients: `c[0] + c[1] t + c[2] t² + c[3] t³` leaves, `t` = key offset scaled
+/// (linear and cubic); for radix, `c` is unused and `shift` selects the bits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Root {
+    kind: RootKind,
+    c: [f64; 4],
+    scale: f64,
+    shift: u32,
+}
+
+impl Root {
+    #[inline]
+    fn leaf(&self, key: u64, min: u64, leaves: usize) -> usize {
+        let off = key.saturating_sub(min);
+        let last = leaves.saturating_sub(1);
+        match self.kind {
+            RootKind::Radix => (off.checked_shr(self.shift).unwrap_or(0) as usize).min(last),
+            RootKind::Linear | RootKind::Cubic => {
+                let t = off as f64 * self.scale;
+                let v = self.c[0] + t * (self.c[1] + t * (self.c[2] + t * self.c[3]));
+                (v.max(0.0) as usize).min(last)
+            }
+        }
+    }
+}
+
+/// One leaf: a line from its base key, the run of positions its keys hold, and its error.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Leaf {
+    base: u64,
+    slope: f64,
+    intercept: f64,
+    lo: u64,
+    err: u64,
+}
+
+/// A two-layer RMI over a sorted key array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rmi {
+    params: RmiParams,
+    n: u64,
+    min_key: u64,
+    max_key: u64,
+    root: Root,
+    leaves: Vec<Leaf>,
+}
+
+/// Least squares of `ys` on `xs` over the polynomial terms in `use_terms` (0 = constant,
+/// 1 = t, 2 = t², 3 = t³), by normal equations. `None` when singular.
+fn least_squares(xs: &[f64], ys: &[f64], use_terms: &[usize]) -> Option<[f64; 4]> {
+    let k = use_terms.len();
+    let mut a = vec![vec![0.0f64; k + 1]; k];
+    for (&t, &y) in xs.iter().zip(ys) {
+        let pw = [1.0, t, t * t, t * t * t];
+        for i in 0..k {
+            for j in 0..k {
+                a[i][j] += pw[use_terms[i]] * pw[use_terms[j]];
+            }
+            a[i][k] += pw[use_terms[i]] * y;
+        }
+    }
+    // Gaussian elimination with partial pivoting.
+    for col in 0..k {
+        let pivot = (col..k).max_by(|&p, &q| a[p][col].abs().total_cmp(&a[q][col].abs()))?;
+        a.swap(col, pivot);
+        if a[col][col].abs() < 1e-300 {
+            return None;
+        }
+        let pivot_row = a[col].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / pivot_row[col];
+                for (v, p) in row.iter_mut().zip(&pivot_row).skip(col) {
+                    *v -= f * p;
+                }
+            }
+        }
+    }
+    let mut c = [0.0; 4];
+    for i in 0..k {
+        c[use_terms[i]] = a[i][k] / a[i][i];
+    }
+    Some(c)
+}
+
+impl Rmi {
+    /// Number of leaves.
+    pub fn leaves(&self) -> usize {
+        self.leaves.len()
+    }
+
+    fn fit_root(params: &RmiParams, keys: &[u64], min: u64, max: u64) -> Root {
+        let leaves = params.branching as f64;
+        let range = (max - min) as f64;
+        let mut root = Root {
+            kind: params.root,
+            c: [0.0; 4],
+            scale: 0.0,
+            shift: 0,
+        };
+        match params.root {
+            RootKind::Radix => {
+                let bits = 64 - (max - min).leading_zeros();
+                let want = 64 - (params.branching.next_power_of_two() - 1).leading_zeros();
+                root.shift = bits.saturating_sub(want);
+            }
+            RootKind::Linear | RootKind::Cubic => {
+                root.scale = if range > 0.0 { 1.0 / range } else { 0.0 };
+                // Fit on a sample of at most 100k keys: t in [0, 1] -> leaf position.
+                let step = (keys.len() / 100_000).max(1);
+                let n = keys.len() as f64;
+                let (ts, ys): (Vec<f64>, Vec<f64>) = keys
+                    .iter()
+                    .enumerate()
+                    .step_by(step)
+                    .map(|(i, &k)| ((k - min) as f64 * root.scale, i as f64 / n * leaves))
+                    .unzip();
+                let sets: &[&[usize]] = match params.root {
+                    RootKind::Linear => &[&[0, 1]],
+                    _ => &[
+                        &[0, 1, 2, 3],
+                        &[0, 1, 2],
+                        &[0, 1, 3],
+                        &[0, 2, 3],
+                        &[0, 1],
+                        &[0, 2],
+                        &[0, 3],
+                    ],
+                };
+                // The best fit whose non-constant coefficients are all non-negative (monotone).
+                let mut best: Option<([f64; 4], f64)> = None;
+                for terms in sets {
+                    let Some(c) = least_squares(&ts, &ys, terms) else {
+                        continue;
+                    };
+                    if c[1..].iter().any(|&v| v < 0.0 || !v.is_finite()) || !c[0].is_finite() {
+                        continue;
+                    }
+                    let sse: f64 = ts
+                        .iter()
+                        .zip(&ys)
+                        .map(|(&t, &y)| {
+                            let v = c[0] + t * (c[1] + t * (c[2] + t * c[3]));
+                            (v - y) * (v - y)
+                        })
+                        .sum();
+                    if best.is_none_or(|(_, b)| sse < b) {
+                        best = Some((c, sse));
+                    }
+                }
+                root.c = best.map_or([0.0, leaves, 0.0, 0.0], |(c, _)| c);
+            }
+        }
+        root
+    }
+
+    #[inline]
+    fn position(leaf: &Leaf, hi: u64, key: u64) -> u64 {
+        let p = leaf.intercept + leaf.slope * key.saturating_sub(leaf.base) as f64;
+        (p.max(leaf.lo as f64).min(hi as f64)) as u64
+    }
+
+    fn leaf_hi(&self, l: usize) -> u64 {
+        self.leaves.get(l + 1).map_or(self.n, |next| next.lo)
+    }
+}
+
+impl Index for Rmi {
+    type Params = RmiParams;
+    const KIND: IndexKind = IndexKind::Rmi;
+
+    fn build(keys: &[u64], params: &RmiParams) -> Result<Rmi> {
+        check_sorted(keys)?;
+        if !(1..=1 << 26).contains(&params.branching) {
+            return Err(Error::param(
+                "branching factor",
+                format!("{} is not in 1 ..= 2^26", params.branching),
+            ));
+        }
+        if keys.len() as u64 > MAX_Y {
+            return Err(Error::param("keys", "more than 2^60 keys"));
+        }
+        let n = keys.len() as u64;
+        let (min_key, max_key) = (
+            keys.first().copied().unwrap_or(0),
+            keys.last().copied().unwrap_or(0),
+        );
+        let root = Self::fit_root(params, keys, min_key, max_key);
+        let count = match params.root {
+            RootKind::Radix => params.branching.next_power_of_two() as usize,
+            _ => params.branching as usize,
+        };
+        // Each leaf's run of positions: lo_L = number of keys sent to leaves before L.
+        let mut los = vec![n; count];
+        let mut filled = 0usize;
+        for (x, y) in lower_bound_points(keys).filter(|&(x, y)| keys.get(y as usize) == Some(&x)) {
+            let l = root.leaf(x, min_key, count);
+            while filled <= l {
+                los[filled] = y;
+                filled += 1;
+            }
+        }
+        // Fit each leaf's line by least squares on its points (x relative to its base).
+        let mut leaves: Vec<Leaf> = los
+            .iter()
+            .map(|&lo| Leaf {
+                base: 0,
+                slope: 0.0,
+                intercept: lo as f64,
+                lo,
+                err: 0,
+            })
+            .collect();
+        let mut sums = vec![(0u64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0u64); count]; // (points, Σx, Σy, Σxx, Σxy, base)
+        for (x, y) in lower_bound_points(keys) {
+            let l = root.leaf(x, min_key, count);
+            let s = &mut sums[l];
+            if s.0 == 0 {
+                s.5 = x;
+            }
+            let dx = (x - s.5) as f64;
+            let dy = y as f64;
+            s.0 += 1;
+            s.1 += dx;
+            s.2 += dy;
+            s.3 += dx * dx;
+            s.4 += dx * dy;
+        }
+        for (leaf, &(m, sx, sy, sxx, sxy, base)) in leaves.iter_mut().zip(&sums) {
+            if m == 0 {
+                continue;
+            }
+            let m = m as f64;
+            let var = sxx - sx * sx / m;
+            let slope = if var > 0.0 {
+                ((sxy - sx * sy / m) / var).max(0.0)
+            } else {
+                0.0
+            };
+            leaf.base = base;
+            leaf.slope = if slope.is_finite() { slope } else { 0.0 };
+            leaf.intercept = (sy - leaf.slope * sx) / m;
+        }
+        let mut rmi = Rmi {
+            params: *params,
+            n,
+            min_key,
+            max_key,
+            root,
+            leaves,
+        };
+        // Errors, with the search's arithmetic, on each leaf's points and the point just past
+        // its last one (when that point is sent to the same leaf).
+        let mut errs = vec![0u64; count];
+        let mut last_in_leaf: Vec<Option<u64>> = vec![None; count];
+        for (x, y) in lower_bound_points(keys) {
+            let l = root.leaf(x, min_key, count);
+            let p = Self::position(&rmi.leaves[l], rmi.leaf_hi(l), x);
+            errs[l] = errs[l].max(p.abs_diff(y));
+            last_in_leaf[l] = Some(x);
+        }
+        for l in 0..count {
+            if let Some(next) = last_in_leaf[l].and_then(|x| x.checked_add(1)) {
+                if root.leaf(next, min_key, count) == l {
+                    let hi = rmi.leaf_hi(l);
+                    let p = Self::position(&rmi.leaves[l], hi, next);
+                    errs[l] = errs[l].max(p.abs_diff(hi));
+                }
+            }
+        }
+        for (leaf, err) in rmi.leaves.iter_mut().zip(errs) {
+            leaf.err = err;
+        }
+        Ok(rmi)
+    }
+
+    #[inline]
+    fn search(&self, key: u64) -> Window {
+        let n = self.n;
+        if n == 0 || key <= self.min_key {
+            return Window { lo: 0, hi: 0 };
+        }
+        if key > self.max_key {
+            return Window { lo: n, hi: n };
+        }
+        let l = self.root.leaf(key, self.min_key, self.leaves.len());
+        let Some(leaf) = self.leaves.get(l) else {
+            return Window { lo: 0, hi: n };
+        };
+        let hi = self.leaf_hi(l);
+        let p = Self::position(leaf, hi, key);
+        Window {
+            lo: p.saturating_sub(leaf.err).max(leaf.lo),
+            hi: p.saturating_add(leaf.err + 1).min(hi),
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.n
+    }
+
+    fn size_in_bytes(&self) -> u64 {
+        8 * 4 + 8 + 4 * 8 + 8 + 8 + 8 + 40 * self.leaves.len() as u64
+    }
+
+    fn max_width(&self) -> u64 {
+        (0..self.leaves.len())
+            .map(|l| {
+                let leaf = &self.leaves[l];
+                (2 * leaf.err + 1).min(self.leaf_hi(l) - leaf.lo)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn params(&self) -> RmiParams {
+        self.params
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        let mut e = Encoder(out);
+        e.u64(self.params.root as u64);
+        e.u64(self.params.branching);
+        e.u64(self.n);
+        e.u64(self.min_key);
+        e.u64(self.max_key);
+        for c in self.root.c {
+            e.f64(c);
+        }
+        e.f64(self.root.scale);
+        e.u64(u64::from(self.root.shift));
+        e.u64(self.leaves.len() as u64);
+        for leaf in &self.leaves {
+            e.u64(leaf.base);
+            e.f64(leaf.slope);
+            e.f64(leaf.intercept);
+            e.u64(leaf.lo);
+            e.u64(leaf.err);
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Rmi, FormatError> {
+        let mut d = Decoder::new(bytes, "an RMI");
+        let root_tag = d.u64()?;
+        let kind = match root_tag {
+            0 => RootKind::Linear,
+            1 => RootKind::Cubic,
+            2 => RootKind::Radix,
+            _ => {
+                return Err(invalid(
+                    "root model",
+                    root_tag,
+                    "0 (linear), 1 (cubic) or 2 (radix)",
+                ));
+            }
+        };
+        let params = RmiParams {
+            root: kind,
+            branching: d.u64()?,
+        };
+        let (n, min_key, max_key) = (d.u64()?, d.u64()?, d.u64()?);
+        let c = [d.f64()?, d.f64()?, d.f64()?, d.f64()?];
+        let (scale, shift) = (d.f64()?, d.u64()?);
+        let monotone = c.iter().all(|v| v.is_finite())
+            && c[1..].iter().all(|&v| v >= 0.0)
+            && scale.is_finite()
+            && scale >= 0.0;
+        if !(1..=1 << 26).contains(&params.branching)
+            || n > MAX_Y
+            || min_key > max_key
+            || shift > 64
+            || !monotone
+        {
+            return Err(invalid(
+                "RMI header",
+                n,
+                "valid branching, count, key range and a non-decreasing root",
+            ));
+        }
+        let count = d.count(40)?;
+        let want = match kind {
+            RootKind::Radix => params.branching.next_power_of_two(),
+            _ => params.branching,
+        };
+        if count as u64 != want {
+            return Err(invalid("leaf count", count as u64, "the branching factor"));
+        }
+        let mut leaves: Vec<Leaf> = Vec::with_capacity(count);
+        for _ in 0..count {
+            let leaf = Leaf {
+                base: d.u64()?,
+                slope: d.f64()?,
+                intercept: d.f64()?,
+                lo: d.u64()?,
+                err: d.u64()?,
+            };
+            let ok = leaf.slope.is_finite()
+                && leaf.slope >= 0.0
+                && leaf.intercept.is_finite()
+                && leaf.lo <= n
+                && leaf.err <= n
+                && leaves.last().is_none_or(|p| p.lo <= leaf.lo);
+            if !ok {
+                return Err(invalid(
+                    "leaf",
+                    leaf.lo,
+                    "finite non-negative slope, runs in order within n",
+                ));
+            }
+            leaves.push(leaf);
+        }
+        d.finish()?;
+        Ok(Rmi {
+            params,
+            n,
+            min_key,
+            max_key,
+            root: Root {
+                kind,
+                c,
+                scale,
+                shift: shift as u32,
+            },
+            leaves,
+        })
+    }
+}
