@@ -39,7 +39,10 @@ fn all_indexes(keys: &[u64]) -> Vec<AnyIndex> {
         out.push(AnyIndex::SampledPgm(Sampled::build(keys, &p).unwrap()));
     }
     for (epsilon, radix_bits) in [(1, 0), (4, 4), (127, 18), (16, 10)] {
-        let p = RadixSplineParams { epsilon, radix_bits };
+        let p = RadixSplineParams {
+            epsilon,
+            radix_bits,
+        };
         out.push(AnyIndex::RadixSpline(RadixSpline::build(keys, &p).unwrap()));
     }
     for root in [RootKind::Linear, RootKind::Cubic, RootKind::Radix] {

@@ -31,10 +31,12 @@ pub mod binary;
 pub mod btree;
 mod codec;
 pub mod file;
+pub mod measure;
 pub mod pgm;
 pub mod radix_spline;
 pub mod rmi;
 pub mod sampled;
+pub mod tune;
 
 use std::fmt;
 use std::str::FromStr;
@@ -195,6 +197,37 @@ pub enum AnyIndex {
     Binary(Binary),
 }
 
+/// Parameters of any kind, for building an [`AnyIndex`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AnyParams {
+    /// See [`PgmParams`].
+    Pgm(PgmParams),
+    /// See [`SampledParams`].
+    SampledPgm(SampledParams<PgmParams>),
+    /// See [`RadixSplineParams`].
+    RadixSpline(RadixSplineParams),
+    /// See [`RmiParams`].
+    Rmi(RmiParams),
+    /// See [`BTreeParams`].
+    BTree(BTreeParams),
+    /// No parameters.
+    Binary,
+}
+
+impl AnyParams {
+    /// The default parameters of `kind` (the 256-position setting where the kind has one).
+    pub fn default_for(kind: IndexKind) -> AnyParams {
+        match kind {
+            IndexKind::Pgm => AnyParams::Pgm(PgmParams::default()),
+            IndexKind::SampledPgm => AnyParams::SampledPgm(SampledParams::default()),
+            IndexKind::RadixSpline => AnyParams::RadixSpline(RadixSplineParams::default()),
+            IndexKind::Rmi => AnyParams::Rmi(RmiParams::default()),
+            IndexKind::BTree => AnyParams::BTree(BTreeParams::default()),
+            IndexKind::Binary => AnyParams::Binary,
+        }
+    }
+}
+
 /// Calls `$body` with `$i` bound to the inner index, whatever its kind.
 macro_rules! with_index {
     ($any:expr, $i:ident => $body:expr) => {
@@ -262,6 +295,18 @@ impl AnyIndex {
     /// See [`Index::encode`].
     pub fn encode(&self, out: &mut Vec<u8>) {
         with_index!(self, i => i.encode(out))
+    }
+
+    /// Builds an index of the kind `params` names over sorted `keys`.
+    pub fn build(keys: &[u64], params: &AnyParams) -> Result<AnyIndex> {
+        Ok(match params {
+            AnyParams::Pgm(p) => AnyIndex::Pgm(Pgm::build(keys, p)?),
+            AnyParams::SampledPgm(p) => AnyIndex::SampledPgm(Sampled::build(keys, p)?),
+            AnyParams::RadixSpline(p) => AnyIndex::RadixSpline(RadixSpline::build(keys, p)?),
+            AnyParams::Rmi(p) => AnyIndex::Rmi(Rmi::build(keys, p)?),
+            AnyParams::BTree(p) => AnyIndex::BTree(BTree::build(keys, p)?),
+            AnyParams::Binary => AnyIndex::Binary(Binary::build(keys, &())?),
+        })
     }
 
     /// Decodes a payload of `kind`.
