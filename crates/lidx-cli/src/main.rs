@@ -13,6 +13,7 @@ macro_rules! say {
 
 mod cmd;
 mod machine;
+mod plot;
 mod progress;
 mod units;
 
@@ -40,6 +41,11 @@ enum Command {
     /// Build, inspect, verify, import and export table files.
     #[command(subcommand)]
     Table(cmd::table::Command),
+    /// Build, inspect and benchmark indexes over sorted tables.
+    #[command(subcommand)]
+    Index(cmd::index::Command),
+    /// How hard a key set is to learn: PLA segments at several error bounds (paper 3).
+    Hardness(cmd::hardness::Args),
     /// Measure the machine.
     #[command(subcommand)]
     Bench(cmd::bench::Command),
@@ -65,6 +71,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Gen(args) => cmd::gen_keys::run(&ctx, args),
         Command::Table(c) => cmd::table::run(&ctx, c),
+        Command::Index(c) => cmd::index::run(&ctx, c),
+        Command::Hardness(args) => cmd::hardness::run(args),
         Command::Bench(c) => cmd::bench::run(&ctx, c),
         Command::Cache(c) => cmd::cache::run(c),
         Command::Demo(args) => cmd::demo::run(&ctx, args),

@@ -443,3 +443,27 @@ fn block_reads_count_blocks_bytes_and_calls_and_reuse_the_buffer() {
         assert_eq!(reader.stats(), lidx::storage::IoStats::default());
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The on-disk lower bound agrees with `partition_point`, whether it reads the window at
+    /// once or narrows it block by block.
+    #[test]
+    fn on_disk_lower_bound_matches_partition_point(mut keys in prop::collection::vec(key(), 1..3000), queries in prop::collection::vec(key(), 1..40), max_blocks in 1u64..4) {
+        keys.sort_unstable();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.tbl");
+        write_table(&path, &tuples_of(&keys));
+        let table = Table::open(&path).unwrap();
+        let mut reader = BlockReader::new(&table, ReadMode::Buffered).unwrap();
+        let n = keys.len() as u64;
+        for q in queries {
+            let lb = keys.partition_point(|&k| k < q) as u64;
+            prop_assert_eq!(reader.lower_bound(0, n, q, max_blocks).unwrap(), lb);
+            // A narrow window around the answer works as well.
+            let (lo, hi) = (lb.saturating_sub(3), (lb + 3).min(n));
+            prop_assert_eq!(reader.lower_bound(lo, hi, q, max_blocks).unwrap(), lb);
+        }
+    }
+}

@@ -4,6 +4,8 @@ pub mod bench;
 pub mod cache;
 pub mod demo;
 pub mod gen_keys;
+pub mod hardness;
+pub mod index;
 pub mod table;
 
 use std::path::Path;

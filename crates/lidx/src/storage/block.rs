@@ -214,6 +214,37 @@ impl<'t> BlockReader<'t> {
         })
     }
 
+    /// The lower bound of `key` (first position whose key is `>= key`) given that it lies in
+    /// `lo..=hi` (an index's window, `hi <= n`), reading as little as it can: the window's
+    /// blocks with one read when they are at most `max_blocks`, otherwise single blocks in a
+    /// binary search until the rest fits (the binary-search baseline's on-disk path).
+    pub fn lower_bound(&mut self, lo: u64, hi: u64, key: u64, max_blocks: u64) -> Result<u64> {
+        let (mut lo, mut hi) = (lo, hi);
+        while BlockRange::for_window(lo, hi).count > max_blocks.max(1) {
+            let mid = lo + (hi - lo) / 2;
+            let run = self.read_window(mid, mid + 1)?;
+            let positions = run.positions();
+            let (Some(first), Some(last)) = (run.tuples.first(), run.tuples.last()) else {
+                break;
+            };
+            if last.key < key {
+                lo = positions.end.min(hi);
+            } else if first.key >= key {
+                hi = positions.start.max(lo);
+            } else {
+                return Ok(positions.start
+                    + super::super::index::lower_bound(run.tuples, key, |t| t.key) as u64);
+            }
+        }
+        let run = self.read_window(lo, hi)?;
+        let skip = (lo - run.first_position) as usize;
+        let inside = run
+            .tuples
+            .get(skip..skip + (hi - lo) as usize)
+            .unwrap_or_default();
+        Ok(lo + super::super::index::lower_bound(inside, key, |t| t.key) as u64)
+    }
+
     /// Reads data blocks `range` into the buffer with one call and returns their bytes
     /// (padding of the last block included).
     pub fn read_blocks(&mut self, range: BlockRange) -> Result<&[u8]> {

@@ -370,6 +370,27 @@ impl Table {
         Ok(())
     }
 
+    /// All keys, in file order, read sequentially with every block's checksum checked.
+    pub fn read_keys(&self) -> Result<Vec<u64>> {
+        let n = usize::try_from(self.header.count).unwrap_or(usize::MAX);
+        let mut keys = Vec::new();
+        keys.try_reserve_exact(n).map_err(|_| {
+            Error::io(
+                &self.path,
+                "load the keys of",
+                std::io::Error::new(
+                    std::io::ErrorKind::OutOfMemory,
+                    format!("{n} keys do not fit in memory"),
+                ),
+            )
+        })?;
+        self.scan(|tuples| {
+            keys.extend(tuples.iter().map(|t| t.key));
+            Ok(())
+        })?;
+        Ok(keys)
+    }
+
     /// Reads the whole file and checks everything: each block's checksum, zero padding,
     /// and that count, sortedness, distinctness and the smallest and largest key agree with
     /// the header. `progress` gets the number of tuples checked so far.

@@ -1,0 +1,181 @@
+//! PNG plots of experiment results (plotters, bitmap backend, system fonts).
+
+use std::ops::Range;
+use std::path::Path;
+
+use anyhow::Context as _;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+
+/// One named series of (x, y) points.
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// How an axis is scaled.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    Linear,
+    Log,
+}
+
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+/// Short tick labels: 1.5k, 20M, 3G.
+fn tick(v: &f64) -> String {
+    let a = v.abs();
+    let (x, unit) = match a {
+        a if a >= 1e9 => (v / 1e9, "G"),
+        a if a >= 1e6 => (v / 1e6, "M"),
+        a if a >= 1e3 => (v / 1e3, "k"),
+        _ => (*v, ""),
+    };
+    let s = format!("{x:.1}");
+    format!("{}{unit}", s.trim_end_matches(".0"))
+}
+
+/// A chart of `series` at `path` (PNG, 1000×650), each axis linear or logarithmic, points
+/// joined by lines when `lines`. Points a log axis cannot show (≤ 0) are left out.
+pub fn chart(
+    path: &Path,
+    title: &str,
+    (x_label, x_scale): (&str, Scale),
+    (y_label, y_scale): (&str, Scale),
+    series: &[Series],
+    lines: bool,
+) -> anyhow::Result<()> {
+    let keep = |&(x, y): &(f64, f64)| {
+        x.is_finite()
+            && y.is_finite()
+            && (x_scale == Scale::Linear || x > 0.0)
+            && (y_scale == Scale::Linear || y > 0.0)
+    };
+    let all: Vec<(f64, f64)> = series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .filter(keep)
+        .collect();
+    anyhow::ensure!(!all.is_empty(), "{}: nothing to plot", path.display());
+    let range = |f: fn(&(f64, f64)) -> f64, scale: Scale| -> Range<f64> {
+        let lo = all.iter().map(f).fold(f64::INFINITY, f64::min);
+        let hi = all.iter().map(f).fold(f64::NEG_INFINITY, f64::max);
+        match scale {
+            Scale::Log => (lo / 1.5)..(hi * 1.5),
+            Scale::Linear => {
+                let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.05).max(1e-9);
+                (lo - pad).min(0.0f64.max(lo - pad))..(hi + pad)
+            }
+        }
+    };
+    let (xr, yr) = (range(|p| p.0, x_scale), range(|p| p.1, y_scale));
+    let tmp = path.with_extension("tmp.png");
+    match (x_scale, y_scale) {
+        (Scale::Log, Scale::Log) => draw(
+            &tmp,
+            title,
+            xr.log_scale(),
+            yr.log_scale(),
+            x_label,
+            y_label,
+            series,
+            lines,
+            &keep,
+        )?,
+        (Scale::Log, Scale::Linear) => draw(
+            &tmp,
+            title,
+            xr.log_scale(),
+            yr,
+            x_label,
+            y_label,
+            series,
+            lines,
+            &keep,
+        )?,
+        (Scale::Linear, Scale::Log) => draw(
+            &tmp,
+            title,
+            xr,
+            yr.log_scale(),
+            x_label,
+            y_label,
+            series,
+            lines,
+            &keep,
+        )?,
+        (Scale::Linear, Scale::Linear) => {
+            draw(&tmp, title, xr, yr, x_label, y_label, series, lines, &keep)?
+        }
+    }
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("{}: cannot move the plot into place", path.display()))?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw<X, Y>(
+    path: &Path,
+    title: &str,
+    x: X,
+    y: Y,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    lines: bool,
+    keep: &dyn Fn(&(f64, f64)) -> bool,
+) -> anyhow::Result<()>
+where
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let root = BitMapBackend::new(path, (1000, 650)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x, y)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
+        .label_style(("sans-serif", 14))
+        .draw()?;
+    for (i, s) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let mut pts: Vec<(f64, f64)> = s.points.iter().copied().filter(keep).collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if lines && pts.len() > 1 {
+            chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?;
+        }
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 5, color.filled())))?
+            .label(s.name.clone())
+            .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.9))
+        .label_font(("sans-serif", 14))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    root.present()
+        .with_context(|| format!("{}: cannot write the plot", path.display()))?;
+    Ok(())
+}
