@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use lidx::Error;
 use lidx::data::{Distribution, GenParams, KeyFile, generate, write_keys};
+use lidx::index::{AnyParams, IndexKind};
 use lidx::storage::profile::DiskBenchOptions;
 use lidx::storage::table::build_from_keys;
 use lidx::storage::{BlockReader, IoStats, ReadMode, Table, ValueSource, cache, paper1};
@@ -158,8 +159,32 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     );
     anyhow::ensure!(same, "the paper 1 round trip changed the table");
 
+    say!("\n5. Indexes over the lognormal table: each kind's window holds the key's lower bound");
+    say!("   (defaults: windows of at most 256 positions, except RMI's, which depend on the data)");
+    let lognormal = &built[1];
+    let table = Table::open(lognormal)?;
+    let keys = table.read_keys()?;
+    let q = queries_of(&keys, 20_000);
+    let baseline = (
+        lidx::index::measure::partition_point_ns(&keys, &q.0).0,
+        lidx::index::measure::partition_point_ns(&keys, &q.1).0,
+    );
+    let mut rows = Vec::new();
+    for kind in IndexKind::ALL {
+        let params = AnyParams::default_for(kind);
+        let (row, _) = super::index::measure(&keys, &params, 0, &q, baseline, Some((&table, 300)))?;
+        rows.push(row);
+    }
+    super::index::print_rows(&rows, baseline, &table, keys.len())?;
+    let hard = |eps| lidx::pla::segment_count(&keys, eps);
     say!(
-        "\n5. The disk under these files (short run; `lidx bench disk --dir D` for the full profile)"
+        "   hardness (paper 3): {} PLA segments at epsilon 32, {} at epsilon 4096",
+        hard(32)?,
+        hard(4096)?
+    );
+
+    say!(
+        "\n6. The disk under these files (short run; `lidx bench disk --dir D` for the full profile)"
     );
     let opts = DiskBenchOptions {
         dir: dir.to_path_buf(),
@@ -173,8 +198,19 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         Err(e) => say!("   skipped: {e:#}"),
     }
 
-    say!("\nNext: lidx gen --help, lidx table --help, lidx bench disk --help.");
+    say!("\nNext: lidx gen --help, lidx table --help, lidx index --help, lidx bench disk --help.");
     Ok(())
+}
+
+/// Random existing keys and random values in the key range, `count` of each.
+fn queries_of(keys: &[u64], count: usize) -> (Vec<u64>, Vec<u64>) {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+    let (min, max) = (keys[0], keys[keys.len() - 1]);
+    let existing = (0..count)
+        .map(|_| keys[rng.random_range(0..keys.len())])
+        .collect();
+    let random = (0..count).map(|_| rng.random_range(min..=max)).collect();
+    (existing, random)
 }
 
 /// Reads `lookups` windows of `width` positions at random places after dropping the

@@ -117,7 +117,7 @@ pub fn decode(bytes: &[u8]) -> Result<(AnyIndex, KeysFingerprint), FormatError> 
     let stored = u32::from_le_bytes(*crc);
     let computed = crc32c::crc32c(body);
     if stored != computed {
-        return Err(FormatError::HeaderChecksum {
+        return Err(FormatError::FileChecksum {
             expected: stored,
             got: computed,
         });

@@ -288,7 +288,7 @@ impl AnyIndex {
             AnyIndex::RadixSpline(i) => i.params().to_string(),
             AnyIndex::Rmi(i) => i.params().to_string(),
             AnyIndex::BTree(i) => i.params().to_string(),
-            AnyIndex::Binary(_) => String::new(),
+            AnyIndex::Binary(_) => "none".to_string(),
         }
     }
 
