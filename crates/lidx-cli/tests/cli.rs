@@ -675,29 +675,99 @@ fn indexes_build_load_check_and_bench() {
     let dir = setup();
     let d = dir.path();
     for kind in ["pgm", "sampled-pgm", "rs", "rmi", "btree", "binary"] {
-        let out = ok(d, &["index", "build", "--table", "s.tbl", "--kind", kind, "--out", &format!("{kind}.idx")]);
+        let out = ok(
+            d,
+            &[
+                "index",
+                "build",
+                "--table",
+                "s.tbl",
+                "--kind",
+                kind,
+                "--out",
+                &format!("{kind}.idx"),
+            ],
+        );
         assert!(out.contains(&format!("built {kind} ")), "{out}");
-        let info = ok(d, &["index", "info", &format!("{kind}.idx"), "--table", "s.tbl"]);
-        assert!(info.contains("keys         2000") && info.contains("matches"), "{info}");
+        let info = ok(
+            d,
+            &["index", "info", &format!("{kind}.idx"), "--table", "s.tbl"],
+        );
+        assert!(
+            info.contains("keys         2000") && info.contains("matches"),
+            "{info}"
+        );
     }
-    let out = ok(d, &["index", "build", "--table", "s.tbl", "--kind", "pgm", "--epsilon", "8", "--max-height", "1", "--out", "flat.idx"]);
+    let out = ok(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "s.tbl",
+            "--kind",
+            "pgm",
+            "--epsilon",
+            "8",
+            "--max-height",
+            "1",
+            "--out",
+            "flat.idx",
+        ],
+    );
     assert!(out.contains("windows of at most 17 positions"), "{out}");
-    let tuned = ok(d, &["index", "build", "--table", "s.tbl", "--kind", "rmi", "--tune", "--out", "tuned.idx"]);
-    assert!(tuned.contains("Pareto front") && tuned.lines().filter(|l| l.starts_with('>')).count() == 1, "{tuned}");
+    let tuned = ok(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "s.tbl",
+            "--kind",
+            "rmi",
+            "--tune",
+            "--out",
+            "tuned.idx",
+        ],
+    );
+    assert!(
+        tuned.contains("Pareto front") && tuned.lines().filter(|l| l.starts_with('>')).count() == 1,
+        "{tuned}"
+    );
 
     let hard = ok(d, &["hardness", "s.keys", "--csv"]);
     let lines: Vec<&str> = hard.lines().collect();
     assert_eq!(lines[0], "file,n,epsilon,segments");
-    assert!(lines[1].starts_with("s.keys,2000,32,") && lines[2].starts_with("s.keys,2000,4096,"), "{hard}");
+    assert!(
+        lines[1].starts_with("s.keys,2000,32,") && lines[2].starts_with("s.keys,2000,4096,"),
+        "{hard}"
+    );
 
-    let bench = ok(d, &["index", "bench", "--table", "s.tbl", "--queries", "2000", "--disk-queries", "50", "--out-dir", "ib"]);
+    let bench = ok(
+        d,
+        &[
+            "index",
+            "bench",
+            "--table",
+            "s.tbl",
+            "--queries",
+            "2000",
+            "--disk-queries",
+            "50",
+            "--out-dir",
+            "ib",
+        ],
+    );
     assert!(bench.contains("partition_point"), "{bench}");
     let csv = std::fs::read_to_string(d.join("ib/index-bench.csv")).unwrap();
     // 4 kinds × 7 window sizes, PGM flat, paper 1's sampled PGM, RMI and binary search.
     assert_eq!(csv.lines().count(), 1 + 4 * 7 + 4, "{csv}");
     for png in ["index-size-vs-lookup.png", "index-size-vs-window.png"] {
         let bytes = std::fs::read(d.join("ib").join(png)).unwrap();
-        assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000, "{png}");
+        assert!(
+            bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
+            "{png}"
+        );
     }
 }
 
@@ -705,25 +775,99 @@ fn indexes_build_load_check_and_bench() {
 fn bad_index_inputs_are_refused() {
     let dir = setup();
     let d = dir.path();
-    ok(d, &["gen", "--dist", "usparse", "--n", "500", "--shuffle", "--out", "u.keys"]);
+    ok(
+        d,
+        &[
+            "gen",
+            "--dist",
+            "usparse",
+            "--n",
+            "500",
+            "--shuffle",
+            "--out",
+            "u.keys",
+        ],
+    );
     ok(d, &["table", "build", "--keys", "u.keys", "--out", "u.tbl"]);
-    fails(d, &["index", "build", "--table", "u.tbl", "--kind", "pgm", "--out", "u.idx"], &["u.tbl", "not sorted"]);
+    fails(
+        d,
+        &[
+            "index", "build", "--table", "u.tbl", "--kind", "pgm", "--out", "u.idx",
+        ],
+        &["u.tbl", "not sorted"],
+    );
     fails(d, &["hardness", "u.keys"], &["u.keys", "not sorted"]);
-    fails(d, &["index", "build", "--table", "s.tbl", "--kind", "pgm", "--radix-bits", "4", "--out", "x.idx"], &["--radix-bits", "pgm"]);
-    fails(d, &["index", "build", "--table", "s.tbl", "--kind", "pgm", "--tune", "--out", "x.idx"], &["--tune", "rs"]);
-    fails(d, &["index", "build", "--table", "s.tbl", "--kind", "pgm", "--epsilon", "0", "--out", "x.idx"], &["epsilon", "1 ..= 2^59"]);
-    ok(d, &["index", "build", "--table", "s.tbl", "--kind", "pgm", "--out", "s.idx"]);
+    fails(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "s.tbl",
+            "--kind",
+            "pgm",
+            "--radix-bits",
+            "4",
+            "--out",
+            "x.idx",
+        ],
+        &["--radix-bits", "pgm"],
+    );
+    fails(
+        d,
+        &[
+            "index", "build", "--table", "s.tbl", "--kind", "pgm", "--tune", "--out", "x.idx",
+        ],
+        &["--tune", "rs"],
+    );
+    fails(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "s.tbl",
+            "--kind",
+            "pgm",
+            "--epsilon",
+            "0",
+            "--out",
+            "x.idx",
+        ],
+        &["epsilon", "1 ..= 2^59"],
+    );
+    ok(
+        d,
+        &[
+            "index", "build", "--table", "s.tbl", "--kind", "pgm", "--out", "s.idx",
+        ],
+    );
     // An index for other keys.
-    ok(d, &["gen", "--dist", "udense", "--n", "2000", "--out", "o.keys"]);
+    ok(
+        d,
+        &["gen", "--dist", "udense", "--n", "2000", "--out", "o.keys"],
+    );
     ok(d, &["table", "build", "--keys", "o.keys", "--out", "o.tbl"]);
-    fails(d, &["index", "info", "s.idx", "--table", "o.tbl"], &["s.idx", "built for other keys", "o.tbl"]);
+    fails(
+        d,
+        &["index", "info", "s.idx", "--table", "o.tbl"],
+        &["s.idx", "built for other keys", "o.tbl"],
+    );
     // Corrupted and truncated index files.
     let bytes = std::fs::read(d.join("s.idx")).unwrap();
     let mut flipped = bytes.clone();
     flipped[70] ^= 4;
     std::fs::write(d.join("flip.idx"), &flipped).unwrap();
-    fails(d, &["index", "info", "flip.idx"], &["flip.idx", "checksum mismatch"]);
+    fails(
+        d,
+        &["index", "info", "flip.idx"],
+        &["flip.idx", "checksum mismatch"],
+    );
     std::fs::write(d.join("cut.idx"), &bytes[..30]).unwrap();
     fails(d, &["index", "info", "cut.idx"], &["cut.idx", "truncated"]);
-    fails(d, &["index", "info", "s.tbl"], &["s.tbl", "not a lidx index file"]);
+    fails(
+        d,
+        &["index", "info", "s.tbl"],
+        &["s.tbl", "not a lidx index file"],
+    );
 }

@@ -147,7 +147,9 @@ pub enum FormatError {
     HeaderChecksum { expected: u32, got: u32 },
 
     /// The whole file's checksum is wrong.
-    #[error("checksum mismatch (stored {expected:#010x}, computed {got:#010x}); the file is corrupt")]
+    #[error(
+        "checksum mismatch (stored {expected:#010x}, computed {got:#010x}); the file is corrupt"
+    )]
     FileChecksum { expected: u32, got: u32 },
 
     /// A header field has a value this build does not accept.

@@ -165,6 +165,34 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Payload decoders see mutated bytes without the file checksum in front: every outcome
+    /// is an error or an index whose searches return without panicking.
+    #[test]
+    fn mutated_payloads_never_panic(keys in key_set(), flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6), queries in prop::collection::vec(any::<u64>(), 1..30)) {
+        for index in all_indexes(&keys) {
+            let mut payload = Vec::new();
+            index.encode(&mut payload);
+            for (at, byte) in &flips {
+                if !payload.is_empty() {
+                    let i = at.index(payload.len());
+                    payload[i] = *byte;
+                }
+            }
+            if let Ok(decoded) = AnyIndex::decode(index.kind(), &payload) {
+                for &q in &queries {
+                    std::hint::black_box(decoded.search(q));
+                }
+                let _ = (decoded.max_width(), decoded.size_in_bytes());
+            }
+            // Random bytes of the same length, too.
+            let _ = AnyIndex::decode(index.kind(), &payload.iter().rev().copied().collect::<Vec<_>>());
+        }
+    }
+}
+
 #[test]
 fn tiny_and_degenerate_key_sets() {
     let sets: Vec<Vec<u64>> = vec![

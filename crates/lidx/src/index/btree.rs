@@ -124,7 +124,7 @@ impl Index for BTree {
             Some(min) if key > min => {
                 let b = self.separator(key) as u64;
                 Window {
-                    lo: (b * self.every).min(self.n),
+                    lo: b.saturating_mul(self.every).min(self.n),
                     hi: ((b + 1).saturating_mul(self.every)).min(self.n),
                 }
             }

@@ -86,7 +86,7 @@ impl Index for Sampled<Pgm> {
         Window {
             lo: match w.lo {
                 0 => 0,
-                lo => ((lo - 1).saturating_mul(k) + 1).min(self.n),
+                lo => (lo - 1).saturating_mul(k).saturating_add(1).min(self.n),
             },
             hi: w.hi.saturating_mul(k).min(self.n),
         }
