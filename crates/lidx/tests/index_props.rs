@@ -193,6 +193,24 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The B+tree's leaf-level cursor gives the windows of a search from the root, for
+    /// ascending queries and for a query that goes backwards.
+    #[test]
+    fn btree_cursor_matches_search(keys in key_set(), mut qs in prop::collection::vec(any::<u64>(), 1..200), every in prop_oneof![Just(1u64), Just(3), Just(256)], back in any::<u64>()) {
+        let tree = BTree::build(&keys, &BTreeParams { every }).unwrap();
+        qs.extend(keys.iter().step_by(5).copied());
+        qs.sort_unstable();
+        let mut cursor = tree.cursor();
+        for &q in &qs {
+            prop_assert_eq!(cursor.seek(q), tree.search(q), "key {}", q);
+        }
+        prop_assert_eq!(cursor.seek(back), tree.search(back));
+    }
+}
+
 #[test]
 fn tiny_and_degenerate_key_sets() {
     let sets: Vec<Vec<u64>> = vec![

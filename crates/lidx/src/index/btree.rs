@@ -82,6 +82,61 @@ impl BTree {
     }
 }
 
+/// A cursor along the B+tree's lowest level, for lookups in ascending key order (an index
+/// nested loop join's outer keys): each [`seek`](BTreeCursor::seek) gallops forward from the
+/// previous separator instead of descending from the root, so a run of nearby keys costs a
+/// few comparisons in cached memory. A key smaller than the previous one falls back to a
+/// descent. Windows are exactly those of [`Index::search`].
+pub struct BTreeCursor<'a> {
+    tree: &'a BTree,
+    /// The separator of the last seek, if any.
+    at: Option<usize>,
+}
+
+impl BTree {
+    /// A cursor at the start of the lowest level.
+    pub fn cursor(&self) -> BTreeCursor<'_> {
+        BTreeCursor { tree: self, at: None }
+    }
+
+    fn window_of(&self, b: usize) -> Window {
+        let b = b as u64;
+        Window {
+            lo: b.saturating_mul(self.every).min(self.n),
+            hi: (b + 1).saturating_mul(self.every).min(self.n),
+        }
+    }
+}
+
+impl BTreeCursor<'_> {
+    /// The window for `key`, as [`Index::search`] gives it.
+    pub fn seek(&mut self, key: u64) -> Window {
+        let tree = self.tree;
+        let separators = tree.levels.first().map_or(&[][..], |l| l.get(..tree.lens[0]).unwrap_or_default());
+        match separators.first() {
+            Some(&min) if key > min => {}
+            _ => return Window { lo: 0, hi: 0 },
+        }
+        let b = match self.at {
+            // Forward from the last separator: gallop to a range holding the answer, then
+            // binary search it.
+            Some(at) if separators.get(at).is_some_and(|&s| s < key) => {
+                let mut lo = at;
+                let mut step = 1usize;
+                while separators.get(lo + step).is_some_and(|&s| s < key) {
+                    lo += step;
+                    step *= 2;
+                }
+                let end = (lo + step).min(separators.len());
+                lo + separators.get(lo..end).unwrap_or_default().partition_point(|&s| s < key) - 1
+            }
+            _ => tree.separator(key),
+        };
+        self.at = Some(b);
+        tree.window_of(b)
+    }
+}
+
 impl Index for BTree {
     type Params = BTreeParams;
     const KIND: IndexKind = IndexKind::BTree;
@@ -121,13 +176,7 @@ impl Index for BTree {
     fn search(&self, key: u64) -> Window {
         let first = self.levels.first().and_then(|l| l.first()).copied();
         match first {
-            Some(min) if key > min => {
-                let b = self.separator(key) as u64;
-                Window {
-                    lo: b.saturating_mul(self.every).min(self.n),
-                    hi: ((b + 1).saturating_mul(self.every)).min(self.n),
-                }
-            }
+            Some(min) if key > min => self.window_of(self.separator(key)),
             _ => Window { lo: 0, hi: 0 },
         }
     }

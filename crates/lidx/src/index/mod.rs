@@ -42,7 +42,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use binary::Binary;
-pub use btree::{BTree, BTreeParams};
+pub use btree::{BTree, BTreeCursor, BTreeParams};
 pub use pgm::{Pgm, PgmParams};
 pub use radix_spline::{RadixSpline, RadixSplineParams};
 pub use rmi::{Rmi, RmiParams, RootKind};
