@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{Context as _, bail};
 use lidx::Error;
 use lidx::index::file::{self, KeysFingerprint};
-use lidx::index::measure::{lookup_ns, partition_point_ns, window_stats};
+use lidx::index::measure::{last_mile_ns, lookup_ns, partition_point_ns, window_stats};
 use lidx::index::{AnyIndex, AnyParams, IndexKind, RootKind, tune};
 use lidx::storage::{BlockReader, ReadMode, Table, cache};
 use rand::{Rng, SeedableRng};
@@ -50,7 +50,7 @@ pub struct KindArgs {
     /// Error bound of the upper PGM levels (pgm, sampled-pgm).
     #[arg(long)]
     epsilon_rec: Option<u64>,
-    /// Most PGM levels; 1 = flat (pgm, sampled-pgm).
+    /// Most PGM levels; 1 = flat, as paper 1 builds it (pgm, sampled-pgm; default 1).
     #[arg(long)]
     max_height: Option<u32>,
     /// Index every k-th key (sampled-pgm: 64; btree: 256).
@@ -372,6 +372,8 @@ pub struct Row {
     pub disk_us: f64,
     pub disk_blocks: f64,
     pub disk_reads: f64,
+    /// Last-mile search alone: branchless lower bound and `partition_point`, ns.
+    pub last_mile_ns: (f64, f64),
 }
 
 /// Windows wider than this many blocks (128 KiB) are narrowed by an on-disk binary search
@@ -402,6 +404,7 @@ pub fn measure(
     let (absent_ns, _) = lookup_ns(&index, keys, &queries.1);
     let all: Vec<u64> = queries.0.iter().chain(&queries.1).copied().collect();
     let stats = window_stats(&index, &all);
+    let last_mile_ns = last_mile_ns(&index, keys, &queries.0);
     let (mut disk_us, mut disk_blocks, mut disk_reads) = (f64::NAN, f64::NAN, f64::NAN);
     if let Some((table, count)) = disk.filter(|(_, c)| *c > 0) {
         cache::drop_file_pages(table.path())?;
@@ -441,6 +444,7 @@ pub fn measure(
         disk_us,
         disk_blocks,
         disk_reads,
+        last_mile_ns,
     };
     Ok((row, index))
 }
@@ -477,8 +481,8 @@ fn bench(ctx: &Context, args: BenchArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.out_dir)
         .with_context(|| format!("{}: cannot create the directory", args.out_dir.display()))?;
 
-    // Configurations: each kind's 256-position setting and a sweep of window sizes, PGM flat
-    // beside recursive, paper 1's sampled PGM (every 128th key, ε′ = 2), RMI and binary search.
+    // Configurations: each kind's 256-position setting and a sweep of window sizes, PGM
+    // recursive beside flat, paper 1's sampled PGM (every 128th key, ε′ = 2), RMI and binary search.
     let mut configs: Vec<(AnyParams, u64)> = Vec::new();
     for &kind in &kinds {
         match kind {
@@ -492,7 +496,7 @@ fn bench(ctx: &Context, args: BenchArgs) -> anyhow::Result<()> {
         match kind {
             IndexKind::Pgm => configs.push((
                 AnyParams::Pgm(lidx::index::PgmParams {
-                    max_height: 1,
+                    max_height: 16,
                     ..Default::default()
                 }),
                 0,
@@ -638,6 +642,8 @@ fn write_outputs(args: &BenchArgs, table: &Table, n: usize, rows: &[Row]) -> any
         "disk_us_per_lookup",
         "disk_blocks_per_lookup",
         "disk_reads_per_lookup",
+        "last_mile_branchless_ns",
+        "last_mile_partition_point_ns",
     ];
     let csv_rows: Vec<Vec<String>> = rows
         .iter()
@@ -663,6 +669,8 @@ fn write_outputs(args: &BenchArgs, table: &Table, n: usize, rows: &[Row]) -> any
                 format!("{:.2}", r.disk_us),
                 format!("{:.3}", r.disk_blocks),
                 format!("{:.3}", r.disk_reads),
+                format!("{:.2}", r.last_mile_ns.0),
+                format!("{:.2}", r.last_mile_ns.1),
             ]
         })
         .collect();

@@ -96,7 +96,10 @@ pub struct BTreeCursor<'a> {
 impl BTree {
     /// A cursor at the start of the lowest level.
     pub fn cursor(&self) -> BTreeCursor<'_> {
-        BTreeCursor { tree: self, at: None }
+        BTreeCursor {
+            tree: self,
+            at: None,
+        }
     }
 
     fn window_of(&self, b: usize) -> Window {
@@ -112,7 +115,10 @@ impl BTreeCursor<'_> {
     /// The window for `key`, as [`Index::search`] gives it.
     pub fn seek(&mut self, key: u64) -> Window {
         let tree = self.tree;
-        let separators = tree.levels.first().map_or(&[][..], |l| l.get(..tree.lens[0]).unwrap_or_default());
+        let separators = tree
+            .levels
+            .first()
+            .map_or(&[][..], |l| l.get(..tree.lens[0]).unwrap_or_default());
         match separators.first() {
             Some(&min) if key > min => {}
             _ => return Window { lo: 0, hi: 0 },
@@ -128,7 +134,11 @@ impl BTreeCursor<'_> {
                     step *= 2;
                 }
                 let end = (lo + step).min(separators.len());
-                lo + separators.get(lo..end).unwrap_or_default().partition_point(|&s| s < key) - 1
+                lo + separators
+                    .get(lo..end)
+                    .unwrap_or_default()
+                    .partition_point(|&s| s < key)
+                    - 1
             }
             _ => tree.separator(key),
         };

@@ -87,3 +87,34 @@ pub fn window_stats(index: &AnyIndex, queries: &[u64]) -> WindowStats {
         mean_blocks: blocks as f64 / count,
     }
 }
+
+/// The last-mile search alone, inside the windows `index` returns for `queries`: mean
+/// nanoseconds of the branchless [`lower_bound`] and of `partition_point` over the very same
+/// windows (best of three runs each).
+pub fn last_mile_ns(index: &AnyIndex, keys: &[u64], queries: &[u64]) -> (f64, f64) {
+    let windows: Vec<(u64, &[u64])> = queries
+        .iter()
+        .map(|&q| {
+            let w = index.search(q);
+            (
+                q,
+                keys.get(w.lo as usize..w.hi as usize).unwrap_or_default(),
+            )
+        })
+        .collect();
+    let run = |f: &dyn Fn(&[u64], u64) -> usize| {
+        let mut best = f64::INFINITY;
+        for _ in 0..REPEATS {
+            let start = Instant::now();
+            let sum = windows
+                .iter()
+                .fold(0usize, |s, &(q, w)| s.wrapping_add(f(black_box(w), q)));
+            black_box(sum);
+            best = best.min(start.elapsed().as_nanos() as f64 / windows.len().max(1) as f64);
+        }
+        best
+    };
+    let branchless = run(&|w, q| lower_bound(w, q, |&k| k));
+    let std = run(&|w, q| w.partition_point(|&k| k < q));
+    (branchless, std)
+}

@@ -36,13 +36,16 @@ pub struct PgmParams {
 }
 
 impl Default for PgmParams {
-    /// ε = 127 (windows of at most 255 positions: the 256-position setting), ε_rec = 4,
-    /// recursive.
+    /// ε = 127 (windows of at most 255 positions: the 256-position setting), flat as paper
+    /// 1 builds it (height 1: binary search over the segments' first keys); ε_rec = 4 for
+    /// a recursive index (`max_height` above 1). Flat is also the faster on this project's
+    /// machine: on 100M clustered keys, where the bottom level has 20,592 segments, a flat
+    /// search took 55 ns and a recursive one (ε_rec 4, 4 levels) 98 ns.
     fn default() -> Self {
         Self {
             epsilon: 127,
             epsilon_rec: 4,
-            max_height: 16,
+            max_height: 1,
         }
     }
 }
@@ -159,6 +162,12 @@ impl Pgm {
     /// Number of levels (1 = flat).
     pub fn height(&self) -> usize {
         self.levels.len()
+    }
+
+    /// The float slack of the bottom level and of the levels above, in whole positions
+    /// (0 or 1 in practice; windows widen by it).
+    pub fn slack(&self) -> (u64, u64) {
+        (self.slack, self.slack_rec)
     }
 
     /// Segments per level, bottom first.
