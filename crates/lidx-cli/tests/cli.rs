@@ -483,7 +483,10 @@ fn the_demo_runs() {
         "2. Tables",
         "3. Cold window reads",
         "byte-identical",
-        "5. The disk",
+        "5. Indexes",
+        "sampled-pgm",
+        "hardness",
+        "6. The disk",
     ] {
         assert!(out.contains(part), "demo output lacks {part:?}:\n{out}");
     }
