@@ -164,7 +164,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let lognormal = &built[1];
     let table = Table::open(lognormal)?;
     let keys = table.read_keys()?;
-    let q = queries_of(&keys, 20_000);
+    let q = super::index::queries(&keys, 20_000, 7);
     let baseline = (
         lidx::index::measure::partition_point_ns(&keys, &q.0).0,
         lidx::index::measure::partition_point_ns(&keys, &q.1).0,
@@ -200,17 +200,6 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
 
     say!("\nNext: lidx gen --help, lidx table --help, lidx index --help, lidx bench disk --help.");
     Ok(())
-}
-
-/// Random existing keys and random values in the key range, `count` of each.
-fn queries_of(keys: &[u64], count: usize) -> (Vec<u64>, Vec<u64>) {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
-    let (min, max) = (keys[0], keys[keys.len() - 1]);
-    let existing = (0..count)
-        .map(|_| keys[rng.random_range(0..keys.len())])
-        .collect();
-    let random = (0..count).map(|_| rng.random_range(min..=max)).collect();
-    (existing, random)
 }
 
 /// Reads `lookups` windows of `width` positions at random places after dropping the

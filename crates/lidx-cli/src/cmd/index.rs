@@ -194,7 +194,7 @@ pub fn sorted_keys(
 }
 
 /// Random existing keys (`count`, seeded) and random values in the key range (mostly absent).
-fn queries(keys: &[u64], count: usize, seed: u64) -> (Vec<u64>, Vec<u64>) {
+pub fn queries(keys: &[u64], count: usize, seed: u64) -> (Vec<u64>, Vec<u64>) {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let (min, max) = (keys[0], keys[keys.len() - 1]);
     let existing = (0..count)
@@ -680,8 +680,12 @@ fn write_outputs(args: &BenchArgs, table: &Table, n: usize, rows: &[Row]) -> any
     out.finish()?;
 
     let by_kind = |f: &dyn Fn(&Row) -> Option<(f64, f64)>| -> Vec<crate::plot::Series> {
-        let mut kinds: Vec<IndexKind> = rows.iter().map(|r| r.kind).collect();
-        kinds.dedup();
+        let mut kinds: Vec<IndexKind> = Vec::new();
+        for r in rows {
+            if !kinds.contains(&r.kind) {
+                kinds.push(r.kind);
+            }
+        }
         kinds
             .into_iter()
             .map(|k| crate::plot::Series {

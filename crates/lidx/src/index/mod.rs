@@ -343,6 +343,56 @@ pub(crate) fn lower_bound_points(keys: &[u64]) -> impl Iterator<Item = (u64, u64
     })
 }
 
+/// The window of a model that predicted position `p` within `reach` positions below and
+/// `reach + 1` above (the `+ 1` covers absent keys just past a key): `p - reach ..= p +
+/// reach + 1`, clipped to `0..=n`. Shared by PGM and RadixSpline.
+#[inline]
+pub(crate) fn model_window(p: u64, reach: u64, n: u64) -> Window {
+    Window {
+        lo: p.saturating_sub(reach),
+        hi: p.saturating_add(reach + 1).min(n),
+    }
+}
+
+/// The window of keys no model needs: at or below the smallest key the lower bound is 0,
+/// above the largest it is `n` (and an empty index answers 0).
+#[inline]
+pub(crate) fn edge_window(key: u64, min_key: u64, max_key: u64, n: u64) -> Option<Window> {
+    if n == 0 || key <= min_key {
+        Some(Window { lo: 0, hi: 0 })
+    } else if key > max_key {
+        Some(Window { lo: n, hi: n })
+    } else {
+        None
+    }
+}
+
+/// How many whole positions beyond `epsilon` the prediction `p` misses `y` by (0 when
+/// within): the float slack a build measures on every point.
+pub(crate) fn miss(p: u64, y: u64, epsilon: u64) -> u64 {
+    p.saturating_sub(epsilon)
+        .saturating_sub(y)
+        .max(y.saturating_sub(p).saturating_sub(epsilon))
+}
+
+/// Checks the common build inputs: sorted keys, at most 2^60 of them, and (where given) an
+/// error bound in 1 ..= 2^59. Returns the smallest and largest key (0, 0 when empty).
+pub(crate) fn check_build(keys: &[u64], epsilons: &[(&'static str, u64)]) -> Result<(u64, u64)> {
+    check_sorted(keys)?;
+    for &(name, eps) in epsilons {
+        if eps == 0 || eps > crate::pla::MAX_EPSILON {
+            return Err(Error::param(name, format!("{eps} is not in 1 ..= 2^59")));
+        }
+    }
+    if keys.len() as u64 > crate::pla::MAX_Y {
+        return Err(Error::param("keys", "more than 2^60 keys"));
+    }
+    Ok((
+        keys.first().copied().unwrap_or(0),
+        keys.last().copied().unwrap_or(0),
+    ))
+}
+
 /// Fails unless `keys` is sorted; every `build` calls it first.
 pub(crate) fn check_sorted(keys: &[u64]) -> Result<()> {
     match crate::data::first_unsorted(keys) {

@@ -20,7 +20,9 @@
 use std::fmt;
 
 use super::codec::{Decoder, Encoder, invalid};
-use super::{Index, IndexKind, Window, check_sorted, lower_bound_points};
+use super::{
+    Index, IndexKind, Window, check_build, edge_window, lower_bound_points, miss, model_window,
+};
 use crate::pla::{MAX_EPSILON, MAX_Y, PlaBuilder, Segment};
 use crate::{Error, FormatError, Result};
 
@@ -150,10 +152,7 @@ fn fit(
         while level.keys.get(j + 1).is_some_and(|&k| k <= x) {
             j += 1;
         }
-        let p = level.position(j, x, bottom, n);
-        slack = slack
-            .max(p.saturating_sub(epsilon).saturating_sub(y))
-            .max(y.saturating_sub(p).saturating_sub(epsilon));
+        slack = slack.max(miss(level.position(j, x, bottom, n), y, epsilon));
     }
     Ok((level, slack))
 }
@@ -200,33 +199,28 @@ impl Index for Pgm {
     const KIND: IndexKind = IndexKind::Pgm;
 
     fn build(keys: &[u64], params: &PgmParams) -> Result<Pgm> {
-        check_sorted(keys)?;
-        for (name, eps) in [
-            ("epsilon", params.epsilon),
-            ("epsilon_rec", params.epsilon_rec),
-        ] {
-            if eps == 0 || eps > MAX_EPSILON {
-                return Err(Error::param(name, format!("{eps} is not in 1 ..= 2^59")));
-            }
-        }
+        let (min_key, max_key) = check_build(
+            keys,
+            &[
+                ("epsilon", params.epsilon),
+                ("epsilon_rec", params.epsilon_rec),
+            ],
+        )?;
         if params.max_height == 0 {
             return Err(Error::param("max_height", "must be at least 1 (1 = flat)"));
         }
-        if keys.len() as u64 > MAX_Y {
-            return Err(Error::param("keys", "more than 2^60 keys"));
-        }
         let n = keys.len() as u64;
-        let (Some(&min_key), Some(&max_key)) = (keys.first(), keys.last()) else {
+        if n == 0 {
             return Ok(Pgm {
                 params: *params,
-                n: 0,
-                min_key: 0,
-                max_key: 0,
+                n,
+                min_key,
+                max_key,
                 slack: 0,
                 slack_rec: 0,
                 levels: Vec::new(),
             });
-        };
+        }
         let (bottom, slack) = fit(lower_bound_points(keys), params.epsilon, true, n)?;
         let mut levels = vec![bottom];
         let mut slack_rec = 0;
@@ -253,19 +247,12 @@ impl Index for Pgm {
     #[inline]
     fn search(&self, key: u64) -> Window {
         let n = self.n;
-        if n == 0 || key <= self.min_key {
-            return Window { lo: 0, hi: 0 };
-        }
-        if key > self.max_key {
-            return Window { lo: n, hi: n };
+        if let Some(w) = edge_window(key, self.min_key, self.max_key, n) {
+            return w;
         }
         let j = self.bottom_segment(key);
         let p = self.levels[0].position(j, key, true, n);
-        let reach = self.params.epsilon + self.slack;
-        Window {
-            lo: p.saturating_sub(reach),
-            hi: p.saturating_add(reach + 1).min(n),
-        }
+        model_window(p, self.params.epsilon + self.slack, n)
     }
 
     fn len(&self) -> u64 {

@@ -12,7 +12,9 @@
 use std::fmt;
 
 use super::codec::{Decoder, Encoder, invalid};
-use super::{Index, IndexKind, Window, check_sorted, lower_bound_points};
+use super::{
+    Index, IndexKind, Window, check_build, edge_window, lower_bound_points, miss, model_window,
+};
 use crate::pla::{MAX_EPSILON, MAX_Y};
 use crate::{Error, FormatError, Result};
 
@@ -156,27 +158,14 @@ impl Index for RadixSpline {
     const KIND: IndexKind = IndexKind::RadixSpline;
 
     fn build(keys: &[u64], params: &RadixSplineParams) -> Result<RadixSpline> {
-        check_sorted(keys)?;
-        if params.epsilon == 0 || params.epsilon > MAX_EPSILON {
-            return Err(Error::param(
-                "epsilon",
-                format!("{} is not in 1 ..= 2^59", params.epsilon),
-            ));
-        }
+        let (min_key, max_key) = check_build(keys, &[("epsilon", params.epsilon)])?;
         if params.radix_bits > 30 {
             return Err(Error::param(
                 "radix bits",
                 format!("{} is above 30", params.radix_bits),
             ));
         }
-        if keys.len() as u64 > MAX_Y {
-            return Err(Error::param("keys", "more than 2^60 keys"));
-        }
         let n = keys.len() as u64;
-        let (min_key, max_key) = (
-            keys.first().copied().unwrap_or(0),
-            keys.last().copied().unwrap_or(0),
-        );
         let points = spline(lower_bound_points(keys), params.epsilon);
         if points.len() as u64 >= u64::from(u32::MAX) {
             return Err(Error::param(
@@ -224,10 +213,7 @@ impl Index for RadixSpline {
             while rs.xs.get(b).is_some_and(|&sx| sx < x) {
                 b += 1;
             }
-            let p = rs.position(b, x);
-            slack = slack
-                .max(p.saturating_sub(params.epsilon).saturating_sub(y))
-                .max(y.saturating_sub(p).saturating_sub(params.epsilon));
+            slack = slack.max(miss(rs.position(b, x), y, params.epsilon));
         }
         rs.slack = slack;
         Ok(rs)
@@ -235,19 +221,11 @@ impl Index for RadixSpline {
 
     #[inline]
     fn search(&self, key: u64) -> Window {
-        let n = self.n;
-        if n == 0 || key <= self.min_key {
-            return Window { lo: 0, hi: 0 };
-        }
-        if key > self.max_key {
-            return Window { lo: n, hi: n };
+        if let Some(w) = edge_window(key, self.min_key, self.max_key, self.n) {
+            return w;
         }
         let p = self.position(self.segment_end(key), key);
-        let reach = self.params.epsilon + self.slack;
-        Window {
-            lo: p.saturating_sub(reach),
-            hi: p.saturating_add(reach + 1).min(n),
-        }
+        model_window(p, self.params.epsilon + self.slack, self.n)
     }
 
     fn len(&self) -> u64 {

@@ -18,7 +18,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::codec::{Decoder, Encoder, invalid};
-use super::{Index, IndexKind, Window, check_sorted, lower_bound_points};
+use super::{Index, IndexKind, Window, check_build, edge_window, lower_bound_points};
 use crate::pla::MAX_Y;
 use crate::{Error, FormatError, Result};
 
@@ -255,21 +255,14 @@ impl Index for Rmi {
     const KIND: IndexKind = IndexKind::Rmi;
 
     fn build(keys: &[u64], params: &RmiParams) -> Result<Rmi> {
-        check_sorted(keys)?;
+        let (min_key, max_key) = check_build(keys, &[])?;
         if !(1..=1 << 26).contains(&params.branching) {
             return Err(Error::param(
                 "branching factor",
                 format!("{} is not in 1 ..= 2^26", params.branching),
             ));
         }
-        if keys.len() as u64 > MAX_Y {
-            return Err(Error::param("keys", "more than 2^60 keys"));
-        }
         let n = keys.len() as u64;
-        let (min_key, max_key) = (
-            keys.first().copied().unwrap_or(0),
-            keys.last().copied().unwrap_or(0),
-        );
         let root = Self::fit_root(params, keys, min_key, max_key);
         let count = match params.root {
             RootKind::Radix => params.branching.next_power_of_two() as usize,
@@ -362,11 +355,8 @@ impl Index for Rmi {
     #[inline]
     fn search(&self, key: u64) -> Window {
         let n = self.n;
-        if n == 0 || key <= self.min_key {
-            return Window { lo: 0, hi: 0 };
-        }
-        if key > self.max_key {
-            return Window { lo: n, hi: n };
+        if let Some(w) = edge_window(key, self.min_key, self.max_key, n) {
+            return w;
         }
         let l = self.root.leaf(key, self.min_key, self.leaves.len());
         let Some(leaf) = self.leaves.get(l) else {
