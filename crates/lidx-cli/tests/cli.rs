@@ -763,8 +763,8 @@ fn indexes_build_load_check_and_bench() {
     );
     assert!(bench.contains("partition_point"), "{bench}");
     let csv = std::fs::read_to_string(d.join("ib/index-bench.csv")).unwrap();
-    // 4 kinds × 7 window sizes, PGM flat, paper 1's sampled PGM, RMI and binary search.
-    assert_eq!(csv.lines().count(), 1 + 4 * 7 + 4, "{csv}");
+    // 5 kinds × 7 window sizes, PGM recursive, paper 1's sampled PGM, a plain RMI, binary.
+    assert_eq!(csv.lines().count(), 1 + 5 * 7 + 4, "{csv}");
     for png in ["index-size-vs-lookup.png", "index-size-vs-window.png"] {
         let bytes = std::fs::read(d.join("ib").join(png)).unwrap();
         assert!(

@@ -47,7 +47,19 @@ fn all_indexes(keys: &[u64]) -> Vec<AnyIndex> {
     }
     for root in [RootKind::Linear, RootKind::Cubic, RootKind::Radix] {
         for branching in [1, 2, 16, 1000] {
-            let p = RmiParams { root, branching };
+            let p = RmiParams {
+                root,
+                branching,
+                max_window: 0,
+            };
+            out.push(AnyIndex::Rmi(Rmi::build(keys, &p).unwrap()));
+        }
+        for max_window in [1, 7, 256] {
+            let p = RmiParams {
+                root,
+                branching: 4,
+                max_window,
+            };
             out.push(AnyIndex::Rmi(Rmi::build(keys, &p).unwrap()));
         }
     }
@@ -243,6 +255,37 @@ fn the_256_position_settings_return_at_most_256_positions() {
     let sampled = Sampled::build(&keys, &SampledParams::default()).unwrap();
     let btree = BTree::build(&keys, &BTreeParams::default()).unwrap();
     let rs = RadixSpline::build(&keys, &RadixSplineParams::default()).unwrap();
+    let rmi = Rmi::build(
+        &keys,
+        &RmiParams {
+            max_window: 256,
+            ..RmiParams::default()
+        },
+    )
+    .unwrap();
+    assert!(rmi.max_width() <= 256, "hybrid rmi {}", rmi.max_width());
+    let plain = Rmi::build(
+        &keys,
+        &RmiParams {
+            branching: 64,
+            ..RmiParams::default()
+        },
+    )
+    .unwrap();
+    assert!(
+        plain.max_width() > 256,
+        "this set is hard enough to need the hybrid leaves"
+    );
+    let hybrid = Rmi::build(
+        &keys,
+        &RmiParams {
+            branching: 64,
+            max_window: 256,
+            ..RmiParams::default()
+        },
+    )
+    .unwrap();
+    assert!(hybrid.hybrid_leaves() > 0 && hybrid.max_width() <= 256);
     assert!(rs.max_width() <= 256, "rs {}", rs.max_width());
     assert!(pgm.max_width() <= 256, "pgm {}", pgm.max_width());
     assert!(

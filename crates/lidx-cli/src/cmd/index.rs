@@ -65,6 +65,10 @@ pub struct KindArgs {
     /// RMI leaves (2^16 by default; 256, 64K, 4M, ...).
     #[arg(long, value_parser = parse_count)]
     branching: Option<u64>,
+    /// Hybrid RMI: leaves whose window could exceed this many positions keep every
+    /// W-th key instead (256 = the 256-position setting; default 0, a plain RMI).
+    #[arg(long, value_name = "W")]
+    max_window: Option<u64>,
 }
 
 fn parse_kind(s: &str) -> Result<IndexKind, String> {
@@ -125,6 +129,12 @@ impl KindArgs {
             AnyParams::Rmi(p) => {
                 set(&mut p.root, self.root, "--root", &mut used);
                 set(&mut p.branching, self.branching, "--branching", &mut used);
+                set(
+                    &mut p.max_window,
+                    self.max_window,
+                    "--max-window",
+                    &mut used,
+                );
             }
             AnyParams::BTree(p) => set(&mut p.every, self.every, "--every", &mut used),
             AnyParams::Binary => {}
@@ -137,6 +147,7 @@ impl KindArgs {
             ("--radix-bits", self.radix_bits.is_some()),
             ("--root", self.root.is_some()),
             ("--branching", self.branching.is_some()),
+            ("--max-window", self.max_window.is_some()),
         ];
         if let Some((flag, _)) = given.iter().find(|(flag, on)| *on && !used.contains(flag)) {
             bail!("{flag} does not apply to --kind {}", self.kind);
@@ -458,7 +469,8 @@ fn params_for_width(kind: IndexKind, width: u64) -> Option<AnyParams> {
         AnyParams::SampledPgm(p) => p.every = width / 4,
         AnyParams::RadixSpline(p) => p.epsilon = (width - 1) / 2,
         AnyParams::BTree(p) => p.every = width,
-        AnyParams::Rmi(_) | AnyParams::Binary => return None,
+        AnyParams::Rmi(p) => p.max_window = width,
+        AnyParams::Binary => return None,
     }
     Some(p)
 }
@@ -481,12 +493,13 @@ fn bench(ctx: &Context, args: BenchArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.out_dir)
         .with_context(|| format!("{}: cannot create the directory", args.out_dir.display()))?;
 
-    // Configurations: each kind's 256-position setting and a sweep of window sizes, PGM
-    // recursive beside flat, paper 1's sampled PGM (every 128th key, ε′ = 2), RMI and binary search.
+    // Configurations: a sweep of window sizes 64 to 4096 for every kind that bounds its
+    // windows (RMI as a hybrid), each kind's 256-position setting among them; beside it PGM
+    // recursive, paper 1's sampled PGM (every 128th key, ε′ = 2), a plain RMI, binary search.
     let mut configs: Vec<(AnyParams, u64)> = Vec::new();
     for &kind in &kinds {
         match kind {
-            IndexKind::Rmi | IndexKind::Binary => configs.push((AnyParams::default_for(kind), 0)),
+            IndexKind::Binary => configs.push((AnyParams::default_for(kind), 0)),
             _ => {
                 for width in [64u64, 128, 256, 512, 1024, 2048, 4096] {
                     configs.extend(params_for_width(kind, width).map(|p| (p, width)));
@@ -501,6 +514,7 @@ fn bench(ctx: &Context, args: BenchArgs) -> anyhow::Result<()> {
                 }),
                 0,
             )),
+            IndexKind::Rmi => configs.push((AnyParams::default_for(kind), 0)),
             IndexKind::SampledPgm => configs.push((
                 AnyParams::SampledPgm(lidx::index::SampledParams {
                     every: 128,

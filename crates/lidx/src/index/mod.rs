@@ -20,7 +20,7 @@
 //! | `pgm`         | ε                 | `2ε + 1 + 2s`                          | ε = 127              |
 //! | `sampled-pgm` | every k-th key, ε′| `k (2ε′ + 2 + 2s) - 1`                 | k = 64, ε′ = 1       |
 //! | `rs`          | ε, radix bits     | `2ε + 1 + 2s`                          | ε = 127              |
-//! | `rmi`         | root, branching b | per leaf `2e + 1`, e measured          | none (data-dependent)|
+//! | `rmi`         | root, branching b, hybrid w | per leaf `2e + 1` (e measured), or `w` | w = 256 (hybrid) |
 //! | `binary`      | none              | `n`                                    | none                 |
 //!
 //! `s` is the index's float slack: the whole positions by which rounding the model's lines

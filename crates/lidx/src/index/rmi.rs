@@ -11,8 +11,12 @@
 //!   share of the lower-bound points (as in [`pgm`](super::pgm)) plus the point just past
 //!   its last one, with the search's own arithmetic.
 //!
-//! A leaf's window is `[p - e_L, p + e_L + 1]` within `[lo_L, hi_L]`; RMI widths depend on
-//! the data, so it has no fixed 256-position setting (paper 1: "not configurable").
+//! A leaf's window is `[p - e_L, p + e_L + 1]` within `[lo_L, hi_L]`; a plain RMI's widths
+//! depend on the data (paper 1: "not configurable"). The hybrid RMI of the learned-index
+//! paper bounds them: with `max_window = w`, each leaf whose window could exceed `w` keeps the
+//! keys at every `w`-th position of its run instead, like a B-tree leaf, and answers with the
+//! block of at most `w` positions they bracket; `max_window = 256` is the 256-position
+//! setting.
 
 use std::fmt;
 use std::str::FromStr;
@@ -66,6 +70,11 @@ pub struct RmiParams {
     pub root: RootKind,
     /// Number of leaves, 1 to 2^26 (a power of 2 for a radix root).
     pub branching: u64,
+    /// 0 for a plain RMI; otherwise a hybrid RMI (Kraska et al., 2018, section 3.3: leaves
+    /// that model badly are replaced by B-trees): every leaf whose window would exceed this
+    /// many positions keeps every `max_window`-th key of its run instead of its line, and
+    /// answers with a block of at most `max_window` positions.
+    pub max_window: u64,
 }
 
 impl Default for RmiParams {
@@ -73,13 +82,18 @@ impl Default for RmiParams {
         Self {
             root: RootKind::Linear,
             branching: 1 << 16,
+            max_window: 0,
         }
     }
 }
 
 impl fmt::Display for RmiParams {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "root={} branching={}", self.root.name(), self.branching)
+        write!(f, "root={} branching={}", self.root.name(), self.branching)?;
+        if self.max_window > 0 {
+            write!(f, " max_window={}", self.max_window)?;
+        }
+        Ok(())
     }
 }
 
@@ -128,6 +142,11 @@ pub struct Rmi {
     max_key: u64,
     root: Root,
     leaves: Vec<Leaf>,
+    /// Hybrid leaves: leaf `l`'s separators are `fallback[offsets[l]..offsets[l + 1]]`, the
+    /// keys at positions `lo_l, lo_l + w, lo_l + 2w, ...` of its run (`w = max_window`).
+    /// Both empty for a plain RMI.
+    offsets: Vec<u64>,
+    fallback: Vec<u64>,
 }
 
 /// Least squares of `ys` on `xs` over the polynomial terms in `use_terms` (0 = constant,
@@ -245,6 +264,24 @@ impl Rmi {
         (p.max(leaf.lo as f64).min(hi as f64)) as u64
     }
 
+    /// Leaf `l`'s separators (empty unless it is a hybrid leaf).
+    fn separators(&self, l: usize) -> &[u64] {
+        match (self.offsets.get(l), self.offsets.get(l + 1)) {
+            (Some(&a), Some(&b)) => self
+                .fallback
+                .get(a as usize..b as usize)
+                .unwrap_or_default(),
+            _ => &[],
+        }
+    }
+
+    /// Number of leaves replaced by separators (hybrid RMI).
+    pub fn hybrid_leaves(&self) -> usize {
+        (0..self.leaves.len())
+            .filter(|&l| !self.separators(l).is_empty())
+            .count()
+    }
+
     fn leaf_hi(&self, l: usize) -> u64 {
         self.leaves.get(l + 1).map_or(self.n, |next| next.lo)
     }
@@ -326,6 +363,8 @@ impl Index for Rmi {
             max_key,
             root,
             leaves,
+            offsets: Vec::new(),
+            fallback: Vec::new(),
         };
         // Errors, with the search's arithmetic, on each leaf's points and the point just past
         // its last one (when that point is sent to the same leaf).
@@ -349,6 +388,19 @@ impl Index for Rmi {
         for (leaf, err) in rmi.leaves.iter_mut().zip(errs) {
             leaf.err = err;
         }
+        if params.max_window > 0 {
+            // Hybrid: leaves whose windows could exceed the bound keep separators instead.
+            let w = params.max_window;
+            rmi.offsets.push(0);
+            for l in 0..count {
+                let (lo, hi) = (rmi.leaves[l].lo, rmi.leaf_hi(l));
+                if (2 * rmi.leaves[l].err + 1).min(hi - lo) > w {
+                    rmi.fallback
+                        .extend((lo..hi).step_by(w as usize).map(|p| keys[p as usize]));
+                }
+                rmi.offsets.push(rmi.fallback.len() as u64);
+            }
+        }
         Ok(rmi)
     }
 
@@ -363,6 +415,26 @@ impl Index for Rmi {
             return Window { lo: 0, hi: n };
         };
         let hi = self.leaf_hi(l);
+        let separators = self.separators(l);
+        if !separators.is_empty() {
+            // Hybrid leaf: the last separator below the key starts its block.
+            let i = separators.partition_point(|&s| s < key);
+            if i == 0 {
+                return Window {
+                    lo: leaf.lo,
+                    hi: leaf.lo,
+                };
+            }
+            let w = self.params.max_window;
+            let lo = leaf
+                .lo
+                .saturating_add((i as u64 - 1).saturating_mul(w))
+                .min(hi);
+            return Window {
+                lo,
+                hi: lo.saturating_add(w).min(hi),
+            };
+        }
         let p = Self::position(leaf, hi, key);
         Window {
             lo: p.saturating_sub(leaf.err).max(leaf.lo),
@@ -375,14 +447,25 @@ impl Index for Rmi {
     }
 
     fn size_in_bytes(&self) -> u64 {
-        8 * 4 + 8 + 4 * 8 + 8 + 8 + 8 + 40 * self.leaves.len() as u64
+        // Header 96 bytes, 40 per leaf, then max_window and the two counted arrays.
+        96 + 40 * self.leaves.len() as u64
+            + 8
+            + 8
+            + 8 * self.offsets.len() as u64
+            + 8
+            + 8 * self.fallback.len() as u64
     }
 
     fn max_width(&self) -> u64 {
         (0..self.leaves.len())
             .map(|l| {
                 let leaf = &self.leaves[l];
-                (2 * leaf.err + 1).min(self.leaf_hi(l) - leaf.lo)
+                let run = self.leaf_hi(l).saturating_sub(leaf.lo);
+                if self.separators(l).is_empty() {
+                    (2 * leaf.err + 1).min(run)
+                } else {
+                    self.params.max_window.min(run)
+                }
             })
             .max()
             .unwrap_or(0)
@@ -412,6 +495,15 @@ impl Index for Rmi {
             e.u64(leaf.lo);
             e.u64(leaf.err);
         }
+        e.u64(self.params.max_window);
+        e.u64(self.offsets.len() as u64);
+        for &o in &self.offsets {
+            e.u64(o);
+        }
+        e.u64(self.fallback.len() as u64);
+        for &k in &self.fallback {
+            e.u64(k);
+        }
     }
 
     fn decode(bytes: &[u8]) -> Result<Rmi, FormatError> {
@@ -429,9 +521,10 @@ impl Index for Rmi {
                 ));
             }
         };
-        let params = RmiParams {
+        let mut params = RmiParams {
             root: kind,
             branching: d.u64()?,
+            max_window: 0,
         };
         let (n, min_key, max_key) = (d.u64()?, d.u64()?, d.u64()?);
         let c = [d.f64()?, d.f64()?, d.f64()?, d.f64()?];
@@ -484,6 +577,32 @@ impl Index for Rmi {
             }
             leaves.push(leaf);
         }
+        params.max_window = d.u64()?;
+        let offsets_len = d.count(8)?;
+        let mut offsets = Vec::with_capacity(offsets_len);
+        for _ in 0..offsets_len {
+            offsets.push(d.u64()?);
+        }
+        let fallback_len = d.count(8)?;
+        let mut fallback = Vec::with_capacity(fallback_len);
+        for _ in 0..fallback_len {
+            fallback.push(d.u64()?);
+        }
+        let hybrid_ok = if params.max_window == 0 {
+            offsets.is_empty() && fallback.is_empty()
+        } else {
+            offsets.len() == count + 1
+                && offsets.first() == Some(&0)
+                && offsets.windows(2).all(|w| w[0] <= w[1])
+                && offsets.last() == Some(&(fallback.len() as u64))
+        };
+        if !hybrid_ok {
+            return Err(invalid(
+                "hybrid leaves",
+                offsets.len() as u64,
+                "one offset per leaf and one more, non-decreasing, ending at the separator count",
+            ));
+        }
         d.finish()?;
         Ok(Rmi {
             params,
@@ -497,6 +616,8 @@ impl Index for Rmi {
                 shift: shift as u32,
             },
             leaves,
+            offsets,
+            fallback,
         })
     }
 }

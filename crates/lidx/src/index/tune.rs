@@ -47,6 +47,7 @@ pub fn grid(kind: IndexKind, epsilon: u64) -> Vec<AnyParams> {
                     AnyParams::Rmi(RmiParams {
                         root,
                         branching: 1 << b,
+                        max_window: 0,
                     })
                 })
             })
