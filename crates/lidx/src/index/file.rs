@@ -169,23 +169,28 @@ pub fn save(path: &Path, index: &AnyIndex, fingerprint: &KeysFingerprint) -> Res
     out.finish()
 }
 
-/// Loads the index file at `path`.
+/// Loads the index file at `path`: maps it into memory and decodes it (the structures are
+/// rebuilt from the mapped bytes once; their fields are interleaved in the file, so they are
+/// not used in place).
 pub fn load(path: &Path) -> Result<(AnyIndex, KeysFingerprint)> {
     let (file, len) = crate::storage::file::open_regular(path)?;
-    let mut bytes = Vec::new();
-    bytes.try_reserve_exact(len as usize).map_err(|_| {
-        Error::io(
+    if len < (HEADER_BYTES + 4) as u64 {
+        // Too short to map (or to be an index): decode the few bytes to say what is wrong.
+        let mut head = vec![0u8; len as usize];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0)
+            .map_err(|e| Error::io(path, "read", e))?;
+        return decode(&head).map_err(|p| Error::format(path, p));
+    }
+    let len = usize::try_from(len).map_err(|_| {
+        Error::format(
             path,
-            "load",
-            std::io::Error::new(
-                std::io::ErrorKind::OutOfMemory,
-                format!("{len} bytes cannot be allocated"),
-            ),
+            FormatError::BadField {
+                field: "file length",
+                value: len,
+                expected: "a length this machine can map",
+            },
         )
     })?;
-    use std::io::Read;
-    (&file)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, "read", e))?;
-    decode(&bytes).map_err(|p| Error::format(path, p))
+    let map = crate::storage::file::map_readonly(&file, path, 0, len)?;
+    decode(&map).map_err(|p| Error::format(path, p))
 }
