@@ -8,9 +8,10 @@
 //!   produces a storage profile.
 //! - [`pla`]: the optimal piecewise-linear approximation (PGM, hardness, partitioning).
 //! - [`index`]: one [`Index`](index::Index) trait and its kinds (PGM, sampled PGM,
-//!   B+tree, binary search), with one window convention and index files.
+//!   RadixSpline, RMI, B+tree, binary search), with one window convention, index files,
+//!   lookup measurement and per-data-set tuning.
 //!
-//! Later modules (indexes, joins, partitioning, key-value paths) build on these two.
+//! Later modules (joins, partitioning, key-value paths) build on these.
 //!
 //! # Example
 //!

@@ -10,6 +10,11 @@
 use std::path::PathBuf;
 
 use lidx::data::{KeyFile, write_keys};
+use lidx::index::file::{self, KeysFingerprint};
+use lidx::index::{
+    AnyIndex, AnyParams, BTreeParams, IndexKind, PgmParams, RadixSplineParams, RmiParams, RootKind,
+    SampledParams,
+};
 use lidx::storage::table::key_hash;
 use lidx::storage::{Table, TableWriter, Tuple, paper1};
 
@@ -29,6 +34,48 @@ fn small_tuples() -> Vec<Tuple> {
             value: key_hash(key),
         })
         .collect()
+}
+
+/// One index of each kind over the golden table's keys, with small explicit parameters.
+fn golden_indexes() -> Vec<(&'static str, AnyParams)> {
+    vec![
+        (
+            "pgm",
+            AnyParams::Pgm(PgmParams {
+                epsilon: 4,
+                epsilon_rec: 2,
+                max_height: 3,
+            }),
+        ),
+        (
+            "sampled-pgm",
+            AnyParams::SampledPgm(SampledParams {
+                every: 8,
+                inner: PgmParams {
+                    epsilon: 1,
+                    epsilon_rec: 4,
+                    max_height: 1,
+                },
+            }),
+        ),
+        (
+            "rs",
+            AnyParams::RadixSpline(RadixSplineParams {
+                epsilon: 4,
+                radix_bits: 4,
+            }),
+        ),
+        (
+            "rmi",
+            AnyParams::Rmi(RmiParams {
+                root: RootKind::Cubic,
+                branching: 8,
+                max_window: 16,
+            }),
+        ),
+        ("btree", AnyParams::BTree(BTreeParams { every: 16 })),
+        ("binary", AnyParams::Binary),
+    ]
 }
 
 fn small_keys() -> Vec<u64> {
@@ -89,6 +136,16 @@ fn bless() {
     write_keys(&golden("small.keys"), &small_keys()).unwrap();
     let table = Table::open(&golden("v1-small.tbl")).unwrap();
     paper1::export(&table, &golden("small.paper1"), |_| {}).unwrap();
+    let keys: Vec<u64> = small_tuples().iter().map(|t| t.key).collect();
+    for (name, params) in golden_indexes() {
+        let index = AnyIndex::build(&keys, &params).unwrap();
+        file::save(
+            &golden(&format!("v1-{name}.idx")),
+            &index,
+            &KeysFingerprint::of(&keys),
+        )
+        .unwrap();
+    }
 }
 
 #[test]
@@ -110,4 +167,30 @@ fn paper1_file_imports_to_the_golden_table_and_exports_byte_for_byte() {
     let exported = dir.path().join("exported.paper1");
     paper1::export(&Table::open(&imported).unwrap(), &exported, |_| {}).unwrap();
     assert_eq!(std::fs::read(&exported).unwrap(), bytes);
+}
+
+#[test]
+fn version_1_index_files_load_answer_and_are_rewritten_byte_for_byte() {
+    bless();
+    let keys: Vec<u64> = small_tuples().iter().map(|t| t.key).collect();
+    for (name, params) in golden_indexes() {
+        let path = golden(&format!("v1-{name}.idx"));
+        let (index, fp) = file::load(&path).unwrap();
+        assert_eq!(index.kind(), name.parse::<IndexKind>().unwrap());
+        assert_eq!(fp, KeysFingerprint::of(&keys));
+        for q in [0, 1, 3, 899, 900, 901, u64::MAX - 1, u64::MAX] {
+            let lb = keys.partition_point(|&k| k < q) as u64;
+            let w = index.search(q);
+            assert!(
+                w.lo <= lb && lb <= w.hi,
+                "{name}: key {q}: {w:?} misses {lb}"
+            );
+        }
+        let rebuilt = AnyIndex::build(&keys, &params).unwrap();
+        assert_eq!(
+            file::encode(&rebuilt, &fp),
+            std::fs::read(&path).unwrap(),
+            "{name}: the encoding changed"
+        );
+    }
 }

@@ -194,7 +194,8 @@ proptest! {
                 }
             }
             if let Ok(decoded) = AnyIndex::decode(index.kind(), &payload) {
-                for &q in &queries {
+                let edges = [0, 1, u64::MAX - 1, u64::MAX, keys.first().copied().unwrap_or(0), keys.last().copied().unwrap_or(0)];
+                for &q in queries.iter().chain(&edges) {
                     std::hint::black_box(decoded.search(q));
                 }
                 let _ = (decoded.max_width(), decoded.size_in_bytes());

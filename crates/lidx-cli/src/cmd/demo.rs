@@ -165,17 +165,15 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let table = Table::open(lognormal)?;
     let keys = table.read_keys()?;
     let q = super::index::queries(&keys, 20_000, 7);
-    let baseline = (
-        lidx::index::measure::partition_point_ns(&keys, &q.0).0,
-        lidx::index::measure::partition_point_ns(&keys, &q.1).0,
-    );
+    let baseline = super::index::Baseline::measure(&keys, &q);
     let mut rows = Vec::new();
     for kind in IndexKind::ALL {
         let params = AnyParams::default_for(kind);
-        let (row, _) = super::index::measure(&keys, &params, 0, &q, baseline, Some((&table, 300)))?;
+        let (row, _) =
+            super::index::measure(&keys, &params, 0, &q, &baseline, Some((&table, 300)))?;
         rows.push(row);
     }
-    super::index::print_rows(&rows, baseline, &table, keys.len())?;
+    super::index::print_rows(&rows, &baseline, &table, keys.len())?;
     let hard = |eps| lidx::pla::segment_count(&keys, eps);
     say!(
         "   hardness (paper 3): {} PLA segments at epsilon 32, {} at epsilon 4096",

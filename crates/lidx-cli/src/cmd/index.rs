@@ -225,6 +225,16 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         if !matches!(args.kind.kind, IndexKind::RadixSpline | IndexKind::Rmi) {
             bail!("--tune applies to --kind rs and --kind rmi");
         }
+        let k = &args.kind;
+        let tuned_flags = [
+            ("--radix-bits", k.radix_bits.is_some()),
+            ("--root", k.root.is_some()),
+            ("--branching", k.branching.is_some()),
+            ("--max-window", k.max_window.is_some()),
+        ];
+        if let Some((flag, _)) = tuned_flags.iter().find(|(_, on)| *on) {
+            bail!("{flag} is what --tune chooses; give one or the other");
+        }
         let epsilon = match params {
             AnyParams::RadixSpline(p) => p.epsilon,
             _ => 0,
@@ -277,11 +287,12 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
     let seconds = started.elapsed().as_secs_f64();
     file::save(&args.out, &index, &KeysFingerprint::of(&keys))?;
     say!(
-        "built {} {} over {} keys in {:.2} s ({:.1} M keys/s): {} ({:.3}% of the table's data), windows of at most {} positions; saved to {}",
+        "built {} {} over {} keys in {:.2} s{} ({:.1} M keys/s): {} ({:.3}% of the table's data), windows of at most {} positions; saved to {}",
         index.kind(),
         index.describe(),
         keys.len(),
         seconds,
+        if args.tune { " with tuning" } else { "" },
         keys.len() as f64 / seconds / 1e6,
         human_bytes(index.size_in_bytes()),
         100.0 * index.size_in_bytes() as f64 / data_bytes as f64,
@@ -357,7 +368,7 @@ pub struct BenchArgs {
     /// Cold O_DIRECT lookups per configuration (0 = none).
     #[arg(long, value_parser = parse_count, default_value = "2000")]
     disk_queries: u64,
-    /// Tune rs and rmi on the data instead of using their defaults.
+    /// Also tune rs and rmi on the data, and add the chosen configurations as rows.
     #[arg(long)]
     tune: bool,
     /// Directory for index-bench.csv and the PNG plots.
@@ -387,6 +398,29 @@ pub struct Row {
     pub last_mile_ns: (f64, f64),
 }
 
+/// `partition_point` over the queries: its time and the sums of the positions it found,
+/// which every index's lookups must reproduce.
+pub struct Baseline {
+    pub existing_ns: f64,
+    pub random_ns: f64,
+    pub existing_sum: u64,
+    pub random_sum: u64,
+}
+
+impl Baseline {
+    /// Times `partition_point` over both query sets.
+    pub fn measure(keys: &[u64], queries: &(Vec<u64>, Vec<u64>)) -> Baseline {
+        let (existing_ns, existing_sum) = partition_point_ns(keys, &queries.0);
+        let (random_ns, random_sum) = partition_point_ns(keys, &queries.1);
+        Baseline {
+            existing_ns,
+            random_ns,
+            existing_sum,
+            random_sum,
+        }
+    }
+}
+
 /// Windows wider than this many blocks (128 KiB) are narrowed by an on-disk binary search
 /// instead of being read whole (only the binary-search baseline's are).
 pub const MAX_WINDOW_READ_BLOCKS: u64 = 32;
@@ -398,21 +432,20 @@ pub fn measure(
     params: &AnyParams,
     target_width: u64,
     queries: &(Vec<u64>, Vec<u64>),
-    baseline: (f64, f64),
+    baseline: &Baseline,
     disk: Option<(&Table, u64)>,
 ) -> anyhow::Result<(Row, AnyIndex)> {
     let t = Instant::now();
     let index = AnyIndex::build(keys, params)?;
     let build_s = t.elapsed().as_secs_f64();
     let (existing_ns, sum) = lookup_ns(&index, keys, &queries.0);
-    let (_, want) = partition_point_ns(keys, &queries.0);
+    let (absent_ns, absent_sum) = lookup_ns(&index, keys, &queries.1);
     anyhow::ensure!(
-        sum == want,
+        (sum, absent_sum) == (baseline.existing_sum, baseline.random_sum),
         "{} {} returned wrong positions",
         index.kind(),
         index.describe()
     );
-    let (absent_ns, _) = lookup_ns(&index, keys, &queries.1);
     let all: Vec<u64> = queries.0.iter().chain(&queries.1).copied().collect();
     let stats = window_stats(&index, &all);
     let last_mile_ns = last_mile_ns(&index, keys, &queries.0);
@@ -448,7 +481,7 @@ pub fn measure(
         size_pct: 100.0 * index.size_in_bytes() as f64 / (keys.len() as f64 * 16.0),
         existing_ns,
         absent_ns,
-        partition_point_ns: baseline.0,
+        partition_point_ns: baseline.existing_ns,
         mean_width: stats.mean_width,
         max_width: stats.max_width,
         mean_blocks: stats.mean_blocks,
@@ -486,10 +519,7 @@ fn bench(ctx: &Context, args: BenchArgs) -> anyhow::Result<()> {
         .unwrap_or(usize::MAX)
         .max(1);
     let queries = queries(&keys, q, 42);
-    let baseline = (
-        partition_point_ns(&keys, &queries.0).0,
-        partition_point_ns(&keys, &queries.1).0,
-    );
+    let baseline = Baseline::measure(&keys, &queries);
     std::fs::create_dir_all(&args.out_dir)
         .with_context(|| format!("{}: cannot create the directory", args.out_dir.display()))?;
 
@@ -537,7 +567,7 @@ fn bench(ctx: &Context, args: BenchArgs) -> anyhow::Result<()> {
             params,
             *width,
             &queries,
-            baseline,
+            &baseline,
             Some((&table, args.disk_queries)),
         )?;
         rows.push(row);
@@ -562,14 +592,14 @@ fn bench(ctx: &Context, args: BenchArgs) -> anyhow::Result<()> {
                 &params,
                 0,
                 &queries,
-                baseline,
+                &baseline,
                 Some((&table, args.disk_queries)),
             )?;
             rows.push(row);
         }
     }
     bar.finish_and_clear();
-    print_rows(&rows, baseline, &table, keys.len())?;
+    print_rows(&rows, &baseline, &table, keys.len())?;
     write_outputs(&args, &table, keys.len(), &rows)
 }
 
@@ -589,7 +619,7 @@ pub fn any_params_of(index: &AnyIndex) -> AnyParams {
 /// Prints the rows as a table, with lookup time and size as ratios to the baselines.
 pub fn print_rows(
     rows: &[Row],
-    baseline: (f64, f64),
+    baseline: &Baseline,
     table: &Table,
     n: usize,
 ) -> anyhow::Result<()> {
@@ -597,8 +627,8 @@ pub fn print_rows(
         "{} keys of {}; partition_point: {:.0} ns (existing keys), {:.0} ns (random)",
         n,
         table.path().display(),
-        baseline.0,
-        baseline.1
+        baseline.existing_ns,
+        baseline.random_ns
     );
     say!(
         "{:<12} {:<40} {:>8} {:>10} {:>8} {:>8} {:>7} {:>8} {:>7} {:>8} {:>8}",

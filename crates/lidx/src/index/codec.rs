@@ -1,6 +1,8 @@
 //! Little-endian encoding of index payloads, and a decoder that checks every length before
 //! it reads or allocates.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::FormatError;
 
 /// Appends fixed-width little-endian values to a byte vector.

@@ -19,6 +19,8 @@
 //! The keys' facts let a join refuse an index built for another table before it reads a
 //! block (the public peers' serialized indexes carry no magic, version or checksum).
 
+#![deny(clippy::indexing_slicing)]
+
 use std::path::Path;
 
 use super::codec::{Decoder, Encoder};
@@ -157,6 +159,13 @@ pub fn decode(bytes: &[u8]) -> Result<(AnyIndex, KeysFingerprint), FormatError> 
             field: "key count",
             header: fingerprint.n,
             data: index.len(),
+        });
+    }
+    if fingerprint.min_key > fingerprint.max_key {
+        return Err(FormatError::BadField {
+            field: "smallest key",
+            value: fingerprint.min_key,
+            expected: "at most the largest key",
         });
     }
     Ok((index, fingerprint))

@@ -215,7 +215,8 @@ pub enum AnyParams {
 }
 
 impl AnyParams {
-    /// The default parameters of `kind` (the 256-position setting where the kind has one).
+    /// The default parameters of `kind`: the 256-position setting, except for RMI, which is
+    /// plain by default as in paper 1 (`max_window = 256` makes it the hybrid 256 setting).
     pub fn default_for(kind: IndexKind) -> AnyParams {
         match kind {
             IndexKind::Pgm => AnyParams::Pgm(PgmParams::default()),

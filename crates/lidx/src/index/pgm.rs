@@ -7,8 +7,10 @@
 //!
 //! The model is fitted to the lower-bound function, not only to the keys: its points are
 //! `(k, first position of k)` for each distinct key `k`, plus, after a run of equal keys
-//! followed by a gap, `(k + 1, position after the run)`. Between two consecutive points the
-//! lower bound is then constant or rises by exactly 1 (after a key without duplicates), and
+//! followed by a gap, `(k + 1, position after the run)`. For every integer strictly between
+//! two consecutive points, the lower bound then equals the right point's position, which is
+//! at most 1 above the left point's (a step of more than 1, after a duplicate run, is taken
+//! between adjacent integers, where no query lies); and
 //! every line is non-decreasing, so a query anywhere, present or absent, is predicted
 //! within `ε + 1` of its lower bound on the high side and `ε` on the low side. Predictions
 //! past a segment's last point are clamped to the next segment's first position. Lines are
@@ -111,8 +113,9 @@ impl Level {
             (None, false) => n.saturating_sub(1),
         };
         let p = line.intercept + line.slope * key.wrapping_sub(first) as f64;
-        // `as u64` truncates toward zero: the floor of a non-negative value.
-        p.min(cap as f64).max(0.0) as u64
+        // `as u64` is the floor of a non-negative value (negative and NaN give 0, too large
+        // saturates); the cap is applied after, in integers, where it is exact.
+        (p as u64).min(cap)
     }
 }
 
@@ -373,7 +376,9 @@ impl Index for Pgm {
                 level.keys.push(key);
                 level.lines.push(line);
             }
-            if level.keys.first() != Some(&min_key) {
+            if level.keys.first() != Some(&min_key)
+                || level.keys.last().is_some_and(|&k| k > max_key)
+            {
                 return Err(invalid(
                     "first key of a level",
                     level.keys.first().copied().unwrap_or(0),

@@ -126,7 +126,11 @@ impl RadixSpline {
     /// spline point whose key is `>= key`.
     #[inline]
     fn segment_end(&self, key: u64) -> usize {
-        let prefix = (key - self.min_key).checked_shr(self.shift).unwrap_or(0) as usize;
+        let prefix = (key
+            .saturating_sub(self.min_key)
+            .checked_shr(self.shift)
+            .unwrap_or(0) as usize)
+            .min(self.table.len().saturating_sub(2));
         let begin = self.table.get(prefix).copied().unwrap_or(0) as usize;
         let end = self
             .table
@@ -149,7 +153,7 @@ impl RadixSpline {
         };
         let slope = (y1 - y0) as f64 / (x1 - x0) as f64;
         let p = y0 as f64 + slope * key.saturating_sub(x0) as f64;
-        p.min(y1 as f64).max(0.0) as u64
+        (p as u64).min(y1)
     }
 }
 
@@ -324,6 +328,20 @@ impl Index for RadixSpline {
                 ));
             }
             table.push(t);
+        }
+        // The shift and the end points are what build derives from the keys.
+        let expected_shift =
+            (64 - (max_key - min_key).leading_zeros()).saturating_sub(params.radix_bits);
+        let ends = count == 0
+            || (xs.first() == Some(&min_key)
+                && xs.last() == Some(&max_key)
+                && ys.first() == Some(&0));
+        if u64::from(expected_shift) != shift || !ends {
+            return Err(invalid(
+                "radix shift or spline end points",
+                shift,
+                "the shift of the key range and spline points from the smallest to the largest key",
+            ));
         }
         d.finish()?;
         Ok(RadixSpline {

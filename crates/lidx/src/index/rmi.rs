@@ -261,7 +261,7 @@ impl Rmi {
     #[inline]
     fn position(leaf: &Leaf, hi: u64, key: u64) -> u64 {
         let p = leaf.intercept + leaf.slope * key.saturating_sub(leaf.base) as f64;
-        (p.max(leaf.lo as f64).min(hi as f64)) as u64
+        (p as u64).clamp(leaf.lo, hi.max(leaf.lo))
     }
 
     /// Leaf `l`'s separators (empty unless it is a hybrid leaf).
@@ -587,6 +587,18 @@ impl Index for Rmi {
         let mut fallback = Vec::with_capacity(fallback_len);
         for _ in 0..fallback_len {
             fallback.push(d.u64()?);
+        }
+        // A radix root's shift is what build derives; the first leaf's run starts at 0.
+        let radix_shift = (64 - (max_key - min_key).leading_zeros())
+            .saturating_sub(64 - (params.branching.next_power_of_two() - 1).leading_zeros());
+        let consistent = leaves.first().is_none_or(|l| l.lo == 0)
+            && (kind != RootKind::Radix || u64::from(radix_shift) == shift);
+        if !consistent {
+            return Err(invalid(
+                "radix shift or first leaf",
+                shift,
+                "what the key range and branching give",
+            ));
         }
         let hybrid_ok = if params.max_window == 0 {
             offsets.is_empty() && fallback.is_empty()

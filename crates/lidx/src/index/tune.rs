@@ -56,6 +56,15 @@ pub fn grid(kind: IndexKind, epsilon: u64) -> Vec<AnyParams> {
     }
 }
 
+/// A lower bound on the size of an index with `params`, known before building it.
+fn size_floor(params: &AnyParams) -> u64 {
+    match params {
+        AnyParams::RadixSpline(p) => 4 * ((1u64 << p.radix_bits) + 1),
+        AnyParams::Rmi(p) => 40 * p.branching,
+        _ => 0,
+    }
+}
+
 /// Marks the Pareto front of `trials` (smaller and faster is better).
 pub fn mark_pareto(trials: &mut [Trial]) {
     let snapshot: Vec<(u64, f64)> = trials.iter().map(|t| (t.size_bytes, t.lookup_ns)).collect();
@@ -69,8 +78,8 @@ pub fn mark_pareto(trials: &mut [Trial]) {
     }
 }
 
-/// Tunes `kind` (RadixSpline or RMI) on `keys`, timing lookups of `queries`: tries the grid,
-/// marks the Pareto front, and returns the fastest front configuration no larger than
+/// Tunes `kind` (RadixSpline or RMI) on `keys`, timing lookups of `queries`: tries the grid
+/// (leaving out configurations certain to exceed `size_budget`), marks the Pareto front, and returns the fastest front configuration no larger than
 /// `size_budget` bytes (the smallest front one when none fits), with every trial.
 /// `progress` is called after each trial.
 pub fn tune(
@@ -83,7 +92,20 @@ pub fn tune(
 ) -> Result<(AnyIndex, Vec<Trial>)> {
     let mut trials = Vec::new();
     let mut best: Option<(usize, AnyIndex)> = None;
-    for params in grid(kind, epsilon) {
+    // Configurations whose fixed part alone exceeds the budget are not built (a 2^28-slot
+    // radix table is 1 GiB), unless none fits: then the smallest is tried.
+    let grid = grid(kind, epsilon);
+    let fits: Vec<AnyParams> = grid
+        .iter()
+        .copied()
+        .filter(|p| size_floor(p) <= size_budget)
+        .collect();
+    let tried = if fits.is_empty() {
+        grid.into_iter().take(1).collect()
+    } else {
+        fits
+    };
+    for params in tried {
         let t = Instant::now();
         let index = AnyIndex::build(keys, &params)?;
         let build_seconds = t.elapsed().as_secs_f64();
@@ -166,7 +188,8 @@ mod tests {
             |_| {},
         )
         .unwrap();
-        assert_eq!(trials.len(), 7);
+        // Only 16 radix bits fit in 1 MiB: the table alone is 4 (2^r + 1) bytes.
+        assert_eq!(trials.len(), 1);
         assert!(trials.iter().any(|t| t.pareto));
         assert!(
             index.size_in_bytes() <= 1 << 20,
@@ -174,7 +197,16 @@ mod tests {
             index.size_in_bytes()
         );
         let (index, trials) = tune(IndexKind::Rmi, &keys, &queries, 127, 1 << 20, |_| {}).unwrap();
-        assert_eq!(trials.len(), 24);
+        // 2^8 to 2^14 leaves of 40 bytes fit in 1 MiB, for each of the three roots.
+        assert_eq!(trials.len(), 3 * 4);
         assert!(index.size_in_bytes() <= 1 << 20);
+    }
+
+    #[test]
+    fn a_budget_nothing_fits_still_tries_the_smallest() {
+        let keys: Vec<u64> = (0..5000).map(|i| i * 3).collect();
+        let (index, trials) = tune(IndexKind::RadixSpline, &keys, &keys, 16, 10, |_| {}).unwrap();
+        assert_eq!(trials.len(), 1);
+        assert_eq!(index.describe(), "eps=16 radix_bits=16");
     }
 }
