@@ -839,6 +839,23 @@ fn bad_index_inputs_are_refused() {
         ],
         &["epsilon", "1 ..= 2^59"],
     );
+    fails(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "s.tbl",
+            "--kind",
+            "rmi",
+            "--tune",
+            "--max-window",
+            "256",
+            "--out",
+            "x.idx",
+        ],
+        &["--max-window", "--tune chooses"],
+    );
     ok(
         d,
         &[
