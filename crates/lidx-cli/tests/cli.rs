@@ -79,6 +79,24 @@ fn setup() -> TempDir {
     dir
 }
 
+/// Writes `u.keys` (500 shuffled keys) and the unsorted table `u.tbl` built from them.
+fn unsorted_table(d: &Path) {
+    ok(
+        d,
+        &[
+            "gen",
+            "--dist",
+            "usparse",
+            "--n",
+            "500",
+            "--shuffle",
+            "--out",
+            "u.keys",
+        ],
+    );
+    ok(d, &["table", "build", "--keys", "u.keys", "--out", "u.tbl"]);
+}
+
 #[test]
 fn the_happy_path_works_end_to_end() {
     let dir = setup();
@@ -291,20 +309,7 @@ fn a_flipped_byte_in_a_data_block_is_caught() {
 fn an_unsorted_table_is_refused_where_sorted_is_needed() {
     let dir = setup();
     let d = dir.path();
-    ok(
-        d,
-        &[
-            "gen",
-            "--dist",
-            "usparse",
-            "--n",
-            "500",
-            "--shuffle",
-            "--out",
-            "u.keys",
-        ],
-    );
-    ok(d, &["table", "build", "--keys", "u.keys", "--out", "u.tbl"]);
+    unsorted_table(d);
     ok(d, &["table", "verify", "u.tbl"]); // unsorted tables are first-class
     fails(
         d,
@@ -778,20 +783,7 @@ fn indexes_build_load_check_and_bench() {
 fn bad_index_inputs_are_refused() {
     let dir = setup();
     let d = dir.path();
-    ok(
-        d,
-        &[
-            "gen",
-            "--dist",
-            "usparse",
-            "--n",
-            "500",
-            "--shuffle",
-            "--out",
-            "u.keys",
-        ],
-    );
-    ok(d, &["table", "build", "--keys", "u.keys", "--out", "u.tbl"]);
+    unsorted_table(d);
     fails(
         d,
         &[
