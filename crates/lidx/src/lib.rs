@@ -11,7 +11,9 @@
 //!   RadixSpline, RMI, B+tree, binary search), with one window convention, index files,
 //!   lookup measurement and per-data-set tuning.
 //!
-//! Later modules (joins, partitioning, key-value paths) build on these.
+//! - [`join`]: index nested loop, sort-merge and hash joins of tables on disk (first part).
+//!
+//! Later modules (partitioning, key-value paths) build on these.
 //!
 //! # Example
 //!
@@ -50,6 +52,7 @@ compile_error!(
 pub mod data;
 pub mod error;
 pub mod index;
+pub mod join;
 pub mod pla;
 pub mod storage;
 

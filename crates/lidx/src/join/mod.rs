@@ -1,0 +1,59 @@
+//! Joins of two sorted tables on disk (paper 1, sections 3 and 4.3): index nested loop
+//! join through any [`Index`](crate::index::Index), sort-merge join and hash join, each
+//! counting the blocks, bytes and reads it costs.
+//!
+//! Every method emits the same multiset of `(key, outer value, inner value)` triples: one
+//! for each pair of an outer and an inner tuple with equal keys (duplicates on both sides
+//! give their cross product). Output goes to a [`JoinSink`]; a table writer for it is the
+//! next step of this module.
+
+pub mod hash;
+pub mod inlj;
+pub mod merge;
+mod scan;
+
+pub use hash::hash_join;
+pub use inlj::{InljOptions, inlj, inlj_any};
+pub use merge::merge_join;
+
+use crate::Result;
+use crate::storage::IoStats;
+
+/// Where a join's output triples go.
+pub trait JoinSink {
+    /// Takes one output triple.
+    fn emit(&mut self, key: u64, outer_value: u64, inner_value: u64) -> Result<()>;
+}
+
+/// Counts the output without keeping it (`--count-only`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CountSink(pub u64);
+
+impl JoinSink for CountSink {
+    #[inline]
+    fn emit(&mut self, _: u64, _: u64, _: u64) -> Result<()> {
+        self.0 += 1;
+        Ok(())
+    }
+}
+
+impl JoinSink for Vec<(u64, u64, u64)> {
+    #[inline]
+    fn emit(&mut self, key: u64, outer_value: u64, inner_value: u64) -> Result<()> {
+        self.push((key, outer_value, inner_value));
+        Ok(())
+    }
+}
+
+/// What a join did: the I/O on each side, the index lookups, the output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JoinStats {
+    /// Reads of the outer table.
+    pub outer_io: IoStats,
+    /// Reads of the inner table.
+    pub inner_io: IoStats,
+    /// Index searches (INLJ only).
+    pub lookups: u64,
+    /// Output triples.
+    pub output: u64,
+}

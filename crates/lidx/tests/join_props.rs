@@ -1,0 +1,130 @@
+//! Every join method and setting against a nested-loop join: the same multiset of
+//! `(key, outer value, inner value)` triples, on inputs with duplicates on both sides,
+//! empty tables, 0 and u64::MAX, no matches and all matches.
+
+#![allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a failed test")]
+
+use std::path::Path;
+
+use lidx::index::{AnyIndex, AnyParams, IndexKind};
+use lidx::join::{CountSink, InljOptions, hash_join, inlj_any, merge_join};
+use lidx::storage::{ReadMode, Table, TableWriter, Tuple};
+use proptest::prelude::*;
+
+fn write(path: &Path, keys: &[u64], salt: u64) -> Table {
+    let mut w = TableWriter::create(path).unwrap();
+    for (i, &key) in keys.iter().enumerate() {
+        w.push(Tuple { key, value: salt + i as u64 }).unwrap();
+    }
+    w.finish().unwrap();
+    Table::open(path).unwrap()
+}
+
+fn nested_loop(outer: &[u64], inner: &[u64]) -> Vec<(u64, u64, u64)> {
+    let mut out = Vec::new();
+    for (i, &a) in outer.iter().enumerate() {
+        for (j, &b) in inner.iter().enumerate() {
+            if a == b {
+                out.push((a, 1_000_000 + i as u64, 2_000_000 + j as u64));
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Sorted keys from a small alphabet (many matches and duplicate runs) or anywhere in u64.
+fn keys() -> impl Strategy<Value = Vec<u64>> {
+    let small = prop_oneof![Just(0u64), Just(1), Just(2), Just(5), Just(u64::MAX - 1), Just(u64::MAX)];
+    prop_oneof![
+        prop::collection::vec(small, 0..700),
+        prop::collection::vec(0u64..40, 0..900),
+        prop::collection::vec(any::<u64>(), 0..300),
+        (0u64..5, 0usize..800).prop_map(|(k, n)| vec![k; n]),
+    ]
+    .prop_map(|mut v| {
+        v.sort_unstable();
+        v
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn every_method_matches_the_nested_loop(outer in keys(), inner in keys(), read in prop_oneof![Just(1u64), Just(256), Just(300), Just(100_000)]) {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
+        let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
+        let want = nested_loop(&outer, &inner);
+
+        for mode in [ReadMode::Buffered, ReadMode::Direct] {
+            let mut got = Vec::new();
+            let stats = merge_join(&r, &s, mode, read, &mut got).unwrap();
+            got.sort_unstable();
+            prop_assert_eq!(&got, &want, "merge");
+            prop_assert_eq!(stats.output, want.len() as u64);
+
+            let mut got = Vec::new();
+            hash_join(&r, &s, mode, read, &mut got).unwrap();
+            got.sort_unstable();
+            prop_assert_eq!(&got, &want, "hash");
+        }
+
+        for kind in IndexKind::ALL {
+            let index = AnyIndex::build(&inner, &AnyParams::default_for(kind)).unwrap();
+            for monotone in [true, false] {
+                let opts = InljOptions { mode: ReadMode::Buffered, outer_read_tuples: read, monotone, max_window_blocks: 2 };
+                let mut got = Vec::new();
+                let stats = inlj_any(&r, &s, &index, &opts, &mut got).unwrap();
+                got.sort_unstable();
+                prop_assert_eq!(&got, &want, "inlj {} monotone {}", kind, monotone);
+                prop_assert_eq!(stats.lookups, outer.len() as u64);
+                let mut count = CountSink::default();
+                inlj_any(&r, &s, &index, &opts, &mut count).unwrap();
+                prop_assert_eq!(count.0, want.len() as u64);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_monotone_window_reads_fewer_blocks_than_fresh_windows() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let inner: Vec<u64> = (0..100_000).map(|i| i * 2).collect();
+    let outer: Vec<u64> = inner.iter().step_by(10).copied().collect();
+    let r = write(&dir.path().join("r.tbl"), &outer, 0);
+    let s = write(&dir.path().join("s.tbl"), &inner, 0);
+    let index = AnyIndex::build(&inner, &AnyParams::default_for(IndexKind::Pgm)).unwrap();
+    let run = |monotone| {
+        let opts = InljOptions { mode: ReadMode::Direct, monotone, ..InljOptions::default() };
+        inlj_any(&r, &s, &index, &opts, &mut CountSink::default()).unwrap()
+    };
+    let (fresh, monotone) = (run(false), run(true));
+    assert_eq!(fresh.output, 10_000);
+    assert_eq!(monotone.output, 10_000);
+    // Ten outer keys fall in each 256-tuple block: the monotone window reads each block
+    // about once, fresh windows read about two blocks per key.
+    assert!(monotone.inner_io.blocks * 5 < fresh.inner_io.blocks, "{monotone:?} vs {fresh:?}");
+    assert!(monotone.inner_io.blocks >= 391, "every inner block holding a match is read");
+}
+
+#[test]
+fn inlj_refuses_an_index_of_another_size_and_unsorted_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = write(&dir.path().join("r.tbl"), &[3, 1, 2], 0);
+    let s = write(&dir.path().join("s.tbl"), &[1, 2, 3], 0);
+    let index = AnyIndex::build(&[1, 2, 3, 4], &AnyParams::default_for(IndexKind::Pgm)).unwrap();
+    let opts = InljOptions { mode: ReadMode::Buffered, ..InljOptions::default() };
+    let err = inlj_any(&s, &s, &index, &opts, &mut CountSink::default()).unwrap_err();
+    assert!(err.to_string().contains("indexes 4 keys"), "{err}");
+    let index = AnyIndex::build(&[1, 2, 3], &AnyParams::default_for(IndexKind::Pgm)).unwrap();
+    let err = inlj_any(&r, &s, &index, &opts, &mut CountSink::default()).unwrap_err();
+    assert!(err.to_string().contains("not sorted"), "{err}");
+    // Without the monotone window, an unsorted outer table is fine.
+    let plain = InljOptions { monotone: false, ..opts };
+    let mut got = Vec::new();
+    inlj_any(&r, &s, &index, &plain, &mut got).unwrap();
+    assert_eq!(got.len(), 3);
+    assert!(merge_join(&r, &s, ReadMode::Buffered, 256, &mut CountSink::default()).is_err());
+}
