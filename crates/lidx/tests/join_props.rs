@@ -2,19 +2,28 @@
 //! `(key, outer value, inner value)` triples, on inputs with duplicates on both sides,
 //! empty tables, 0 and u64::MAX, no matches and all matches.
 
-#![allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a failed test")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a failed test"
+)]
 
 use std::path::Path;
 
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
-use lidx::join::{CountSink, InljOptions, hash_join, inlj_any, merge_join};
+use lidx::join::{
+    CountSink, HashTable, InljOptions, Method, hash_join, inlj_any, merge_join, parallel_join,
+};
 use lidx::storage::{ReadMode, Table, TableWriter, Tuple};
 use proptest::prelude::*;
 
 fn write(path: &Path, keys: &[u64], salt: u64) -> Table {
     let mut w = TableWriter::create(path).unwrap();
     for (i, &key) in keys.iter().enumerate() {
-        w.push(Tuple { key, value: salt + i as u64 }).unwrap();
+        w.push(Tuple {
+            key,
+            value: salt + i as u64,
+        })
+        .unwrap();
     }
     w.finish().unwrap();
     Table::open(path).unwrap()
@@ -35,7 +44,14 @@ fn nested_loop(outer: &[u64], inner: &[u64]) -> Vec<(u64, u64, u64)> {
 
 /// Sorted keys from a small alphabet (many matches and duplicate runs) or anywhere in u64.
 fn keys() -> impl Strategy<Value = Vec<u64>> {
-    let small = prop_oneof![Just(0u64), Just(1), Just(2), Just(5), Just(u64::MAX - 1), Just(u64::MAX)];
+    let small = prop_oneof![
+        Just(0u64),
+        Just(1),
+        Just(2),
+        Just(5),
+        Just(u64::MAX - 1),
+        Just(u64::MAX)
+    ];
     prop_oneof![
         prop::collection::vec(small, 0..700),
         prop::collection::vec(0u64..40, 0..900),
@@ -88,6 +104,36 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// N threads give exactly the one-thread output, in the same order, for every method.
+    #[test]
+    fn threads_give_the_one_thread_output(outer in keys(), inner in keys(), threads in 2usize..8) {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
+        let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
+        let index = AnyIndex::build(&inner, &AnyParams::default_for(IndexKind::SampledPgm)).unwrap();
+        let hashed = HashTable::build(&r, ReadMode::Buffered, 256).unwrap();
+        let methods = [
+            Method::Inlj { index: &index, options: InljOptions { mode: ReadMode::Buffered, ..InljOptions::default() } },
+            Method::Merge { mode: ReadMode::Buffered, read_tuples: 256 },
+            Method::Hash { table: &hashed, mode: ReadMode::Buffered, read_tuples: 256 },
+        ];
+        for method in &methods {
+            let (one, one_stats) = parallel_join::<Vec<(u64, u64, u64)>>(&r, &s, method, 1).unwrap();
+            let (many, many_stats) = parallel_join::<Vec<(u64, u64, u64)>>(&r, &s, method, threads).unwrap();
+            prop_assert_eq!(many.concat(), one.concat());
+            prop_assert_eq!(many_stats.output, one_stats.output);
+            let mut sorted = one.concat();
+            sorted.sort_unstable();
+            prop_assert_eq!(sorted, nested_loop(&outer, &inner));
+            let (counts, _) = parallel_join::<CountSink>(&r, &s, method, threads).unwrap();
+            prop_assert_eq!(counts.iter().map(|c| c.0).sum::<u64>(), one_stats.output);
+        }
+    }
+}
+
 #[test]
 fn the_monotone_window_reads_fewer_blocks_than_fresh_windows() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -97,7 +143,11 @@ fn the_monotone_window_reads_fewer_blocks_than_fresh_windows() {
     let s = write(&dir.path().join("s.tbl"), &inner, 0);
     let index = AnyIndex::build(&inner, &AnyParams::default_for(IndexKind::Pgm)).unwrap();
     let run = |monotone| {
-        let opts = InljOptions { mode: ReadMode::Direct, monotone, ..InljOptions::default() };
+        let opts = InljOptions {
+            mode: ReadMode::Direct,
+            monotone,
+            ..InljOptions::default()
+        };
         inlj_any(&r, &s, &index, &opts, &mut CountSink::default()).unwrap()
     };
     let (fresh, monotone) = (run(false), run(true));
@@ -105,8 +155,14 @@ fn the_monotone_window_reads_fewer_blocks_than_fresh_windows() {
     assert_eq!(monotone.output, 10_000);
     // Ten outer keys fall in each 256-tuple block: the monotone window reads each block
     // about once, fresh windows read about two blocks per key.
-    assert!(monotone.inner_io.blocks * 5 < fresh.inner_io.blocks, "{monotone:?} vs {fresh:?}");
-    assert!(monotone.inner_io.blocks >= 391, "every inner block holding a match is read");
+    assert!(
+        monotone.inner_io.blocks * 5 < fresh.inner_io.blocks,
+        "{monotone:?} vs {fresh:?}"
+    );
+    assert!(
+        monotone.inner_io.blocks >= 391,
+        "every inner block holding a match is read"
+    );
 }
 
 #[test]
@@ -115,14 +171,20 @@ fn inlj_refuses_an_index_of_another_size_and_unsorted_inputs() {
     let r = write(&dir.path().join("r.tbl"), &[3, 1, 2], 0);
     let s = write(&dir.path().join("s.tbl"), &[1, 2, 3], 0);
     let index = AnyIndex::build(&[1, 2, 3, 4], &AnyParams::default_for(IndexKind::Pgm)).unwrap();
-    let opts = InljOptions { mode: ReadMode::Buffered, ..InljOptions::default() };
+    let opts = InljOptions {
+        mode: ReadMode::Buffered,
+        ..InljOptions::default()
+    };
     let err = inlj_any(&s, &s, &index, &opts, &mut CountSink::default()).unwrap_err();
     assert!(err.to_string().contains("indexes 4 keys"), "{err}");
     let index = AnyIndex::build(&[1, 2, 3], &AnyParams::default_for(IndexKind::Pgm)).unwrap();
     let err = inlj_any(&r, &s, &index, &opts, &mut CountSink::default()).unwrap_err();
     assert!(err.to_string().contains("not sorted"), "{err}");
     // Without the monotone window, an unsorted outer table is fine.
-    let plain = InljOptions { monotone: false, ..opts };
+    let plain = InljOptions {
+        monotone: false,
+        ..opts
+    };
     let mut got = Vec::new();
     inlj_any(&r, &s, &index, &plain, &mut got).unwrap();
     assert_eq!(got.len(), 3);

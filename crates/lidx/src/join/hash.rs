@@ -3,6 +3,7 @@
 //! apart by the caller (paper 1 leaves the build out).
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use super::scan::Scan;
 use super::{JoinSink, JoinStats};
@@ -18,7 +19,7 @@ pub struct HashTable {
 impl HashTable {
     /// Reads `outer` (any order) into a hash table of key to values.
     pub fn build(outer: &Table, mode: ReadMode, read_tuples: u64) -> Result<HashTable> {
-        let mut r = Scan::new(outer, mode, read_tuples)?;
+        let mut r = Scan::new(outer, mode, read_tuples, 0..outer.len())?;
         let mut map: HashMap<u64, Vec<u64>> = HashMap::new();
         while let Some(t) = r.peek()? {
             map.entry(t.key).or_default().push(t.value);
@@ -41,7 +42,19 @@ impl HashTable {
         read_tuples: u64,
         sink: &mut impl JoinSink,
     ) -> Result<JoinStats> {
-        let mut s = Scan::new(inner, mode, read_tuples)?;
+        self.probe_range(inner, 0..inner.len(), mode, read_tuples, sink)
+    }
+
+    /// [`probe`](Self::probe) of inner positions `range` only (a thread's share).
+    pub fn probe_range(
+        &self,
+        inner: &Table,
+        range: Range<u64>,
+        mode: ReadMode,
+        read_tuples: u64,
+        sink: &mut impl JoinSink,
+    ) -> Result<JoinStats> {
+        let mut s = Scan::new(inner, mode, read_tuples, range)?;
         let mut output = 0u64;
         while let Some(t) = s.peek()? {
             if let Some(values) = self.map.get(&t.key) {

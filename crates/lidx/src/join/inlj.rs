@@ -8,6 +8,8 @@
 //! each search starts no earlier than the previous match and blocks still in the buffer
 //! are not read again. Without it, every lookup reads its window afresh.
 
+use std::ops::Range;
+
 use super::scan::Scan;
 use super::{JoinSink, JoinStats};
 use crate::index::{AnyIndex, Index};
@@ -46,6 +48,18 @@ pub fn inlj<I: Index>(
     opts: &InljOptions,
     sink: &mut impl JoinSink,
 ) -> Result<JoinStats> {
+    inlj_range(outer, 0..outer.len(), inner, index, opts, sink)
+}
+
+/// [`inlj`] of outer positions `outer_range` only (a thread's share).
+pub fn inlj_range<I: Index>(
+    outer: &Table,
+    outer_range: Range<u64>,
+    inner: &Table,
+    index: &I,
+    opts: &InljOptions,
+    sink: &mut impl JoinSink,
+) -> Result<JoinStats> {
     inner.require_sorted("an index nested loop join (its inner table)")?;
     if opts.monotone {
         outer
@@ -62,7 +76,7 @@ pub fn inlj<I: Index>(
             ),
         ));
     }
-    let mut outer_scan = Scan::new(outer, opts.mode, opts.outer_read_tuples)?;
+    let mut outer_scan = Scan::new(outer, opts.mode, opts.outer_read_tuples, outer_range)?;
     let mut reader = BlockReader::new(inner, opts.mode)?;
     let (mut lookups, mut output, mut floor) = (0u64, 0u64, 0u64);
     while let Some(t) = outer_scan.peek()? {
@@ -110,12 +124,25 @@ pub fn inlj_any(
     opts: &InljOptions,
     sink: &mut impl JoinSink,
 ) -> Result<JoinStats> {
+    inlj_any_range(outer, 0..outer.len(), inner, index, opts, sink)
+}
+
+/// [`inlj_range`] through an index of any kind.
+pub fn inlj_any_range(
+    outer: &Table,
+    outer_range: Range<u64>,
+    inner: &Table,
+    index: &AnyIndex,
+    opts: &InljOptions,
+    sink: &mut impl JoinSink,
+) -> Result<JoinStats> {
+    let r = outer_range;
     match index {
-        AnyIndex::Pgm(i) => inlj(outer, inner, i, opts, sink),
-        AnyIndex::SampledPgm(i) => inlj(outer, inner, i, opts, sink),
-        AnyIndex::RadixSpline(i) => inlj(outer, inner, i, opts, sink),
-        AnyIndex::Rmi(i) => inlj(outer, inner, i, opts, sink),
-        AnyIndex::BTree(i) => inlj(outer, inner, i, opts, sink),
-        AnyIndex::Binary(i) => inlj(outer, inner, i, opts, sink),
+        AnyIndex::Pgm(i) => inlj_range(outer, r, inner, i, opts, sink),
+        AnyIndex::SampledPgm(i) => inlj_range(outer, r, inner, i, opts, sink),
+        AnyIndex::RadixSpline(i) => inlj_range(outer, r, inner, i, opts, sink),
+        AnyIndex::Rmi(i) => inlj_range(outer, r, inner, i, opts, sink),
+        AnyIndex::BTree(i) => inlj_range(outer, r, inner, i, opts, sink),
+        AnyIndex::Binary(i) => inlj_range(outer, r, inner, i, opts, sink),
     }
 }

@@ -2,6 +2,8 @@
 //! is skipped because both inputs are sorted): two cursors with large sequential reads,
 //! advancing the smaller key; equal runs give their cross product.
 
+use std::ops::Range;
+
 use super::scan::Scan;
 use super::{JoinSink, JoinStats};
 use crate::Result;
@@ -15,10 +17,32 @@ pub fn merge_join(
     read_tuples: u64,
     sink: &mut impl JoinSink,
 ) -> Result<JoinStats> {
+    merge_join_ranges(
+        outer,
+        0..outer.len(),
+        inner,
+        0..inner.len(),
+        mode,
+        read_tuples,
+        sink,
+    )
+}
+
+/// [`merge_join`] of outer positions `outer_range` with inner positions `inner_range` (a
+/// thread's share; see [`parallel`](super::parallel)).
+pub fn merge_join_ranges(
+    outer: &Table,
+    outer_range: Range<u64>,
+    inner: &Table,
+    inner_range: Range<u64>,
+    mode: ReadMode,
+    read_tuples: u64,
+    sink: &mut impl JoinSink,
+) -> Result<JoinStats> {
     outer.require_sorted("a sort-merge join")?;
     inner.require_sorted("a sort-merge join")?;
-    let mut r = Scan::new(outer, mode, read_tuples)?;
-    let mut s = Scan::new(inner, mode, read_tuples)?;
+    let mut r = Scan::new(outer, mode, read_tuples, outer_range)?;
+    let mut s = Scan::new(inner, mode, read_tuples, inner_range)?;
     let mut output = 0u64;
     let mut run: Vec<u64> = Vec::new();
     while let (Some(a), Some(b)) = (r.peek()?, s.peek()?) {

@@ -10,11 +10,13 @@
 pub mod hash;
 pub mod inlj;
 pub mod merge;
+pub mod parallel;
 mod scan;
 
-pub use hash::hash_join;
-pub use inlj::{InljOptions, inlj, inlj_any};
-pub use merge::merge_join;
+pub use hash::{HashTable, hash_join};
+pub use inlj::{InljOptions, inlj, inlj_any, inlj_any_range, inlj_range};
+pub use merge::{merge_join, merge_join_ranges};
+pub use parallel::{Method, parallel_join};
 
 use crate::Result;
 use crate::storage::IoStats;
