@@ -11,7 +11,8 @@ use lidx::data::sosd::parse_keys;
 use lidx::data::{KeyFile, write_keys};
 use lidx::storage::format::TableHeader;
 use lidx::storage::{
-    BlockRange, BlockReader, ReadMode, TUPLES_PER_BLOCK, Table, TableWriter, Tuple, paper1,
+    BlockRange, BlockReader, OutputTuple, ReadMode, TUPLES_PER_BLOCK, Table, TableWriter, Tuple,
+    paper1,
 };
 use lidx::{Error, FormatError};
 use proptest::prelude::*;
@@ -465,5 +466,35 @@ proptest! {
             let (lo, hi) = (lb.saturating_sub(3), (lb + 3).min(n));
             prop_assert_eq!(reader.lower_bound(lo, hi, q, max_blocks).unwrap(), lb);
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Join output tables (24-byte tuples, 170 per block) round-trip, verify, and are
+    /// refused where (key, value) tuples are needed.
+    #[test]
+    fn output_tables_round_trip(keys in key_set()) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.tbl");
+        let tuples: Vec<OutputTuple> = keys.iter().enumerate().map(|(i, &key)| OutputTuple { key, outer: i as u64, inner: !key }).collect();
+        let mut w = TableWriter::create_output(&path).unwrap();
+        for &t in &tuples {
+            w.push_output(t).unwrap();
+        }
+        prop_assert!(w.push(Tuple::default()).is_err(), "an output table takes no pairs");
+        let h = w.finish().unwrap();
+        prop_assert!(h.is_output());
+        let table = Table::open(&path).unwrap();
+        prop_assert_eq!(table.layout().data_blocks, (keys.len() as u64).div_ceil(170));
+        prop_assert_eq!(table.verify(|_| {}).unwrap().header, h);
+        let mut back = Vec::new();
+        table.scan_output(|t| { back.extend_from_slice(t); Ok(()) }).unwrap();
+        prop_assert_eq!(back, tuples);
+        prop_assert!(table.map().is_err());
+        prop_assert!(BlockReader::new(&table, ReadMode::Buffered).is_err());
+        let exported = paper1::export(&table, &dir.path().join("x.p1"), |_| {});
+        prop_assert!(exported.is_err());
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use lidx::data::KeyFile;
 use lidx::storage::table::build_from_keys;
-use lidx::storage::{BLOCK_SIZE, TUPLE_SIZE, TUPLES_PER_BLOCK, Table, ValueSource, paper1};
+use lidx::storage::{BLOCK_SIZE, Table, ValueSource, paper1};
 
 use crate::progress::Context;
 use crate::units::human_bytes;
@@ -183,7 +183,18 @@ fn info(path: &Path) -> anyhow::Result<()> {
     let l = t.layout();
     let rows = [
         ("file", path.display().to_string()),
-        ("format", format!("lidx table, version {}", h.version)),
+        (
+            "format",
+            format!(
+                "lidx table, version {}, {}",
+                h.version,
+                if h.is_output() {
+                    "join output (key, outer value, inner value)"
+                } else {
+                    "(key, value) tuples"
+                }
+            ),
+        ),
         ("tuples", h.count.to_string()),
         ("order", sortedness(h.sorted, h.distinct).to_string()),
         (
@@ -197,8 +208,8 @@ fn info(path: &Path) -> anyhow::Result<()> {
         (
             "data blocks",
             format!(
-                "{} ({TUPLES_PER_BLOCK} tuples of {TUPLE_SIZE} bytes per {BLOCK_SIZE}-byte block)",
-                l.data_blocks
+                "{} ({} tuples of {} bytes per {BLOCK_SIZE}-byte block)",
+                l.data_blocks, l.tuples_per_block, l.tuple_size
             ),
         ),
         (

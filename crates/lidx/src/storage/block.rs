@@ -147,6 +147,7 @@ impl<'t> BlockReader<'t> {
     /// opened, even if its path was renamed over since), opened for `mode`. Fails with
     /// [`Error::DirectUnsupported`] where the file system refuses `O_DIRECT`.
     pub fn new(table: &'t Table, mode: ReadMode) -> Result<Self> {
+        table.require_pairs("reading windows of blocks")?;
         let file = super::file::reopen(table.file(), table.path(), mode == ReadMode::Direct)?;
         Ok(Self {
             table,

@@ -79,12 +79,30 @@ pub struct Tuple {
     pub value: u64,
 }
 
+/// Bytes of a join output tuple: key, outer value, inner value (value width 16).
+pub const OUTPUT_TUPLE_SIZE: usize = 24;
+
+/// One output tuple of a join, as stored in a table of value width 16.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Pod, Zeroable)]
+pub struct OutputTuple {
+    /// The key both inputs share.
+    pub key: u64,
+    /// The outer tuple's value.
+    pub outer: u64,
+    /// The inner tuple's value.
+    pub inner: u64,
+}
+
 /// What a table's header says about its contents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TableHeader {
     /// Format version of the file this header was read from; headers are always written
     /// with [`CURRENT_VERSION`].
     pub version: u32,
+    /// Bytes of the value: 8 for (key, value) tables, 16 for join outputs (key, outer
+    /// value, inner value).
+    pub value_width: u8,
     /// Number of tuples.
     pub count: u64,
     /// Keys are in non-decreasing order.
@@ -101,6 +119,7 @@ impl TableHeader {
     /// The header of an empty table.
     pub const EMPTY: TableHeader = TableHeader {
         version: CURRENT_VERSION,
+        value_width: 8,
         count: 0,
         sorted: true,
         distinct: true,
@@ -110,7 +129,12 @@ impl TableHeader {
 
     /// Where everything lives in a file with this header.
     pub fn layout(&self) -> Result<TableLayout, FormatError> {
-        TableLayout::for_count(self.count)
+        TableLayout::new(self.count, 8 + usize::from(self.value_width))
+    }
+
+    /// True for a join output table (value width 16).
+    pub fn is_output(&self) -> bool {
+        self.value_width == 16
     }
 
     /// Encodes the 4096-byte header block, its checksum included.
@@ -119,7 +143,7 @@ impl TableHeader {
         b[OFF_MAGIC..OFF_VERSION].copy_from_slice(&MAGIC);
         b[OFF_VERSION..OFF_KEY_WIDTH].copy_from_slice(&CURRENT_VERSION.to_le_bytes());
         b[OFF_KEY_WIDTH] = 8;
-        b[OFF_VALUE_WIDTH] = 8;
+        b[OFF_VALUE_WIDTH] = self.value_width;
         b[OFF_FLAGS] = (if self.sorted { FLAG_SORTED } else { 0 })
             | (if self.distinct { FLAG_DISTINCT } else { 0 });
         b[OFF_CHECKSUM_KIND] = CHECKSUM_CRC32C;
@@ -167,7 +191,14 @@ impl TableHeader {
             });
         }
         check_field("key width", b[OFF_KEY_WIDTH].into(), 8, "8")?;
-        check_field("value width", b[OFF_VALUE_WIDTH].into(), 8, "8")?;
+        let value_width = b[OFF_VALUE_WIDTH];
+        if value_width != 8 && value_width != 16 {
+            return Err(FormatError::BadField {
+                field: "value width",
+                value: value_width.into(),
+                expected: "8 (key, value) or 16 (join output: key, outer value, inner value)",
+            });
+        }
         check_field(
             "checksum kind",
             b[OFF_CHECKSUM_KIND].into(),
@@ -194,6 +225,7 @@ impl TableHeader {
         }
         let header = TableHeader {
             version,
+            value_width,
             count: read_u64(b, OFF_COUNT),
             sorted: flags & FLAG_SORTED != 0,
             distinct: flags & FLAG_DISTINCT != 0,
@@ -224,21 +256,35 @@ impl TableHeader {
 pub struct TableLayout {
     /// Number of tuples.
     pub count: u64,
-    /// Data blocks: `ceil(count / 256)`.
+    /// Bytes per tuple: 16, or 24 for join outputs.
+    pub tuple_size: usize,
+    /// Tuples per data block: `floor(4096 / tuple_size)` (256, or 170 for join outputs,
+    /// whose blocks end in 16 bytes of zero padding).
+    pub tuples_per_block: u64,
+    /// Data blocks: `ceil(count / tuples_per_block)`.
     pub data_blocks: u64,
     /// Blocks holding the checksum array: `ceil(4 * data_blocks / 4096)`.
     pub checksum_blocks: u64,
 }
 
 impl TableLayout {
-    /// The layout for `count` tuples; fails when the file would exceed `u64` bytes.
+    /// The layout for `count` (key, value) tuples; fails when the file would exceed `u64`
+    /// bytes.
     pub fn for_count(count: u64) -> Result<TableLayout, FormatError> {
-        let data_blocks = count.div_ceil(TUPLES_PER_BLOCK);
+        Self::new(count, TUPLE_SIZE)
+    }
+
+    /// The layout for `count` tuples of `tuple_size` bytes (16 or 24).
+    pub fn new(count: u64, tuple_size: usize) -> Result<TableLayout, FormatError> {
+        let tuples_per_block = (BLOCK_SIZE / tuple_size.max(1)) as u64;
+        let data_blocks = count.div_ceil(tuples_per_block);
         let checksum_blocks = data_blocks
             .checked_mul(4)
             .map(|b| b.div_ceil(BLOCK_SIZE as u64));
         let layout = checksum_blocks.map(|checksum_blocks| TableLayout {
             count,
+            tuple_size,
+            tuples_per_block,
             data_blocks,
             checksum_blocks,
         });
@@ -347,6 +393,7 @@ mod tests {
     fn header_round_trips() {
         let h = TableHeader {
             version: CURRENT_VERSION,
+            value_width: 16,
             count: 12345,
             sorted: true,
             distinct: false,
@@ -360,6 +407,7 @@ mod tests {
     fn every_flipped_header_byte_is_caught() {
         let h = TableHeader {
             version: CURRENT_VERSION,
+            value_width: 8,
             count: 7,
             sorted: false,
             distinct: false,
@@ -400,6 +448,8 @@ mod tests {
         assert_eq!((l.data_blocks, l.checksum_blocks), (1, 1));
         let l = TableLayout::for_count(257).unwrap();
         assert_eq!((l.data_blocks, l.checksum_blocks), (2, 1));
+        let l = TableLayout::new(171, OUTPUT_TUPLE_SIZE).unwrap();
+        assert_eq!((l.tuples_per_block, l.data_blocks), (170, 2));
         let l = TableLayout::for_count(256 * 1025).unwrap();
         assert_eq!((l.data_blocks, l.checksum_blocks), (1025, 2));
         assert!(TableLayout::for_count(u64::MAX).is_err());

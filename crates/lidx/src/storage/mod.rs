@@ -22,5 +22,8 @@ pub mod table;
 
 pub use atomic::AtomicFile;
 pub use block::{BlockRange, BlockReader, IoStats, ReadMode, WindowRun};
-pub use format::{BLOCK_SIZE, TUPLE_SIZE, TUPLES_PER_BLOCK, TableHeader, TableLayout, Tuple};
+pub use format::{
+    BLOCK_SIZE, OUTPUT_TUPLE_SIZE, OutputTuple, TUPLE_SIZE, TUPLES_PER_BLOCK, TableHeader,
+    TableLayout, Tuple,
+};
 pub use table::{MappedTable, Table, TableWriter, ValueSource, VerifyReport};

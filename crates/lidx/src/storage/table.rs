@@ -15,7 +15,8 @@ use memmap2::Mmap;
 
 use super::atomic::AtomicFile;
 use super::format::{
-    BLOCK_SIZE, TUPLE_SIZE, TableHeader, TableLayout, Tuple, block_checksum, decode_checksums,
+    BLOCK_SIZE, OUTPUT_TUPLE_SIZE, OutputTuple, TUPLE_SIZE, TableHeader, TableLayout, Tuple,
+    block_checksum, decode_checksums,
 };
 use crate::{Error, FormatError, Result};
 
@@ -57,21 +58,60 @@ pub struct TableWriter {
 }
 
 impl TableWriter {
-    /// Starts a table at `path`.
+    /// Starts a table of (key, value) tuples at `path`.
     pub fn create(path: &Path) -> Result<Self> {
+        Self::with_value_width(path, 8)
+    }
+
+    /// Starts a join output table of (key, outer value, inner value) tuples at `path`.
+    pub fn create_output(path: &Path) -> Result<Self> {
+        Self::with_value_width(path, 16)
+    }
+
+    fn with_value_width(path: &Path, value_width: u8) -> Result<Self> {
         let mut out = AtomicFile::create(path)?;
         out.write_all(&[0u8; BLOCK_SIZE])?; // the header, filled in by `finish`
         Ok(Self {
             out,
             block: Vec::with_capacity(BLOCK_SIZE),
             checksums: Vec::new(),
-            header: TableHeader::EMPTY,
+            header: TableHeader {
+                value_width,
+                ..TableHeader::EMPTY
+            },
             last_key: None,
         })
     }
 
-    /// Appends one tuple.
+    /// Appends one (key, value) tuple; fails on a join output table.
     pub fn push(&mut self, tuple: Tuple) -> Result<()> {
+        self.check_width(8)?;
+        self.append(tuple.key, bytemuck::bytes_of(&tuple))
+    }
+
+    /// Appends one join output tuple; fails on a (key, value) table.
+    pub fn push_output(&mut self, tuple: OutputTuple) -> Result<()> {
+        self.check_width(16)?;
+        self.append(tuple.key, bytemuck::bytes_of(&tuple))
+    }
+
+    fn check_width(&self, value_width: u8) -> Result<()> {
+        if self.header.value_width == value_width {
+            Ok(())
+        } else {
+            Err(Error::param(
+                "tuple",
+                format!(
+                    "{}: a table of {}-byte values takes no {value_width}-byte values",
+                    self.out.path().display(),
+                    self.header.value_width
+                ),
+            ))
+        }
+    }
+
+    fn append(&mut self, key: u64, bytes: &[u8]) -> Result<()> {
+        let tuple = Tuple { key, value: 0 };
         let h = &mut self.header;
         match self.last_key {
             None => {
@@ -87,8 +127,9 @@ impl TableWriter {
         }
         h.count += 1;
         self.last_key = Some(tuple.key);
-        self.block.extend_from_slice(bytemuck::bytes_of(&tuple));
-        if self.block.len() == BLOCK_SIZE {
+        self.block.extend_from_slice(bytes);
+        // A block holds whole tuples; the rest of it (16 bytes for join outputs) is zero.
+        if self.block.len() + bytes.len() > BLOCK_SIZE {
             self.flush_block()?;
         }
         Ok(())
@@ -310,40 +351,49 @@ impl Table {
     /// Maps the data into memory without checking checksums (for callers that verified
     /// the file already).
     pub fn map_unchecked(&self) -> Result<MappedTable> {
+        self.require_pairs("mapping (key, value) tuples")?;
         if self.layout.data_blocks == 0 {
             return Ok(MappedTable {
                 map: None,
                 count: 0,
             });
         }
-        // SAFETY: the map is read-only and private to this process. lidx never writes a
-        // table in place (writers create a new file and rename it over the old path), so
-        // the mapped pages change only if another program truncates or writes this file
-        // while it is mapped, which lidx documents as unsupported.
-        #[expect(
-            unsafe_code,
-            reason = "memory-mapping a file is unsafe; see SAFETY above"
-        )]
-        let map = unsafe {
-            memmap2::MmapOptions::new()
-                .offset(BLOCK_SIZE as u64)
-                .len(self.layout.data_len() as usize)
-                .map(&self.file)
-        }
-        .map_err(|e| Error::io(&self.path, "memory-map", e))?;
+        let map = super::file::map_readonly(
+            &self.file,
+            &self.path,
+            BLOCK_SIZE as u64,
+            self.layout.data_len() as usize,
+        )?;
         Ok(MappedTable {
             map: Some(map),
             count: self.header.count,
         })
     }
 
-    /// Reads the data sequentially in large reads, checking each block's checksum and the
-    /// zero padding of the last block, and hands `visit` the tuples in file order, a chunk
-    /// (up to 4 MiB) at a time. Stops at the first error, from the file or from `visit`.
-    pub fn scan(&self, mut visit: impl FnMut(&[Tuple]) -> Result<()>) -> Result<()> {
-        let mut buf = vec![Tuple::default(); VERIFY_CHUNK / TUPLE_SIZE];
+    /// Fails unless the table holds (key, value) tuples; `what` names the operation that
+    /// needs them (join outputs hold (key, outer value, inner value) tuples).
+    pub fn require_pairs(&self, what: &'static str) -> Result<()> {
+        if self.header.is_output() {
+            Err(Error::param(
+                "table",
+                format!(
+                    "{} holds join output tuples (key, outer value, inner value), and {what} needs (key, value) tuples",
+                    self.path.display()
+                ),
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Reads the data sequentially in large reads, checking each block's checksum and that
+    /// every byte after a block's tuples is zero, and hands `visit` each chunk of whole
+    /// blocks (8-byte aligned) with the number of tuples it holds.
+    fn scan_blocks(&self, mut visit: impl FnMut(&[u8], u64) -> Result<()>) -> Result<()> {
+        let (ts, tpb) = (self.layout.tuple_size, self.layout.tuples_per_block);
+        let mut buf = vec![0u64; VERIFY_CHUNK / 8];
         let data_len = self.layout.data_len();
-        let mut done = 0u64;
+        let (mut done, mut before) = (0u64, 0u64);
         while done < data_len {
             let len = (data_len - done).min(VERIFY_CHUNK as u64) as usize;
             let chunk: &mut [u8] = &mut bytemuck::cast_slice_mut(&mut buf)[..len];
@@ -353,21 +403,58 @@ impl Table {
             let first_block = done / BLOCK_SIZE as u64;
             for (i, bytes) in chunk.chunks_exact(BLOCK_SIZE).enumerate() {
                 self.check_block(first_block + i as u64, bytes)?;
+                let live = (self.header.count - before)
+                    .saturating_sub(i as u64 * tpb)
+                    .min(tpb) as usize;
+                if bytes[live * ts..].iter().any(|&b| b != 0) {
+                    return Err(Error::format(
+                        &self.path,
+                        FormatError::NonZeroPadding {
+                            what: "a data block",
+                        },
+                    ));
+                }
             }
-            let first_tuple = done / TUPLE_SIZE as u64;
-            let live = (self.header.count - first_tuple).min((len / TUPLE_SIZE) as u64) as usize;
-            if chunk[live * TUPLE_SIZE..].iter().any(|&b| b != 0) {
-                return Err(Error::format(
-                    &self.path,
-                    FormatError::NonZeroPadding {
-                        what: "the last data block",
-                    },
-                ));
-            }
-            visit(&buf[..live])?;
+            let live = (self.header.count - before).min((len / BLOCK_SIZE) as u64 * tpb);
+            visit(chunk, live)?;
+            before += live;
             done += len as u64;
         }
         Ok(())
+    }
+
+    /// Reads the data sequentially in large reads (every block's checksum and padding
+    /// checked) and hands `visit` the (key, value) tuples in file order, up to 4 MiB at a
+    /// time. Stops at the first error, from the file or from `visit`.
+    pub fn scan(&self, mut visit: impl FnMut(&[Tuple]) -> Result<()>) -> Result<()> {
+        self.require_pairs("reading (key, value) tuples")?;
+        self.scan_blocks(|bytes, live| {
+            visit(bytemuck::cast_slice(&bytes[..live as usize * TUPLE_SIZE]))
+        })
+    }
+
+    /// Like [`scan`](Self::scan), for a join output table: hands `visit` its tuples a block
+    /// at a time.
+    pub fn scan_output(&self, mut visit: impl FnMut(&[OutputTuple]) -> Result<()>) -> Result<()> {
+        if !self.header.is_output() {
+            return Err(Error::param(
+                "table",
+                format!(
+                    "{} holds (key, value) tuples, not join output",
+                    self.path.display()
+                ),
+            ));
+        }
+        let tpb = self.layout.tuples_per_block;
+        self.scan_blocks(|bytes, live| {
+            let mut left = live;
+            for block in bytes.chunks_exact(BLOCK_SIZE) {
+                let here = left.min(tpb) as usize;
+                visit(bytemuck::cast_slice(&block[..here * OUTPUT_TUPLE_SIZE]))?;
+                left -= here as u64;
+            }
+            Ok(())
+        })
     }
 
     /// All keys, in file order, read sequentially with every block's checksum checked.
@@ -397,9 +484,17 @@ impl Table {
     pub fn verify(&self, mut progress: impl FnMut(u64)) -> Result<VerifyReport> {
         let mut facts = TableHeader::EMPTY;
         let mut last: Option<u64> = None;
-        self.scan(|tuples| {
-            for t in tuples {
-                let key = t.key;
+        let (ts, tpb) = (
+            self.layout.tuple_size,
+            self.layout.tuples_per_block as usize,
+        );
+        self.scan_blocks(|bytes, live| {
+            for j in 0..live as usize {
+                let at = (j / tpb) * BLOCK_SIZE + (j % tpb) * ts;
+                let key = bytes
+                    .get(at..at + 8)
+                    .and_then(|b| b.first_chunk::<8>())
+                    .map_or(0, |b| u64::from_le_bytes(*b));
                 match last {
                     None => {
                         facts.min_key = key;
@@ -427,6 +522,7 @@ impl Table {
             progress(facts.count);
             Ok(())
         })?;
+        facts.value_width = self.header.value_width;
         let h = &self.header;
         let checks = [
             ("tuple count", h.count, facts.count),
