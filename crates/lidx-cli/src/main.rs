@@ -44,6 +44,8 @@ enum Command {
     /// Build, inspect and benchmark indexes over sorted tables.
     #[command(subcommand)]
     Index(cmd::index::Command),
+    /// Join two tables: index nested loop through any index, sort-merge or hash.
+    Join(cmd::join::Args),
     /// How hard a key set is to learn: PLA segments at several error bounds (paper 3).
     Hardness(cmd::hardness::Args),
     /// Measure the machine.
@@ -73,6 +75,7 @@ fn main() -> ExitCode {
         Command::Table(c) => cmd::table::run(&ctx, c),
         Command::Index(c) => cmd::index::run(&ctx, c),
         Command::Hardness(args) => cmd::hardness::run(args),
+        Command::Join(args) => cmd::join::run(&ctx, args),
         Command::Bench(c) => cmd::bench::run(&ctx, c),
         Command::Cache(c) => cmd::cache::run(c),
         Command::Demo(args) => cmd::demo::run(&ctx, args),

@@ -883,3 +883,177 @@ fn bad_index_inputs_are_refused() {
         &["s.tbl", "not a lidx index file"],
     );
 }
+
+#[test]
+fn joins_agree_and_write_output_tables() {
+    let dir = setup();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "gen",
+            "--sample-of",
+            "s.keys",
+            "--ratio",
+            "10",
+            "--out",
+            "r.keys",
+        ],
+    );
+    ok(d, &["table", "build", "--keys", "r.keys", "--out", "r.tbl"]);
+    ok(
+        d,
+        &[
+            "index", "build", "--table", "s.tbl", "--kind", "btree", "--out", "s.idx",
+        ],
+    );
+    let mut counted = Vec::new();
+    for method in [
+        "inlj:pgm",
+        "inlj:sampled-pgm",
+        "inlj:rs",
+        "inlj:rmi",
+        "inlj:btree",
+        "inlj:binary",
+        "merge",
+        "hash",
+    ] {
+        let out = ok(
+            d,
+            &[
+                "join",
+                "--outer",
+                "r.tbl",
+                "--inner",
+                "s.tbl",
+                "--method",
+                method,
+                "--direct",
+                "--count-only",
+            ],
+        );
+        counted.push(out.contains(": 200 output tuples"));
+        assert!(out.contains("inner"), "{out}");
+    }
+    assert!(
+        counted.iter().all(|&c| c),
+        "every method finds the 200 sampled keys"
+    );
+    let out = ok(
+        d,
+        &[
+            "join",
+            "--outer",
+            "r.tbl",
+            "--inner",
+            "s.tbl",
+            "--method",
+            "inlj:btree",
+            "--index",
+            "s.idx",
+            "--threads",
+            "3",
+            "--out",
+            "j.tbl",
+        ],
+    );
+    assert!(out.contains("wrote j.tbl"), "{out}");
+    let info = ok(d, &["table", "info", "j.tbl"]);
+    assert!(
+        info.contains("join output") && info.contains("tuples       200"),
+        "{info}"
+    );
+    ok(d, &["table", "verify", "j.tbl"]);
+    // A join output is not a (key, value) table.
+    fails(
+        d,
+        &[
+            "join",
+            "--outer",
+            "j.tbl",
+            "--inner",
+            "s.tbl",
+            "--method",
+            "merge",
+            "--count-only",
+        ],
+        &["j.tbl", "join output"],
+    );
+}
+
+#[test]
+fn bad_join_inputs_are_refused_before_any_output() {
+    let dir = setup();
+    let d = dir.path();
+    unsorted_table(d);
+    ok(
+        d,
+        &[
+            "index", "build", "--table", "s.tbl", "--kind", "pgm", "--out", "s.idx",
+        ],
+    );
+    fails(
+        d,
+        &[
+            "join", "--outer", "s.tbl", "--inner", "u.tbl", "--method", "merge", "--out", "j.tbl",
+        ],
+        &["u.tbl", "not sorted"],
+    );
+    fails(
+        d,
+        &[
+            "join", "--outer", "u.tbl", "--inner", "s.tbl", "--method", "inlj:pgm", "--out",
+            "j.tbl",
+        ],
+        &["u.tbl", "not sorted", "monotone"],
+    );
+    ok(
+        d,
+        &["gen", "--dist", "udense", "--n", "3000", "--out", "o.keys"],
+    );
+    ok(d, &["table", "build", "--keys", "o.keys", "--out", "o.tbl"]);
+    fails(
+        d,
+        &[
+            "join", "--outer", "s.tbl", "--inner", "o.tbl", "--method", "inlj:pgm", "--index",
+            "s.idx", "--out", "j.tbl",
+        ],
+        &["s.idx", "built for other keys", "o.tbl"],
+    );
+    fails(
+        d,
+        &[
+            "join",
+            "--outer",
+            "s.tbl",
+            "--inner",
+            "s.tbl",
+            "--method",
+            "inlj:btree",
+            "--index",
+            "s.idx",
+            "--out",
+            "j.tbl",
+        ],
+        &["s.idx", "is pgm", "inlj:btree"],
+    );
+    fails(
+        d,
+        &[
+            "join", "--outer", "s.tbl", "--inner", "s.tbl", "--method", "merge", "--out", "s.tbl",
+        ],
+        &["the output is the input"],
+    );
+    let out = lidx()
+        .current_dir(d)
+        .args([
+            "join", "--outer", "s.tbl", "--inner", "s.tbl", "--method", "merge",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "neither --out nor --count-only is a usage error"
+    );
+}

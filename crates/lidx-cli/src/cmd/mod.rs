@@ -6,6 +6,7 @@ pub mod demo;
 pub mod gen_keys;
 pub mod hardness;
 pub mod index;
+pub mod join;
 pub mod table;
 
 use std::path::Path;

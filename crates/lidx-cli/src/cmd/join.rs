@@ -1,0 +1,303 @@
+//! `lidx join`: join two tables on disk by index nested loop (through any index), sort-merge
+//! or hash (paper 1, sections 3 and 4.3), on one or more threads, counting every block read.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Instant;
+
+use anyhow::bail;
+use lidx::index::file::{self, KeysFingerprint};
+use lidx::index::{AnyIndex, AnyParams, IndexKind};
+use lidx::join::{CountSink, HashTable, InljOptions, JoinStats, Method, parallel_join};
+use lidx::storage::{IoStats, OutputTuple, ReadMode, Table, TableWriter};
+
+use crate::progress::Context;
+use crate::units::{human_bytes, parse_size};
+
+/// The join algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinMethod {
+    /// Index nested loop join through an index of this kind on the inner table.
+    Inlj(IndexKind),
+    /// Sort-merge join (both tables sorted).
+    Merge,
+    /// Hash join: the outer table in memory, the inner streamed past it.
+    Hash,
+}
+
+impl FromStr for JoinMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "merge" => Ok(JoinMethod::Merge),
+            "hash" => Ok(JoinMethod::Hash),
+            _ => match s.strip_prefix("inlj:") {
+                Some(kind) => kind
+                    .parse()
+                    .map(JoinMethod::Inlj)
+                    .map_err(|e: lidx::Error| e.to_string()),
+                None => Err(format!(
+                    "'{s}' is not one of inlj:KIND (pgm, sampled-pgm, rs, rmi, btree, binary), merge, hash"
+                )),
+            },
+        }
+    }
+}
+
+/// Join two tables.
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  lidx join --outer r.tbl --inner s.tbl --method inlj:sampled-pgm --index s.idx --direct --out rs.tbl\n  lidx join --outer r.tbl --inner s.tbl --method merge --threads 2 --count-only"
+)]
+pub struct Args {
+    /// The outer (smaller) table.
+    #[arg(long, value_name = "R.tbl")]
+    outer: PathBuf,
+    /// The inner table (sorted).
+    #[arg(long, value_name = "S.tbl")]
+    inner: PathBuf,
+    /// inlj:pgm, inlj:sampled-pgm, inlj:rs, inlj:rmi, inlj:btree, inlj:binary, merge or hash.
+    #[arg(long, value_parser = JoinMethod::from_str)]
+    method: JoinMethod,
+    /// A saved index of the inner table (inlj); without it one is built with the kind's
+    /// defaults, and its build time is reported apart.
+    #[arg(long, value_name = "S.idx")]
+    index: Option<PathBuf>,
+    /// Threads, each joining a contiguous share of the outer table (of the inner for hash).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Read the inputs with O_DIRECT (cold reads, as paper 1 measures).
+    #[arg(long)]
+    direct: bool,
+    /// Bytes per sequential read of a scanned table.
+    #[arg(long, value_parser = parse_size, default_value = "1MiB")]
+    read_size: u64,
+    /// Turn off paper 1's monotone-window optimization (inlj).
+    #[arg(long)]
+    no_monotone: bool,
+    /// Output table of (key, outer value, inner value) tuples.
+    #[arg(
+        long,
+        short,
+        value_name = "OUT.tbl",
+        required_unless_present = "count_only",
+        conflicts_with = "count_only"
+    )]
+    out: Option<PathBuf>,
+    /// Count the output instead of writing it.
+    #[arg(long)]
+    count_only: bool,
+}
+
+pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
+    if args.threads == 0 {
+        bail!("invalid threads: 0 is not a number of threads");
+    }
+    if args.index.is_some() && !matches!(args.method, JoinMethod::Inlj(_)) {
+        bail!("--index applies to inlj methods only");
+    }
+    if let Some(out) = &args.out {
+        super::refuse_same_file(&args.outer, out)?;
+        super::refuse_same_file(&args.inner, out)?;
+    }
+    let outer = Table::open(&args.outer)?;
+    let inner = Table::open(&args.inner)?;
+    outer.require_pairs("a join")?;
+    inner.require_pairs("a join")?;
+    let mode = if args.direct {
+        ReadMode::Direct
+    } else {
+        ReadMode::Buffered
+    };
+    let read_tuples = (args.read_size / 16).max(1);
+
+    // Everything that can refuse the inputs happens before any output exists.
+    let mut build_s = None;
+    let index;
+    let hashed;
+    let method = match args.method {
+        JoinMethod::Inlj(kind) => {
+            inner.require_sorted("an index nested loop join (its inner table)")?;
+            if !args.no_monotone {
+                outer.require_sorted(
+                    "an index nested loop join with monotone windows (its outer table)",
+                )?;
+            }
+            index = load_or_build(ctx, args.index.as_deref(), &inner, kind, &mut build_s)?;
+            let options = InljOptions {
+                mode,
+                outer_read_tuples: read_tuples,
+                monotone: !args.no_monotone,
+                ..InljOptions::default()
+            };
+            Method::Inlj {
+                index: &index,
+                options,
+            }
+        }
+        JoinMethod::Merge => {
+            outer.require_sorted("a sort-merge join")?;
+            inner.require_sorted("a sort-merge join")?;
+            Method::Merge { mode, read_tuples }
+        }
+        JoinMethod::Hash => {
+            let t = Instant::now();
+            hashed = HashTable::build(&outer, mode, read_tuples)?;
+            build_s = Some(t.elapsed().as_secs_f64());
+            Method::Hash {
+                table: &hashed,
+                mode,
+                read_tuples,
+            }
+        }
+    };
+    let spinner = ctx.spinner("joining");
+    let t = Instant::now();
+    let (output, stats) = if args.count_only {
+        let (counts, stats) = parallel_join::<CountSink>(&outer, &inner, &method, args.threads)?;
+        (None, (counts.iter().map(|c| c.0).sum::<u64>(), stats))
+    } else {
+        let (parts, stats) =
+            parallel_join::<Vec<(u64, u64, u64)>>(&outer, &inner, &method, args.threads)?;
+        (Some(parts), (stats.output, stats))
+    };
+    let join_s = t.elapsed().as_secs_f64();
+    spinner.finish_and_clear();
+    let (count, stats) = stats;
+
+    let mut write = None;
+    if let (Some(parts), Some(out)) = (output, &args.out) {
+        // Each thread's part at the offset its predecessors' counts give: in order, never sorted.
+        let t = Instant::now();
+        let mut writer = TableWriter::create_output(out)?;
+        for (key, outer_value, inner_value) in parts.into_iter().flatten() {
+            writer.push_output(OutputTuple {
+                key,
+                outer: outer_value,
+                inner: inner_value,
+            })?;
+        }
+        let written = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        writer.finish()?;
+        write = Some((out.clone(), written, t.elapsed().as_secs_f64()));
+    }
+    report(&args, &stats, count, join_s, build_s, write.as_ref())
+}
+
+/// The inner table's index: loaded (and checked against the table) or built.
+fn load_or_build(
+    ctx: &Context,
+    path: Option<&Path>,
+    inner: &Table,
+    kind: IndexKind,
+    build_s: &mut Option<f64>,
+) -> anyhow::Result<AnyIndex> {
+    let h = inner.header();
+    match path {
+        Some(path) => {
+            let (index, fp) = file::load(path)?;
+            if index.kind() != kind {
+                bail!(
+                    "{}: the index is {}, but the method asks for inlj:{kind}",
+                    path.display(),
+                    index.kind()
+                );
+            }
+            // The header's facts are checked here; `lidx index info --table` checks the keys' CRC too.
+            let table_fp = KeysFingerprint {
+                n: h.count,
+                min_key: h.min_key,
+                max_key: h.max_key,
+                crc32c: fp.crc32c,
+            };
+            super::index::check_fingerprint(path, inner.path(), &fp, &table_fp)?;
+            Ok(index)
+        }
+        None => {
+            let bar = ctx.spinner(&format!("building {kind} over {} keys", h.count));
+            let keys = inner.read_keys()?;
+            let t = Instant::now();
+            let index = AnyIndex::build(&keys, &AnyParams::default_for(kind))?;
+            *build_s = Some(t.elapsed().as_secs_f64());
+            bar.finish_and_clear();
+            Ok(index)
+        }
+    }
+}
+
+fn io_line(side: &str, io: &IoStats) -> String {
+    format!(
+        "{side:<6} {:>10} blocks {:>10} in {:>9} reads",
+        io.blocks,
+        human_bytes(io.bytes),
+        io.reads
+    )
+}
+
+fn report(
+    args: &Args,
+    stats: &JoinStats,
+    count: u64,
+    join_s: f64,
+    build_s: Option<f64>,
+    write: Option<&(PathBuf, f64, f64)>,
+) -> anyhow::Result<()> {
+    let method = match args.method {
+        JoinMethod::Inlj(kind) => format!(
+            "inlj:{kind}{}",
+            if args.no_monotone {
+                " (no monotone window)"
+            } else {
+                ""
+            }
+        ),
+        JoinMethod::Merge => "merge".to_string(),
+        JoinMethod::Hash => "hash".to_string(),
+    };
+    say!(
+        "{method} join of {} with {}: {count} output tuples in {join_s:.3} s on {} thread(s), {} reads",
+        args.outer.display(),
+        args.inner.display(),
+        args.threads,
+        if args.direct { "O_DIRECT" } else { "buffered" }
+    );
+    match (args.method, build_s) {
+        (JoinMethod::Hash, Some(b)) => say!(
+            "  hash table built in {b:.3} s; {:.3} s with the build",
+            join_s + b
+        ),
+        (JoinMethod::Inlj(_), Some(b)) => {
+            say!("  index built in {b:.3} s (not counted in the join)")
+        }
+        _ => {}
+    }
+    if stats.lookups > 0 {
+        say!("  {} index lookups", stats.lookups);
+    }
+    say!("  {}", io_line("outer", &stats.outer_io));
+    say!("  {}", io_line("inner", &stats.inner_io));
+    if let Some((path, written, synced)) = write {
+        say!(
+            "  wrote {} in {written:.3} s, fsync and rename {synced:.3} s",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods_parse() {
+        assert_eq!("merge".parse(), Ok(JoinMethod::Merge));
+        assert_eq!(
+            "inlj:sampled-pgm".parse(),
+            Ok(JoinMethod::Inlj(IndexKind::SampledPgm))
+        );
+        assert!("inlj:alex".parse::<JoinMethod>().is_err());
+        assert!("nested".parse::<JoinMethod>().is_err());
+    }
+}
