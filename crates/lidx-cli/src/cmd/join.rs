@@ -8,7 +8,8 @@ use std::time::Instant;
 use anyhow::bail;
 use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
-use lidx::join::{CountSink, HashTable, InljOptions, JoinStats, Method, parallel_join};
+use lidx::join::{CountSink, HashTable, InljOptions, JoinStats, Method, cost, parallel_join};
+use lidx::storage::profile::StorageProfile;
 use lidx::storage::{IoStats, OutputTuple, ReadMode, Table, TableWriter};
 
 use crate::progress::Context;
@@ -23,6 +24,8 @@ pub enum JoinMethod {
     Merge,
     /// Hash join: the outer table in memory, the inner streamed past it.
     Hash,
+    /// Whichever of inlj:sampled-pgm, merge and hash the cost model predicts fastest.
+    Auto,
 }
 
 impl FromStr for JoinMethod {
@@ -31,6 +34,7 @@ impl FromStr for JoinMethod {
         match s {
             "merge" => Ok(JoinMethod::Merge),
             "hash" => Ok(JoinMethod::Hash),
+            "auto" => Ok(JoinMethod::Auto),
             _ => match s.strip_prefix("inlj:") {
                 Some(kind) => kind
                     .parse()
@@ -56,9 +60,14 @@ pub struct Args {
     /// The inner table (sorted).
     #[arg(long, value_name = "S.tbl")]
     inner: PathBuf,
-    /// inlj:pgm, inlj:sampled-pgm, inlj:rs, inlj:rmi, inlj:btree, inlj:binary, merge or hash.
+    /// inlj:pgm, inlj:sampled-pgm, inlj:rs, inlj:rmi, inlj:btree, inlj:binary, merge, hash,
+    /// or auto (the cost model's pick).
     #[arg(long, value_parser = JoinMethod::from_str)]
     method: JoinMethod,
+    /// Storage profile for the cost model (from `lidx bench disk`) [default: an assumed SSD,
+    /// labelled as such].
+    #[arg(long, value_name = "PROFILE.json")]
+    profile: Option<PathBuf>,
     /// A saved index of the inner table (inlj); without it one is built with the kind's
     /// defaults, and its build time is reported apart.
     #[arg(long, value_name = "S.idx")]
@@ -89,7 +98,7 @@ pub struct Args {
     count_only: bool,
 }
 
-pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
+pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
     if args.threads == 0 {
         bail!("invalid threads: 0 is not a number of threads");
     }
@@ -110,6 +119,48 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         ReadMode::Buffered
     };
     let read_tuples = (args.read_size / 16).max(1);
+
+    // The cost model: every join prints its estimate beside the measured time; `auto` picks by it.
+    let profile = match &args.profile {
+        Some(path) => StorageProfile::load(path)?,
+        None => cost::assumed_ssd(),
+    };
+    let window = match &args.index {
+        Some(path) => file::load(path)?.0.max_width() as f64,
+        None => 256.0,
+    };
+    let shape = cost::JoinShape {
+        outer: outer.len(),
+        inner: inner.len(),
+        window,
+        read_bytes: args.read_size,
+        tuple_bytes: 16,
+    };
+    let estimate = cost::estimate(&shape, &profile, &cost::CpuCosts::default());
+    if args.method == JoinMethod::Auto {
+        let both_sorted = outer.header().sorted && inner.header().sorted;
+        let mut options = vec![(estimate.hash_s, JoinMethod::Hash)];
+        if both_sorted {
+            options.push((estimate.merge_s, JoinMethod::Merge));
+            options.push((estimate.inlj_s, JoinMethod::Inlj(IndexKind::SampledPgm)));
+        }
+        let (_, pick) = options
+            .into_iter()
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap_or((0.0, JoinMethod::Hash));
+        args.method = match (pick, &args.index) {
+            (JoinMethod::Inlj(_), Some(path)) => JoinMethod::Inlj(file::load(path)?.0.kind()),
+            (pick, _) => pick,
+        };
+        say!(
+            "auto: the cost model predicts inlj {:.3} s, merge {:.3} s, hash {:.3} s on {}; running {}",
+            estimate.inlj_s,
+            estimate.merge_s,
+            estimate.hash_s,
+            profile.device,
+            method_name(args.method)
+        );
+    }
 
     // Everything that can refuse the inputs happens before any output exists.
     let mut build_s = None;
@@ -140,7 +191,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
             inner.require_sorted("a sort-merge join")?;
             Method::Merge { mode, read_tuples }
         }
-        JoinMethod::Hash => {
+        JoinMethod::Hash | JoinMethod::Auto => {
             let t = Instant::now();
             hashed = HashTable::build(&outer, mode, read_tuples)?;
             build_s = Some(t.elapsed().as_secs_f64());
@@ -182,7 +233,28 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         writer.finish()?;
         write = Some((out.clone(), written, t.elapsed().as_secs_f64()));
     }
-    report(&args, &stats, count, join_s, build_s, write.as_ref())
+    report(&args, &stats, count, join_s, build_s, write.as_ref())?;
+    let predicted = match args.method {
+        JoinMethod::Inlj(_) => estimate.inlj_s,
+        JoinMethod::Merge => estimate.merge_s,
+        _ => estimate.hash_s,
+    };
+    say!(
+        "  cost model ({}): {predicted:.3} s predicted, {join_s:.3} s measured; |S|/W = {:.0}, inlj breaks even with merge near |R| = {:.0}",
+        profile.device,
+        estimate.crossover_outer,
+        estimate.break_even_outer
+    );
+    Ok(())
+}
+
+fn method_name(method: JoinMethod) -> String {
+    match method {
+        JoinMethod::Inlj(kind) => format!("inlj:{kind}"),
+        JoinMethod::Merge => "merge".to_string(),
+        JoinMethod::Hash => "hash".to_string(),
+        JoinMethod::Auto => "auto".to_string(),
+    }
 }
 
 /// The inner table's index: loaded (and checked against the table) or built.
@@ -243,18 +315,11 @@ fn report(
     build_s: Option<f64>,
     write: Option<&(PathBuf, f64, f64)>,
 ) -> anyhow::Result<()> {
-    let method = match args.method {
-        JoinMethod::Inlj(kind) => format!(
-            "inlj:{kind}{}",
-            if args.no_monotone {
-                " (no monotone window)"
-            } else {
-                ""
-            }
-        ),
-        JoinMethod::Merge => "merge".to_string(),
-        JoinMethod::Hash => "hash".to_string(),
+    let monotone = match args.method {
+        JoinMethod::Inlj(_) if args.no_monotone => " (no monotone window)",
+        _ => "",
     };
+    let method = format!("{}{monotone}", method_name(args.method));
     say!(
         "{method} join of {} with {}: {count} output tuples in {join_s:.3} s on {} thread(s), {} reads",
         args.outer.display(),

@@ -7,6 +7,7 @@
 //! give their cross product). Output goes to a [`JoinSink`]; a table writer for it is the
 //! next step of this module.
 
+pub mod cost;
 pub mod hash;
 pub mod inlj;
 pub mod merge;

@@ -1,0 +1,152 @@
+//! Paper 1's cost model (section 3.2): I/O in the affine model — a read of k bytes costs
+//! `latency + k / bandwidth`, from the storage profile `lidx bench disk` saves — plus the CPU
+//! terms of section 3.3: sort-merge compares about |R| + |S| keys, an index nested loop join
+//! searches |R| windows of W positions (log2 W comparisons each), a hash join hashes |R| and
+//! probes |S|. It predicts each method's time; the INLJ reads `min(|R|, |S| / W)` windows,
+//! so beyond |R| = |S| / W (the crossover it reports) it reads all of S anyway, and it
+//! reports the |R| at which its time reaches the sort-merge join's.
+
+use crate::storage::BLOCK_SIZE;
+use crate::storage::profile::{AffineCost, StorageProfile};
+
+/// CPU costs per elementary step, in nanoseconds. Assumptions of this model, not
+/// measurements; order-of-magnitude figures for a current x86 core.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CpuCosts {
+    /// One key comparison in a merge or a search.
+    pub compare_ns: f64,
+    /// One hash-table insert or probe.
+    pub hash_ns: f64,
+    /// One index search (the model, before the last mile).
+    pub search_ns: f64,
+}
+
+impl Default for CpuCosts {
+    fn default() -> Self {
+        Self {
+            compare_ns: 2.0,
+            hash_ns: 30.0,
+            search_ns: 50.0,
+        }
+    }
+}
+
+/// A join to estimate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JoinShape {
+    /// Tuples of the outer table |R|.
+    pub outer: u64,
+    /// Tuples of the inner table |S|.
+    pub inner: u64,
+    /// Mean window of the inner table's index, in positions (INLJ).
+    pub window: f64,
+    /// Bytes per sequential read of a scanned table.
+    pub read_bytes: u64,
+    /// Bytes per tuple.
+    pub tuple_bytes: u64,
+}
+
+/// Predicted seconds of each method, and the crossover.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    /// Index nested loop join.
+    pub inlj_s: f64,
+    /// Sort-merge join (inputs sorted).
+    pub merge_s: f64,
+    /// Hash join, build included.
+    pub hash_s: f64,
+    /// |S| / W: beyond this |R|, INLJ reads every window of the inner table anyway.
+    pub crossover_outer: f64,
+    /// The |R| at which INLJ's predicted time reaches the sort-merge join's (its random
+    /// window reads against scanning |S|; the scan of R, common to both, left out).
+    pub break_even_outer: f64,
+}
+
+fn scan_s(tuples: u64, shape: &JoinShape, seq: &AffineCost) -> f64 {
+    let bytes = tuples * shape.tuple_bytes;
+    let reads = bytes.div_ceil(shape.read_bytes.max(1));
+    reads as f64 * seq.read_us(shape.read_bytes.min(bytes.max(1))) / 1e6
+}
+
+/// Predicts the three methods on `profile`'s device.
+pub fn estimate(shape: &JoinShape, profile: &StorageProfile, cpu: &CpuCosts) -> Estimate {
+    let (r, s) = (shape.outer as f64, shape.inner as f64);
+    let window = shape.window.max(1.0);
+    let window_bytes = ((window * shape.tuple_bytes as f64) / BLOCK_SIZE as f64)
+        .ceil()
+        .max(1.0) as u64
+        * BLOCK_SIZE as u64;
+    let windows_read = r.min(s / window);
+    let per_window_s = profile.random.read_us(window_bytes) / 1e6;
+    let per_key_cpu_s = (cpu.search_ns + window.log2().max(1.0) * cpu.compare_ns) / 1e9;
+    let inlj_s = scan_s(shape.outer, shape, &profile.sequential)
+        + windows_read * per_window_s
+        + r * per_key_cpu_s;
+    let merge_s = scan_s(shape.outer, shape, &profile.sequential)
+        + scan_s(shape.inner, shape, &profile.sequential)
+        + (r + s) * cpu.compare_ns / 1e9;
+    let hash_s = scan_s(shape.outer, shape, &profile.sequential)
+        + scan_s(shape.inner, shape, &profile.sequential)
+        + (r + s) * cpu.hash_ns / 1e9;
+    let inner_scan_s = scan_s(shape.inner, shape, &profile.sequential) + s * cpu.compare_ns / 1e9;
+    Estimate {
+        inlj_s,
+        merge_s,
+        hash_s,
+        crossover_outer: s / window,
+        break_even_outer: inner_scan_s / (per_window_s + per_key_cpu_s),
+    }
+}
+
+/// The profile this model assumes when none was measured: a SATA-class SSD (100 µs per
+/// random read, 500 MB/s), labelled as an assumption wherever it is used.
+pub fn assumed_ssd() -> StorageProfile {
+    let cost = AffineCost {
+        latency_us: 100.0,
+        bandwidth_mb_s: 500.0,
+    };
+    StorageProfile {
+        version: crate::storage::profile::PROFILE_VERSION,
+        dir: String::new(),
+        device: "assumed SSD (no profile measured)".to_string(),
+        measured_at_unix: 0,
+        file_size: 0,
+        sequential: cost,
+        random: cost,
+        measurements: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inlj_wins_small_outer_tables_and_loses_near_equal_sizes() {
+        let profile = assumed_ssd();
+        let cpu = CpuCosts::default();
+        let shape = |outer| JoinShape {
+            outer,
+            inner: 100_000_000,
+            window: 256.0,
+            read_bytes: 1 << 20,
+            tuple_bytes: 16,
+        };
+        // Ratio 10,000: a few random reads beat scanning 1.6 GB; ratio 1: scanning wins.
+        let small = estimate(&shape(10_000), &profile, &cpu);
+        assert!(
+            small.inlj_s < small.merge_s && small.inlj_s < small.hash_s,
+            "{small:?}"
+        );
+        let equal = estimate(&shape(100_000_000), &profile, &cpu);
+        assert!(equal.merge_s < equal.inlj_s, "{equal:?}");
+        assert_eq!(small.crossover_outer, 100_000_000.0 / 256.0);
+        let r = small.break_even_outer as u64;
+        let below = estimate(&shape(r / 2), &profile, &cpu);
+        let above = estimate(&shape(r * 2), &profile, &cpu);
+        assert!(
+            below.inlj_s < below.merge_s && above.inlj_s > above.merge_s,
+            "{r}: {below:?} {above:?}"
+        );
+    }
+}
