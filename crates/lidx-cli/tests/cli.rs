@@ -176,6 +176,40 @@ fn the_happy_path_works_end_to_end() {
             "table", "build", "--keys", "u.keys", "--out", "u.tbl", "--values", "hash",
         ],
     );
+    ok(
+        d,
+        &[
+            "gen",
+            "--dist",
+            "usparse",
+            "--n",
+            "1000",
+            "--duplicates",
+            "0.5",
+            "--out",
+            "dups.keys",
+        ],
+    );
+    let built = ok(
+        d,
+        &[
+            "table",
+            "build",
+            "--keys",
+            "dups.keys",
+            "--dedup",
+            "--out",
+            "dedup.tbl",
+        ],
+    );
+    assert!(built.contains("sorted, distinct keys"), "{built}");
+    fails(
+        d,
+        &[
+            "table", "build", "--keys", "u.keys", "--dedup", "--out", "x.tbl",
+        ],
+        &["u.keys", "not sorted", "--dedup"],
+    );
     assert!(ok(d, &["table", "info", "u.tbl"]).contains("unsorted"));
     ok(d, &["cache", "drop", "s.tbl"]);
 }

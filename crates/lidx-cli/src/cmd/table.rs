@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use lidx::data::KeyFile;
-use lidx::storage::table::build_from_keys;
+use lidx::storage::table::{build_distinct_from_keys, build_from_keys};
 use lidx::storage::{BLOCK_SIZE, Table, ValueSource, paper1};
 
 use crate::progress::Context;
@@ -29,6 +29,9 @@ pub enum Command {
         /// (MurmurHash3's fmix64, a bijection).
         #[arg(long, value_enum, default_value = "rowid")]
         values: Values,
+        /// Keep only the first of each run of equal keys (the keys must be sorted).
+        #[arg(long)]
+        dedup: bool,
     },
     /// Print a table's header and layout.
     Info {
@@ -93,7 +96,12 @@ pub enum ExchangeFormat {
 
 pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
     match command {
-        Command::Build { keys, out, values } => build(ctx, &keys, &out, values),
+        Command::Build {
+            keys,
+            out,
+            values,
+            dedup,
+        } => build(ctx, &keys, &out, values, dedup),
         Command::Info { table } => info(&table),
         Command::Verify { table } => verify(ctx, &table),
         Command::Import {
@@ -142,7 +150,13 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
     }
 }
 
-fn build(ctx: &Context, keys_path: &Path, out: &Path, values: Values) -> anyhow::Result<()> {
+fn build(
+    ctx: &Context,
+    keys_path: &Path,
+    out: &Path,
+    values: Values,
+    dedup: bool,
+) -> anyhow::Result<()> {
     super::refuse_same_file(keys_path, out)?;
     let file = KeyFile::open(keys_path)?;
     if file.is_empty() {
@@ -156,7 +170,21 @@ fn build(ctx: &Context, keys_path: &Path, out: &Path, values: Values) -> anyhow:
         Values::Hash => ValueSource::KeyHash,
     };
     let bar = ctx.bar(file.len() as u64, "building", "tuples");
-    let h = build_from_keys(file.keys(), values, out, |done| bar.set_position(done))?;
+    let h = if dedup {
+        if let Some(i) = lidx::data::first_unsorted(file.keys()) {
+            return Err(lidx::Error::Unsorted {
+                path: keys_path.to_path_buf(),
+                position: i as u64,
+                previous: file.keys()[i - 1],
+                key: file.keys()[i],
+                hint: "--dedup keeps the first of each run of equal keys and needs them sorted",
+            }
+            .into());
+        }
+        build_distinct_from_keys(file.keys(), values, out, |done| bar.set_position(done))?
+    } else {
+        build_from_keys(file.keys(), values, out, |done| bar.set_position(done))?
+    };
     bar.finish_and_clear();
     say!(
         "built {} with {} tuples ({}), keys {} ..= {}",

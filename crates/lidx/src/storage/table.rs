@@ -179,10 +179,36 @@ pub fn build_from_keys(
     keys: &[u64],
     values: ValueSource,
     path: &Path,
+    progress: impl FnMut(u64),
+) -> Result<TableHeader> {
+    build_from_rows(keys.iter().copied().enumerate(), values, path, progress)
+}
+
+/// Like [`build_from_keys`], keeping only the first of each run of equal keys (for real
+/// data sets that carry duplicates, where paper 1's tables have distinct keys). The row id
+/// stored is the kept key's position in `keys`.
+pub fn build_distinct_from_keys(
+    keys: &[u64],
+    values: ValueSource,
+    path: &Path,
+    progress: impl FnMut(u64),
+) -> Result<TableHeader> {
+    let firsts = keys
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|&(i, k)| i == 0 || keys.get(i - 1) != Some(&k));
+    build_from_rows(firsts, values, path, progress)
+}
+
+fn build_from_rows(
+    rows: impl Iterator<Item = (usize, u64)>,
+    values: ValueSource,
+    path: &Path,
     mut progress: impl FnMut(u64),
 ) -> Result<TableHeader> {
     let mut writer = TableWriter::create(path)?;
-    for (row, &key) in keys.iter().enumerate() {
+    for (row, key) in rows {
         let value = match values {
             ValueSource::RowId => row as u64,
             ValueSource::KeyHash => key_hash(key),
@@ -192,7 +218,7 @@ pub fn build_from_keys(
             progress(row as u64);
         }
     }
-    progress(keys.len() as u64);
+    progress(writer.len());
     writer.finish()
 }
 
