@@ -502,15 +502,19 @@ fn the_disk_bench_writes_csv_and_a_profile() {
             "4KiB,1MiB",
             "--ms-per-point",
             "20",
+            "--queue-depths",
+            "1,4",
         ],
     );
     assert!(out.contains("model, random"), "{out}");
     let csv = std::fs::read_to_string(d.join("lidx-bench-disk.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 5, "{csv}");
+    // 2 patterns × 2 read sizes, and random 4 KiB reads at depths 1 and 4.
+    assert_eq!(csv.lines().count(), 1 + 4 + 2, "{csv}");
     assert!(csv.starts_with("lidx_version,machine,device"), "{csv}");
     let profile =
         lidx::storage::profile::StorageProfile::load(&d.join("lidx-profile.json")).unwrap();
-    assert_eq!(profile.measurements.len(), 4);
+    assert_eq!(profile.measurements.len(), 6);
+    assert!(profile.measurements.iter().any(|m| m.depth == 4));
 }
 
 #[test]

@@ -29,6 +29,9 @@ pub enum Command {
         /// Milliseconds spent on each (pattern, read size) point.
         #[arg(long, default_value_t = 500)]
         ms_per_point: u64,
+        /// Queue depths (reads in flight) for random 4 KiB reads, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32")]
+        queue_depths: Vec<u64>,
         /// CSV output, one row per point [default: DIR/lidx-bench-disk.csv].
         #[arg(long)]
         csv: Option<PathBuf>,
@@ -44,6 +47,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
         file_size,
         read_sizes,
         ms_per_point,
+        queue_depths,
         csv,
         profile,
     } = command;
@@ -53,6 +57,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
         read_sizes,
         time_per_point: Duration::from_millis(ms_per_point),
         seed: 42,
+        queue_depths,
     };
     let profile_path = profile.unwrap_or_else(|| dir.join("lidx-profile.json"));
     let csv_path = csv.unwrap_or_else(|| dir.join("lidx-bench-disk.csv"));
@@ -89,8 +94,9 @@ pub fn print_profile(p: &StorageProfile) -> anyhow::Result<()> {
         human_bytes(p.file_size)
     );
     say!(
-        "{:<10} {:>9} {:>8} {:>10} {:>10} {:>10} {:>10}",
+        "{:<10} {:>6} {:>9} {:>8} {:>10} {:>10} {:>10} {:>10}",
         "pattern",
+        "depth",
         "read",
         "reads",
         "MB/s",
@@ -100,8 +106,9 @@ pub fn print_profile(p: &StorageProfile) -> anyhow::Result<()> {
     );
     for m in &p.measurements {
         say!(
-            "{:<10} {:>9} {:>8} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+            "{:<10} {:>6} {:>9} {:>8} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
             m.pattern.name(),
+            m.depth,
             human_bytes(m.read_size),
             m.reads,
             m.bandwidth_mb_s(),
@@ -136,6 +143,7 @@ fn write_rows(
             opts.time_per_point.as_millis().to_string(),
             opts.seed.to_string(),
             m.pattern.name().to_string(),
+            m.depth.to_string(),
             m.read_size.to_string(),
             m.reads.to_string(),
             m.bytes.to_string(),
@@ -158,6 +166,7 @@ fn write_rows(
             "ms_per_point",
             "seed",
             "pattern",
+            "depth",
             "read_size",
             "reads",
             "bytes",

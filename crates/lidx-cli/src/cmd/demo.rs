@@ -190,6 +190,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         read_sizes: vec![4096, 64 << 10, 1 << 20, 4 << 20],
         time_per_point: Duration::from_millis(100),
         seed: 42,
+        queue_depths: vec![1, 8],
     };
     match super::bench::measure(ctx, &opts) {
         Ok(profile) => super::bench::print_profile(&profile)?,

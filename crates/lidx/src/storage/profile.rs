@@ -7,9 +7,9 @@
 //! model `cost(k bytes) = latency + k / bandwidth`, one for each pattern, which later
 //! commands (the join cost model) load from the saved JSON file.
 //!
-//! Reads are synchronous, one in flight at a time (queue depth 1), as paper 1 reads; a
-//! device with deep queues delivers more with many reads in flight, which this profile does
-//! not yet measure.
+//! The affine fit uses synchronous reads, one in flight at a time (queue depth 1), as paper 1
+//! reads. Random 4 KiB reads are also measured with 2 to 32 in flight (one thread each), so
+//! a user sees how much parallelism the device has to offer to deep I/O queues.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -61,6 +61,8 @@ pub struct DiskBenchOptions {
     pub time_per_point: Duration,
     /// Seed of the random offsets.
     pub seed: u64,
+    /// Queue depths at which random 4 KiB reads are measured (threads reading at once).
+    pub queue_depths: Vec<u64>,
 }
 
 impl Default for DiskBenchOptions {
@@ -71,6 +73,7 @@ impl Default for DiskBenchOptions {
             read_sizes: (0..6).map(|i| 4096u64 << (2 * i)).collect(), // 4 KiB ..= 4 MiB
             time_per_point: Duration::from_millis(500),
             seed: 42,
+            queue_depths: vec![1, 2, 4, 8, 16, 32],
         }
     }
 }
@@ -94,6 +97,13 @@ pub struct Measurement {
     pub p50_us: f64,
     /// 99th-percentile latency, in microseconds.
     pub p99_us: f64,
+    /// Reads in flight at once (1: synchronous; more: that many threads reading at random).
+    #[serde(default = "one")]
+    pub depth: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 impl Measurement {
@@ -174,8 +184,10 @@ impl StorageProfile {
     /// Fits a profile to `measurements` of `opts.dir`. Needs two read sizes per pattern.
     pub fn fit(opts: &DiskBenchOptions, measurements: Vec<Measurement>) -> Result<StorageProfile> {
         let fit = |p: Pattern| {
-            let points: Vec<&Measurement> =
-                measurements.iter().filter(|m| m.pattern == p).collect();
+            let points: Vec<&Measurement> = measurements
+                .iter()
+                .filter(|m| m.pattern == p && m.depth == 1)
+                .collect();
             AffineCost::fit(&points).ok_or_else(|| {
                 Error::param(
                     "read sizes",
@@ -358,12 +370,84 @@ pub fn run_disk_bench(
                 mean_us,
                 p50_us: pct(0.5),
                 p99_us: pct(0.99),
+                depth: 1,
             };
             progress(&m);
             out.push(m);
         }
     }
+    for &depth in &opts.queue_depths {
+        let m = random_at_depth(&file, &path, opts, depth)?;
+        progress(&m);
+        out.push(m);
+    }
     Ok(out)
+}
+
+/// Random 4 KiB reads with `depth` of them in flight: that many threads, each with its own
+/// aligned buffer and offsets, reading for `opts.time_per_point`.
+fn random_at_depth(
+    file: &std::fs::File,
+    path: &Path,
+    opts: &DiskBenchOptions,
+    depth: u64,
+) -> Result<Measurement> {
+    const SIZE: usize = BLOCK_SIZE;
+    let slots = opts.file_size / SIZE as u64;
+    let began = Instant::now();
+    let per_thread: Vec<Result<Vec<f64>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..depth.max(1))
+            .map(|t| {
+                scope.spawn(move || {
+                    let mut rng = Xoshiro256PlusPlus::seed_from_u64(opts.seed.wrapping_add(t + 1));
+                    let mut raw = vec![0u8; 2 * SIZE];
+                    let start = raw.as_ptr().align_offset(SIZE);
+                    let buf = &mut raw[start..start + SIZE];
+                    let mut latencies = Vec::new();
+                    while latencies.is_empty() || began.elapsed() < opts.time_per_point {
+                        let at = rng.random_range(0..slots) * SIZE as u64;
+                        let t = Instant::now();
+                        file.read_exact_at(buf, at)
+                            .map_err(|e| Error::io(path, "read", e))?;
+                        latencies.push(t.elapsed().as_secs_f64() * 1e6);
+                    }
+                    Ok(latencies)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Error::param("queue depth", "a reading thread panicked"))
+                })
+            })
+            .collect()
+    });
+    let seconds = began.elapsed().as_secs_f64();
+    let mut latencies = Vec::new();
+    for part in per_thread {
+        latencies.extend(part?);
+    }
+    latencies.sort_by(f64::total_cmp);
+    let reads = latencies.len() as u64;
+    let pct = |q: f64| {
+        latencies
+            .get(((reads as f64 - 1.0) * q).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    Ok(Measurement {
+        pattern: Pattern::Random,
+        read_size: SIZE as u64,
+        reads,
+        bytes: reads * SIZE as u64,
+        seconds,
+        mean_us: latencies.iter().sum::<f64>() / reads.max(1) as f64,
+        p50_us: pct(0.5),
+        p99_us: pct(0.99),
+        depth,
+    })
 }
 
 /// "source (fstype) on mountpoint" for the mount holding `dir`, from `/proc/self/mounts`.
@@ -396,6 +480,7 @@ mod tests {
             mean_us,
             p50_us: mean_us,
             p99_us: mean_us,
+            depth: 1,
         }
     }
 
@@ -419,9 +504,11 @@ mod tests {
             read_sizes: vec![4096, 1 << 20],
             time_per_point: Duration::from_millis(20),
             seed: 1,
+            queue_depths: vec![1, 4],
         };
         let ms = run_disk_bench(&opts, |_| {}).unwrap();
-        assert_eq!(ms.len(), 4);
+        assert_eq!(ms.len(), 6);
+        assert_eq!(ms.iter().filter(|m| m.depth == 4).count(), 1);
         assert!(
             ms.iter()
                 .all(|m| m.reads > 0 && m.bytes == m.reads * m.read_size)
