@@ -89,8 +89,8 @@ proptest! {
 
         for kind in IndexKind::ALL {
             let index = AnyIndex::build(&inner, &AnyParams::default_for(kind)).unwrap();
-            for monotone in [true, false] {
-                let opts = InljOptions { mode: ReadMode::Buffered, outer_read_tuples: read, monotone, max_window_blocks: 2 };
+            for (cursor, monotone) in [(true, true), (false, true), (true, false), (false, false)] {
+                let opts = InljOptions { mode: ReadMode::Buffered, outer_read_tuples: read, cursor, monotone, max_window_blocks: 2 };
                 let mut got = Vec::new();
                 let stats = inlj_any(&r, &s, &index, &opts, &mut got).unwrap();
                 got.sort_unstable();

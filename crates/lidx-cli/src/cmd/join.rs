@@ -84,6 +84,10 @@ pub struct Args {
     /// Turn off paper 1's monotone-window optimization (inlj).
     #[arg(long)]
     no_monotone: bool,
+    /// Turn off paper 1's first optimization, moving along the index's lowest level (inlj):
+    /// every key is searched from the root.
+    #[arg(long)]
+    no_cursor: bool,
     /// Output table of (key, outer value, inner value) tuples.
     #[arg(
         long,
@@ -178,6 +182,7 @@ pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
             let options = InljOptions {
                 mode,
                 outer_read_tuples: read_tuples,
+                cursor: !args.no_cursor,
                 monotone: !args.no_monotone,
                 ..InljOptions::default()
             };
@@ -315,11 +320,20 @@ fn report(
     build_s: Option<f64>,
     write: Option<&(PathBuf, f64, f64)>,
 ) -> anyhow::Result<()> {
-    let monotone = match args.method {
-        JoinMethod::Inlj(_) if args.no_monotone => " (no monotone window)",
-        _ => "",
+    let mut off = Vec::new();
+    if matches!(args.method, JoinMethod::Inlj(_)) {
+        if args.no_cursor {
+            off.push("no cursor");
+        }
+        if args.no_monotone {
+            off.push("no monotone window");
+        }
+    }
+    let method = if off.is_empty() {
+        method_name(args.method)
+    } else {
+        format!("{} ({})", method_name(args.method), off.join(", "))
     };
-    let method = format!("{}{monotone}", method_name(args.method));
     say!(
         "{method} join of {} with {}: {count} output tuples in {join_s:.3} s on {} thread(s), {} reads",
         args.outer.display(),

@@ -12,7 +12,7 @@
 use std::fmt;
 
 use super::codec::{Decoder, Encoder, invalid};
-use super::{Index, IndexKind, Window, check_sorted};
+use super::{Index, IndexKind, Window, check_sorted, partition_from};
 use crate::{Error, FormatError, Result};
 
 /// Keys in one 4 KiB node.
@@ -80,27 +80,6 @@ impl BTree {
         }
         c
     }
-}
-
-/// A cursor along the B+tree's lowest level, for lookups in ascending key order (an index
-/// nested loop join's outer keys): each [`seek`](BTreeCursor::seek) gallops forward from the
-/// previous separator instead of descending from the root, so a run of nearby keys costs a
-/// few comparisons in cached memory. A key smaller than the previous one falls back to a
-/// descent. Windows are exactly those of [`Index::search`].
-pub struct BTreeCursor<'a> {
-    tree: &'a BTree,
-    /// The separator of the last seek, if any.
-    at: Option<usize>,
-}
-
-impl BTree {
-    /// A cursor at the start of the lowest level.
-    pub fn cursor(&self) -> BTreeCursor<'_> {
-        BTreeCursor {
-            tree: self,
-            at: None,
-        }
-    }
 
     fn window_of(&self, b: usize) -> Window {
         let b = b as u64;
@@ -108,42 +87,6 @@ impl BTree {
             lo: b.saturating_mul(self.every).min(self.n),
             hi: (b + 1).saturating_mul(self.every).min(self.n),
         }
-    }
-}
-
-impl BTreeCursor<'_> {
-    /// The window for `key`, as [`Index::search`] gives it.
-    pub fn seek(&mut self, key: u64) -> Window {
-        let tree = self.tree;
-        let separators = tree
-            .levels
-            .first()
-            .map_or(&[][..], |l| l.get(..tree.lens[0]).unwrap_or_default());
-        match separators.first() {
-            Some(&min) if key > min => {}
-            _ => return Window { lo: 0, hi: 0 },
-        }
-        let b = match self.at {
-            // Forward from the last separator: gallop to a range holding the answer, then
-            // binary search it.
-            Some(at) if separators.get(at).is_some_and(|&s| s < key) => {
-                let mut lo = at;
-                let mut step = 1usize;
-                while separators.get(lo + step).is_some_and(|&s| s < key) {
-                    lo += step;
-                    step *= 2;
-                }
-                let end = (lo + step).min(separators.len());
-                lo + separators
-                    .get(lo..end)
-                    .unwrap_or_default()
-                    .partition_point(|&s| s < key)
-                    - 1
-            }
-            _ => tree.separator(key),
-        };
-        self.at = Some(b);
-        tree.window_of(b)
     }
 }
 
@@ -187,6 +130,22 @@ impl Index for BTree {
         let first = self.levels.first().and_then(|l| l.first()).copied();
         match first {
             Some(min) if key > min => self.window_of(self.separator(key)),
+            _ => Window { lo: 0, hi: 0 },
+        }
+    }
+
+    /// Moves along the separators: `hint` is the partition point of "separator < key" found
+    /// last time.
+    fn search_from(&self, key: u64, hint: &mut usize) -> Window {
+        let separators = self
+            .levels
+            .first()
+            .map_or(&[][..], |l| l.get(..self.lens[0]).unwrap_or_default());
+        match separators.first() {
+            Some(&min) if key > min => {
+                *hint = partition_from(separators, *hint, |s| s < key);
+                self.window_of(hint.saturating_sub(1))
+            }
             _ => Window { lo: 0, hi: 0 },
         }
     }

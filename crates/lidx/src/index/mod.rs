@@ -42,7 +42,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use binary::Binary;
-pub use btree::{BTree, BTreeCursor, BTreeParams};
+pub use btree::{BTree, BTreeParams};
 pub use pgm::{Pgm, PgmParams};
 pub use radix_spline::{RadixSpline, RadixSplineParams};
 pub use rmi::{Rmi, RmiParams, RootKind};
@@ -84,6 +84,16 @@ pub trait Index: Sized {
 
     /// The window holding `key`'s lower bound.
     fn search(&self, key: u64) -> Window;
+
+    /// [`search`](Self::search) again, moving along the lowest level from where the last
+    /// search with the same `hint` ended instead of starting from the root (paper 1,
+    /// section 3.1, optimization 1: join keys ascend). Start a run with `hint = 0`. Any key,
+    /// ascending or not, gets exactly [`search`](Self::search)'s window; ascending keys get it
+    /// faster from kinds with a lowest level to move along (PGM, RadixSpline, B+tree).
+    fn search_from(&self, key: u64, hint: &mut usize) -> Window {
+        let _ = hint;
+        self.search(key)
+    }
 
     /// Number of keys indexed (`n`).
     fn len(&self) -> u64;
@@ -276,6 +286,11 @@ impl AnyIndex {
         with_index!(self, i => i.size_in_bytes())
     }
 
+    /// See [`Index::search_from`].
+    pub fn search_from(&self, key: u64, hint: &mut usize) -> Window {
+        with_index!(self, i => i.search_from(key, hint))
+    }
+
     /// See [`Index::max_width`].
     pub fn max_width(&self) -> u64 {
         with_index!(self, i => i.max_width())
@@ -407,6 +422,29 @@ pub(crate) fn check_sorted(keys: &[u64]) -> Result<()> {
             ),
         )),
     }
+}
+
+/// The partition point of `pred` over `items` (the first index where it fails), given that
+/// it holds on `items[..from]`: an exponential search forward from `from`, so an answer `d`
+/// places away costs about `2 log2 d` comparisons. Falls back to a full binary search when
+/// `pred` fails just before `from` (the hint is stale).
+#[inline]
+pub(crate) fn partition_from(items: &[u64], from: usize, pred: impl Fn(u64) -> bool) -> usize {
+    let from = from.min(items.len());
+    if from > 0 && !items.get(from - 1).is_some_and(|&x| pred(x)) {
+        return items.partition_point(|&x| pred(x));
+    }
+    let mut lo = from;
+    let mut step = 1usize;
+    while items.get(lo + step - 1).is_some_and(|&x| pred(x)) {
+        lo += step;
+        step *= 2;
+    }
+    let end = (lo + step - 1).min(items.len());
+    lo + items
+        .get(lo..end)
+        .unwrap_or_default()
+        .partition_point(|&x| pred(x))
 }
 
 /// The lower bound of `key` in `items` (ordered by `key_of`): the first position whose key

@@ -22,6 +22,7 @@
 use std::fmt;
 
 use super::codec::{Decoder, Encoder, invalid};
+use super::partition_from;
 use super::{
     Index, IndexKind, Window, check_build, edge_window, lower_bound_points, miss, model_window,
 };
@@ -255,6 +256,22 @@ impl Index for Pgm {
         }
         let j = self.bottom_segment(key);
         let p = self.levels[0].position(j, key, true, n);
+        model_window(p, self.params.epsilon + self.slack, n)
+    }
+
+    /// Moves along the bottom level: `hint` is the partition point of "first key ≤ key"
+    /// found last time.
+    fn search_from(&self, key: u64, hint: &mut usize) -> Window {
+        let n = self.n;
+        if let Some(w) = edge_window(key, self.min_key, self.max_key, n) {
+            return w;
+        }
+        let Some(bottom) = self.levels.first() else {
+            return Window { lo: 0, hi: n };
+        };
+        *hint = partition_from(&bottom.keys, *hint, |k| k <= key);
+        let j = hint.saturating_sub(1);
+        let p = bottom.position(j, key, true, n);
         model_window(p, self.params.epsilon + self.slack, n)
     }
 

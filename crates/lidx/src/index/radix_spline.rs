@@ -12,6 +12,7 @@
 use std::fmt;
 
 use super::codec::{Decoder, Encoder, invalid};
+use super::partition_from;
 use super::{
     Index, IndexKind, Window, check_build, edge_window, lower_bound_points, miss, model_window,
 };
@@ -229,6 +230,16 @@ impl Index for RadixSpline {
             return w;
         }
         let p = self.position(self.segment_end(key), key);
+        model_window(p, self.params.epsilon + self.slack, self.n)
+    }
+
+    /// Moves along the spline points: `hint` is the segment end found last time.
+    fn search_from(&self, key: u64, hint: &mut usize) -> Window {
+        if let Some(w) = edge_window(key, self.min_key, self.max_key, self.n) {
+            return w;
+        }
+        *hint = partition_from(&self.xs, *hint, |x| x < key);
+        let p = self.position(*hint, key);
         model_window(p, self.params.epsilon + self.slack, self.n)
     }
 

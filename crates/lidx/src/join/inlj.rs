@@ -4,9 +4,11 @@
 //! branchless last-mile search finds the first match, and the run of equal inner keys is
 //! emitted, reading on past the window's end where it continues.
 //!
-//! Paper 1's second optimization is [`InljOptions::monotone`]: the outer keys ascend, so
-//! each search starts no earlier than the previous match and blocks still in the buffer
-//! are not read again. Without it, every lookup reads its window afresh.
+//! Paper 1's two optimizations are switchable for every index kind: [`InljOptions::cursor`]
+//! moves along the index's lowest level from the previous key instead of searching from the
+//! root, and [`InljOptions::monotone`] starts each search no earlier than the previous match
+//! and does not read again blocks still in the buffer (without it, every lookup reads its
+//! window afresh).
 
 use std::ops::Range;
 
@@ -23,6 +25,9 @@ pub struct InljOptions {
     pub mode: ReadMode,
     /// Tuples per sequential read of the outer table.
     pub outer_read_tuples: u64,
+    /// Paper 1's first optimization: each search moves along the index's lowest level from
+    /// the previous key's place ([`Index::search_from`]) instead of starting at the root.
+    pub cursor: bool,
     /// Paper 1's monotone-window optimization (needs a sorted outer table).
     pub monotone: bool,
     /// Windows wider than this many blocks are narrowed block by block instead of read whole.
@@ -34,6 +39,7 @@ impl Default for InljOptions {
         Self {
             mode: ReadMode::Direct,
             outer_read_tuples: 1 << 16,
+            cursor: true,
             monotone: true,
             max_window_blocks: 32,
         }
@@ -79,9 +85,14 @@ pub fn inlj_range<I: Index>(
     let mut outer_scan = Scan::new(outer, opts.mode, opts.outer_read_tuples, outer_range)?;
     let mut reader = BlockReader::new(inner, opts.mode)?;
     let (mut lookups, mut output, mut floor) = (0u64, 0u64, 0u64);
+    let mut hint = 0usize;
     while let Some(t) = outer_scan.peek()? {
         let key = t.key;
-        let mut w = index.search(key);
+        let mut w = if opts.cursor {
+            index.search_from(key, &mut hint)
+        } else {
+            index.search(key)
+        };
         lookups += 1;
         if opts.monotone {
             // The previous key's answer bounds this one's from below (outer keys ascend).
