@@ -122,7 +122,10 @@ pub fn chart(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "a chart takes its axes, labels and series"
+)]
 fn draw<X, Y>(
     path: &Path,
     title: &str,

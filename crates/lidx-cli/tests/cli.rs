@@ -1095,3 +1095,58 @@ fn bad_join_inputs_are_refused_before_any_output() {
         "neither --out nor --count-only is a usage error"
     );
 }
+
+#[test]
+fn the_grace_hash_join_spills_over_its_budget() {
+    let dir = setup();
+    let d = dir.path();
+    let out = ok(
+        d,
+        &[
+            "join",
+            "--outer",
+            "s.tbl",
+            "--inner",
+            "s.tbl",
+            "--method",
+            "grace",
+            "--memory-budget",
+            "90KiB",
+            "--out",
+            "g.tbl",
+        ],
+    );
+    assert!(
+        out.contains(": 2000 output tuples") && out.contains("spilled to partitions"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("0 B spilled"),
+        "90 KiB cannot hold 2000 tuples' hash table: {out}"
+    );
+    ok(d, &["table", "verify", "g.tbl"]);
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with(".lidx-grace-")),
+        "partitions left behind: {names:?}"
+    );
+    fails(
+        d,
+        &[
+            "join",
+            "--outer",
+            "s.tbl",
+            "--inner",
+            "s.tbl",
+            "--method",
+            "grace",
+            "--memory-budget",
+            "10KiB",
+            "--count-only",
+        ],
+        &["memory budget", "raise --memory-budget"],
+    );
+}

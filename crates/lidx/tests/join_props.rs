@@ -11,7 +11,8 @@ use std::path::Path;
 
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
 use lidx::join::{
-    CountSink, HashTable, InljOptions, Method, hash_join, inlj_any, merge_join, parallel_join,
+    CountSink, HashTable, InljOptions, Method, grace_hash_join, hash_join, inlj_any, merge_join,
+    parallel_join,
 };
 use lidx::storage::{ReadMode, Table, TableWriter, Tuple};
 use proptest::prelude::*;
@@ -189,4 +190,43 @@ fn inlj_refuses_an_index_of_another_size_and_unsorted_inputs() {
     inlj_any(&r, &s, &index, &plain, &mut got).unwrap();
     assert_eq!(got.len(), 3);
     assert!(merge_join(&r, &s, ReadMode::Buffered, 256, &mut CountSink::default()).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Over the memory budget, the grace hash join partitions both sides to disk and still
+    /// returns the nested-loop multiset; under it, it is the in-memory hash join.
+    #[test]
+    fn grace_hash_join_matches_the_nested_loop(outer in prop::collection::vec(0u64..3000, 2500..3000), inner in prop::collection::vec(0u64..3000, 0..2000), budget in prop_oneof![Just(100_000u64), Just(1u64 << 30)]) {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
+        let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
+        let mut got = Vec::new();
+        let stats = grace_hash_join(&r, &s, ReadMode::Buffered, 256, budget, dir.path(), &mut got).unwrap();
+        got.sort_unstable();
+        prop_assert_eq!(got, nested_loop(&outer, &inner));
+        prop_assert_eq!(stats.spilled_bytes > 0, budget == 100_000, "partitions exactly when over budget");
+        // The partitions are gone.
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        prop_assert_eq!(left.len(), 2, "{:?}", left);
+    }
+}
+
+#[test]
+fn a_budget_too_small_for_the_partitions_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys: Vec<u64> = (0..5000).collect();
+    let r = write(&dir.path().join("r.tbl"), &keys, 0);
+    let err = grace_hash_join(
+        &r,
+        &r,
+        ReadMode::Buffered,
+        256,
+        10_000,
+        dir.path(),
+        &mut CountSink::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("raise --memory-budget"), "{err}");
 }

@@ -8,7 +8,9 @@ use std::time::Instant;
 use anyhow::bail;
 use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
-use lidx::join::{CountSink, HashTable, InljOptions, JoinStats, Method, cost, parallel_join};
+use lidx::join::{
+    CountSink, HashTable, InljOptions, JoinStats, Method, cost, grace_hash_join, parallel_join,
+};
 use lidx::storage::profile::StorageProfile;
 use lidx::storage::{IoStats, OutputTuple, ReadMode, Table, TableWriter};
 
@@ -26,6 +28,9 @@ pub enum JoinMethod {
     Hash,
     /// Whichever of inlj:sampled-pgm, merge and hash the cost model predicts fastest.
     Auto,
+    /// Grace hash join: partitions both tables to disk when the outer's hash table would
+    /// exceed --memory-budget (one thread).
+    Grace,
 }
 
 impl FromStr for JoinMethod {
@@ -35,6 +40,7 @@ impl FromStr for JoinMethod {
             "merge" => Ok(JoinMethod::Merge),
             "hash" => Ok(JoinMethod::Hash),
             "auto" => Ok(JoinMethod::Auto),
+            "grace" => Ok(JoinMethod::Grace),
             _ => match s.strip_prefix("inlj:") {
                 Some(kind) => kind
                     .parse()
@@ -61,7 +67,7 @@ pub struct Args {
     #[arg(long, value_name = "S.tbl")]
     inner: PathBuf,
     /// inlj:pgm, inlj:sampled-pgm, inlj:rs, inlj:rmi, inlj:btree, inlj:binary, merge, hash,
-    /// or auto (the cost model's pick).
+    /// grace, or auto (the cost model's pick).
     #[arg(long, value_parser = JoinMethod::from_str)]
     method: JoinMethod,
     /// Storage profile for the cost model (from `lidx bench disk`) [default: an assumed SSD,
@@ -100,6 +106,10 @@ pub struct Args {
     /// Count the output instead of writing it.
     #[arg(long)]
     count_only: bool,
+    /// Memory for the grace hash join's hash table (its partitions go next to the inner
+    /// table).
+    #[arg(long, value_parser = parse_size, default_value = "256MiB")]
+    memory_budget: u64,
 }
 
 pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
@@ -166,6 +176,19 @@ pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
         );
     }
 
+    if args.method == JoinMethod::Grace {
+        return run_grace(
+            ctx,
+            &args,
+            &outer,
+            &inner,
+            mode,
+            read_tuples,
+            estimate.hash_s,
+            &profile.device,
+        );
+    }
+
     // Everything that can refuse the inputs happens before any output exists.
     let mut build_s = None;
     let index;
@@ -196,7 +219,7 @@ pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
             inner.require_sorted("a sort-merge join")?;
             Method::Merge { mode, read_tuples }
         }
-        JoinMethod::Hash | JoinMethod::Auto => {
+        JoinMethod::Hash | JoinMethod::Auto | JoinMethod::Grace => {
             let t = Instant::now();
             hashed = HashTable::build(&outer, mode, read_tuples)?;
             build_s = Some(t.elapsed().as_secs_f64());
@@ -259,7 +282,87 @@ fn method_name(method: JoinMethod) -> String {
         JoinMethod::Merge => "merge".to_string(),
         JoinMethod::Hash => "hash".to_string(),
         JoinMethod::Auto => "auto".to_string(),
+        JoinMethod::Grace => "grace".to_string(),
     }
+}
+
+/// Writes join output triples as a table at `out`; returns the path, the seconds spent
+/// writing and the seconds of the fsync and rename.
+fn write_output(
+    out: &Path,
+    triples: impl Iterator<Item = (u64, u64, u64)>,
+) -> anyhow::Result<(PathBuf, f64, f64)> {
+    let t = Instant::now();
+    let mut writer = TableWriter::create_output(out)?;
+    for (key, outer, inner) in triples {
+        writer.push_output(OutputTuple { key, outer, inner })?;
+    }
+    let written = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    writer.finish()?;
+    Ok((out.to_path_buf(), written, t.elapsed().as_secs_f64()))
+}
+
+/// The grace hash join, on one thread.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the grace path takes the join's settings and the model's estimate"
+)]
+fn run_grace(
+    ctx: &Context,
+    args: &Args,
+    outer: &Table,
+    inner: &Table,
+    mode: ReadMode,
+    read_tuples: u64,
+    predicted: f64,
+    device: &str,
+) -> anyhow::Result<()> {
+    let temp_dir = match inner.path().parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let spinner = ctx.spinner("joining");
+    let t = Instant::now();
+    let mut triples = Vec::new();
+    let mut count = CountSink::default();
+    let stats = if args.count_only {
+        grace_hash_join(
+            outer,
+            inner,
+            mode,
+            read_tuples,
+            args.memory_budget,
+            &temp_dir,
+            &mut count,
+        )?
+    } else {
+        grace_hash_join(
+            outer,
+            inner,
+            mode,
+            read_tuples,
+            args.memory_budget,
+            &temp_dir,
+            &mut triples,
+        )?
+    };
+    let join_s = t.elapsed().as_secs_f64();
+    spinner.finish_and_clear();
+    let write = match &args.out {
+        Some(out) if !args.count_only => Some(write_output(out, triples.into_iter())?),
+        _ => None,
+    };
+    report(args, &stats, stats.output, join_s, None, write.as_ref())?;
+    say!(
+        "  {} spilled to partitions (memory budget {})",
+        human_bytes(stats.spilled_bytes),
+        human_bytes(args.memory_budget)
+    );
+    say!(
+        "  cost model ({device}): {predicted:.3} s predicted for an in-memory hash join, {join_s:.3} s measured"
+    );
+    Ok(())
 }
 
 /// The inner table's index: loaded (and checked against the table) or built.

@@ -124,6 +124,7 @@ pub fn inlj_range<I: Index>(
         inner_io: reader.stats(),
         lookups,
         output,
+        spilled_bytes: 0,
     })
 }
 

@@ -72,5 +72,6 @@ pub fn merge_join_ranges(
         inner_io: s.stats(),
         lookups: 0,
         output,
+        spilled_bytes: 0,
     })
 }

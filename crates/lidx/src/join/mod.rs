@@ -8,12 +8,14 @@
 //! next step of this module.
 
 pub mod cost;
+pub mod grace;
 pub mod hash;
 pub mod inlj;
 pub mod merge;
 pub mod parallel;
 mod scan;
 
+pub use grace::grace_hash_join;
 pub use hash::{HashTable, hash_join};
 pub use inlj::{InljOptions, inlj, inlj_any, inlj_any_range, inlj_range};
 pub use merge::{merge_join, merge_join_ranges};
@@ -59,4 +61,6 @@ pub struct JoinStats {
     pub lookups: u64,
     /// Output triples.
     pub output: u64,
+    /// Bytes written to temporary partitions (grace hash join only).
+    pub spilled_bytes: u64,
 }

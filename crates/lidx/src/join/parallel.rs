@@ -66,6 +66,7 @@ fn add(a: JoinStats, b: JoinStats) -> JoinStats {
         inner_io: inner,
         lookups: a.lookups + b.lookups,
         output: a.output + b.output,
+        spilled_bytes: a.spilled_bytes + b.spilled_bytes,
     }
 }
 

@@ -67,6 +67,12 @@ pub struct AtomicFile {
 impl AtomicFile {
     /// Starts writing `path`: creates a hidden temporary file beside it.
     pub fn create(path: &Path) -> Result<Self> {
+        Self::with_buffer(path, WRITE_BUFFER)
+    }
+
+    /// [`create`](Self::create) with a write buffer of `buffer` bytes (many files open at
+    /// once, as a partitioning join keeps, need small ones).
+    pub fn with_buffer(path: &Path, buffer: usize) -> Result<Self> {
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
@@ -87,7 +93,7 @@ impl AtomicFile {
         Ok(Self {
             path: path.to_path_buf(),
             _pending: PendingGuard::new(tmp.path()),
-            writer: BufWriter::with_capacity(WRITE_BUFFER, tmp),
+            writer: BufWriter::with_capacity(buffer, tmp),
         })
     }
 

@@ -68,8 +68,17 @@ impl TableWriter {
         Self::with_value_width(path, 16)
     }
 
+    /// A (key, value) table whose writer buffers only `buffer` bytes (for many tables
+    /// written at once, such as a partitioning join's partitions).
+    pub fn create_with_buffer(path: &Path, buffer: usize) -> Result<Self> {
+        Self::new_writer(AtomicFile::with_buffer(path, buffer)?, 8)
+    }
+
     fn with_value_width(path: &Path, value_width: u8) -> Result<Self> {
-        let mut out = AtomicFile::create(path)?;
+        Self::new_writer(AtomicFile::create(path)?, value_width)
+    }
+
+    fn new_writer(mut out: AtomicFile, value_width: u8) -> Result<Self> {
         out.write_all(&[0u8; BLOCK_SIZE])?; // the header, filled in by `finish`
         Ok(Self {
             out,
