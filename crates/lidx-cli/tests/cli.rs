@@ -529,7 +529,9 @@ fn the_demo_runs() {
         "5. Indexes",
         "sampled-pgm",
         "hardness",
-        "6. The disk",
+        "6. Joins",
+        "inlj:sampled-pgm",
+        "7. The disk",
     ] {
         assert!(out.contains(part), "demo output lacks {part:?}:\n{out}");
     }

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use lidx::Error;
 use lidx::data::{Distribution, GenParams, KeyFile, generate, write_keys};
-use lidx::index::{AnyParams, IndexKind};
+use lidx::index::{AnyIndex, AnyParams, IndexKind};
+use lidx::join::{CountSink, HashTable, InljOptions, Method, parallel_join};
 use lidx::storage::profile::DiskBenchOptions;
 use lidx::storage::table::build_from_keys;
 use lidx::storage::{BlockReader, IoStats, ReadMode, Table, ValueSource, cache, paper1};
@@ -182,7 +183,73 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     );
 
     say!(
-        "\n6. The disk under these files (short run; `lidx bench disk --dir D` for the full profile)"
+        "\n6. Joins: a 1/100 sample of the lognormal table (every outer key matches) with the table, cold, O_DIRECT"
+    );
+    let sample = lidx::data::sample::random_fraction(&keys, 0.01, 7)?;
+    let outer_path = dir.join("lognormal.sample.tbl");
+    build_from_keys(&sample, ValueSource::RowId, &outer_path, |_| {})?;
+    let outer = Table::open(&outer_path)?;
+    say!(
+        "   {:<18} {:>8} {:>10} {:>14} {:>12}",
+        "method",
+        "output",
+        "ms",
+        "inner blocks",
+        "inner reads"
+    );
+    let methods: Vec<(String, AnyIndex)> =
+        [IndexKind::SampledPgm, IndexKind::Pgm, IndexKind::BTree]
+            .into_iter()
+            .map(|k| {
+                Ok((
+                    format!("inlj:{k}"),
+                    AnyIndex::build(&keys, &AnyParams::default_for(k))?,
+                ))
+            })
+            .collect::<anyhow::Result<_>>()?;
+    let hashed = HashTable::build(&outer, ReadMode::Buffered, 1 << 16)?;
+    let mut runs: Vec<(String, Method<'_>)> = methods
+        .iter()
+        .map(|(name, index)| {
+            let options = InljOptions {
+                mode: direct_or_buffered(&table),
+                ..InljOptions::default()
+            };
+            (name.clone(), Method::Inlj { index, options })
+        })
+        .collect();
+    runs.push((
+        "merge".to_string(),
+        Method::Merge {
+            mode: direct_or_buffered(&table),
+            read_tuples: 1 << 16,
+        },
+    ));
+    runs.push((
+        "hash (built)".to_string(),
+        Method::Hash {
+            table: &hashed,
+            mode: direct_or_buffered(&table),
+            read_tuples: 1 << 16,
+        },
+    ));
+    for (name, method) in &runs {
+        cache::drop_file_pages(table.path())?;
+        cache::drop_file_pages(outer.path())?;
+        let t = Instant::now();
+        let (_, stats) = parallel_join::<CountSink>(&outer, &table, method, 1)?;
+        say!(
+            "   {:<18} {:>8} {:>10.1} {:>14} {:>12}",
+            name,
+            stats.output,
+            t.elapsed().as_secs_f64() * 1e3,
+            stats.inner_io.blocks,
+            stats.inner_io.reads
+        );
+    }
+
+    say!(
+        "\n7. The disk under these files (short run; `lidx bench disk --dir D` for the full profile)"
     );
     let opts = DiskBenchOptions {
         dir: dir.to_path_buf(),
@@ -199,6 +266,14 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
 
     say!("\nNext: lidx gen --help, lidx table --help, lidx index --help, lidx bench disk --help.");
     Ok(())
+}
+
+/// O_DIRECT where the table's file system allows it, buffered otherwise.
+fn direct_or_buffered(table: &Table) -> ReadMode {
+    match BlockReader::new(table, ReadMode::Direct) {
+        Ok(_) => ReadMode::Direct,
+        Err(_) => ReadMode::Buffered,
+    }
 }
 
 /// Reads `lookups` windows of `width` positions at random places after dropping the
