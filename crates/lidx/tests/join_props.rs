@@ -11,8 +11,8 @@ use std::path::Path;
 
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
 use lidx::join::{
-    CountSink, HashTable, InljOptions, Method, grace_hash_join, hash_join, inlj_any, merge_join,
-    parallel_join,
+    CountSink, HashTable, InljOptions, Method, SpillSink, grace_hash_join, hash_join, inlj_any,
+    merge_join, parallel_join, parallel_join_with,
 };
 use lidx::storage::{ReadMode, Table, TableWriter, Tuple};
 use proptest::prelude::*;
@@ -229,4 +229,40 @@ fn a_budget_too_small_for_the_partitions_is_refused() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("raise --memory-budget"), "{err}");
+}
+
+#[test]
+fn spilled_thread_outputs_fill_the_output_table_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let outer: Vec<u64> = (0..3000).map(|i| i / 3).collect();
+    let inner: Vec<u64> = (0..5000).map(|i| i / 2).collect();
+    let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
+    let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
+    let method = Method::Merge {
+        mode: ReadMode::Buffered,
+        read_tuples: 300,
+    };
+    let (want, _) = parallel_join::<Vec<(u64, u64, u64)>>(&r, &s, &method, 1).unwrap();
+    let (parts, stats) =
+        parallel_join_with(&r, &s, &method, 4, || SpillSink::new(dir.path())).unwrap();
+    assert_eq!(
+        parts.iter().map(SpillSink::count).sum::<u64>(),
+        stats.output
+    );
+    let out = dir.path().join("out.tbl");
+    let mut writer = TableWriter::create_output(&out).unwrap();
+    for part in parts {
+        part.drain_into(&mut writer).unwrap();
+    }
+    writer.finish().unwrap();
+    let mut got = Vec::new();
+    Table::open(&out)
+        .unwrap()
+        .scan_output(|t| {
+            got.extend(t.iter().map(|t| (t.key, t.outer, t.inner)));
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(got, want.concat());
+    assert_eq!(got.len(), 3000 * 2);
 }

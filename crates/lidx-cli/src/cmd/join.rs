@@ -9,10 +9,11 @@ use anyhow::bail;
 use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
 use lidx::join::{
-    CountSink, HashTable, InljOptions, JoinStats, Method, cost, grace_hash_join, parallel_join,
+    CountSink, HashTable, InljOptions, JoinStats, Method, SpillSink, cost, grace_hash_join,
+    parallel_join, parallel_join_with,
 };
 use lidx::storage::profile::StorageProfile;
-use lidx::storage::{IoStats, OutputTuple, ReadMode, Table, TableWriter};
+use lidx::storage::{IoStats, ReadMode, Table, TableWriter};
 
 use crate::progress::Context;
 use crate::units::{human_bytes, parse_size};
@@ -236,8 +237,14 @@ pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
         let (counts, stats) = parallel_join::<CountSink>(&outer, &inner, &method, args.threads)?;
         (None, (counts.iter().map(|c| c.0).sum::<u64>(), stats))
     } else {
-        let (parts, stats) =
-            parallel_join::<Vec<(u64, u64, u64)>>(&outer, &inner, &method, args.threads)?;
+        // Each thread spills its output next to the output file; nothing waits in memory.
+        let dir = match args.out.as_deref().and_then(Path::parent) {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let (parts, stats) = parallel_join_with(&outer, &inner, &method, args.threads, || {
+            SpillSink::new(&dir)
+        })?;
         (Some(parts), (stats.output, stats))
     };
     let join_s = t.elapsed().as_secs_f64();
@@ -247,19 +254,7 @@ pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
     let mut write = None;
     if let (Some(parts), Some(out)) = (output, &args.out) {
         // Each thread's part at the offset its predecessors' counts give: in order, never sorted.
-        let t = Instant::now();
-        let mut writer = TableWriter::create_output(out)?;
-        for (key, outer_value, inner_value) in parts.into_iter().flatten() {
-            writer.push_output(OutputTuple {
-                key,
-                outer: outer_value,
-                inner: inner_value,
-            })?;
-        }
-        let written = t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        writer.finish()?;
-        write = Some((out.clone(), written, t.elapsed().as_secs_f64()));
+        write = Some(write_parts(out, parts)?);
     }
     report(&args, &stats, count, join_s, build_s, write.as_ref())?;
     let predicted = match args.method {
@@ -286,16 +281,13 @@ fn method_name(method: JoinMethod) -> String {
     }
 }
 
-/// Writes join output triples as a table at `out`; returns the path, the seconds spent
-/// writing and the seconds of the fsync and rename.
-fn write_output(
-    out: &Path,
-    triples: impl Iterator<Item = (u64, u64, u64)>,
-) -> anyhow::Result<(PathBuf, f64, f64)> {
+/// Copies the spilled parts, in order, into a join output table at `out`; returns the path,
+/// the seconds spent writing and the seconds of the fsync and rename.
+fn write_parts(out: &Path, parts: Vec<SpillSink>) -> anyhow::Result<(PathBuf, f64, f64)> {
     let t = Instant::now();
     let mut writer = TableWriter::create_output(out)?;
-    for (key, outer, inner) in triples {
-        writer.push_output(OutputTuple { key, outer, inner })?;
+    for part in parts {
+        part.drain_into(&mut writer)?;
     }
     let written = t.elapsed().as_secs_f64();
     let t = Instant::now();
@@ -324,9 +316,12 @@ fn run_grace(
     };
     let spinner = ctx.spinner("joining");
     let t = Instant::now();
-    let mut triples = Vec::new();
     let mut count = CountSink::default();
-    let stats = if args.count_only {
+    let mut spill = match &args.out {
+        Some(_) if !args.count_only => Some(SpillSink::new(&temp_dir)?),
+        _ => None,
+    };
+    let stats = if let Some(spill) = spill.as_mut() {
         grace_hash_join(
             outer,
             inner,
@@ -334,7 +329,7 @@ fn run_grace(
             read_tuples,
             args.memory_budget,
             &temp_dir,
-            &mut count,
+            spill,
         )?
     } else {
         grace_hash_join(
@@ -344,13 +339,13 @@ fn run_grace(
             read_tuples,
             args.memory_budget,
             &temp_dir,
-            &mut triples,
+            &mut count,
         )?
     };
     let join_s = t.elapsed().as_secs_f64();
     spinner.finish_and_clear();
-    let write = match &args.out {
-        Some(out) if !args.count_only => Some(write_output(out, triples.into_iter())?),
+    let write = match (&args.out, spill) {
+        (Some(out), Some(spill)) => Some(write_parts(out, vec![spill])?),
         _ => None,
     };
     report(args, &stats, stats.output, join_s, None, write.as_ref())?;

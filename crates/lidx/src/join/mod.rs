@@ -4,14 +4,15 @@
 //!
 //! Every method emits the same multiset of `(key, outer value, inner value)` triples: one
 //! for each pair of an outer and an inner tuple with equal keys (duplicates on both sides
-//! give their cross product). Output goes to a [`JoinSink`]; a table writer for it is the
-//! next step of this module.
+//! give their cross product). Output goes to a [`JoinSink`]: a count, a vector, or a
+//! [`SpillSink`] whose parts are copied into an output table in thread order.
 
 pub mod cost;
 pub mod grace;
 pub mod hash;
 pub mod inlj;
 pub mod merge;
+pub mod output;
 pub mod parallel;
 mod scan;
 
@@ -19,7 +20,8 @@ pub use grace::grace_hash_join;
 pub use hash::{HashTable, hash_join};
 pub use inlj::{InljOptions, inlj, inlj_any, inlj_any_range, inlj_range};
 pub use merge::{merge_join, merge_join_ranges};
-pub use parallel::{Method, parallel_join};
+pub use output::SpillSink;
+pub use parallel::{Method, parallel_join, parallel_join_with};
 
 use crate::Result;
 use crate::storage::IoStats;

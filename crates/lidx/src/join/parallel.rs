@@ -78,6 +78,18 @@ pub fn parallel_join<S: JoinSink + Send + Default>(
     method: &Method<'_>,
     threads: usize,
 ) -> Result<(Vec<S>, JoinStats)> {
+    parallel_join_with(outer, inner, method, threads, || Ok(S::default()))
+}
+
+/// [`parallel_join`] with each thread's sink made by `make_sink` (a sink that spills to a
+/// file, say).
+pub fn parallel_join_with<S: JoinSink + Send>(
+    outer: &Table,
+    inner: &Table,
+    method: &Method<'_>,
+    threads: usize,
+    make_sink: impl Fn() -> Result<S> + Sync,
+) -> Result<(Vec<S>, JoinStats)> {
     let (ranges, mut stats) = match method {
         Method::Hash { .. } => (
             split(inner.len(), threads)
@@ -95,13 +107,14 @@ pub fn parallel_join<S: JoinSink + Send + Default>(
         ),
         Method::Merge { mode, .. } => merge_shares(outer, inner, *mode, threads)?,
     };
+    let make_sink = &make_sink;
     let results: Vec<Result<(S, JoinStats)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = ranges
             .iter()
             .cloned()
             .map(|(outer_range, inner_range)| {
                 scope.spawn(move || {
-                    let mut sink = S::default();
+                    let mut sink = make_sink()?;
                     let stats = match method {
                         Method::Inlj { index, options } => {
                             inlj_any_range(outer, outer_range, inner, index, options, &mut sink)?
