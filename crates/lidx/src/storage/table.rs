@@ -306,6 +306,22 @@ impl Table {
         &self.path
     }
 
+    /// A second handle to the same open file (its descriptor duplicated, so a rename of the
+    /// path since does not matter), with the same checked header and checksums; for a
+    /// reader on another thread.
+    pub fn try_clone(&self) -> Result<Table> {
+        Ok(Table {
+            path: self.path.clone(),
+            file: self
+                .file
+                .try_clone()
+                .map_err(|e| Error::io(&self.path, "duplicate the handle of", e))?,
+            header: self.header,
+            layout: self.layout,
+            checksums: self.checksums.clone(),
+        })
+    }
+
     /// The checked header.
     pub fn header(&self) -> &TableHeader {
         &self.header
