@@ -167,6 +167,10 @@ fn merge_shares(
 ) -> Result<(Vec<Share>, JoinStats)> {
     outer.require_sorted("a sort-merge join")?;
     inner.require_sorted("a sort-merge join")?;
+    if threads <= 1 {
+        // One share: both tables whole, nothing to look up.
+        return Ok((vec![(0..outer.len(), 0..inner.len())], JoinStats::default()));
+    }
     let mut outer_reader = BlockReader::new(outer, mode)?;
     let mut inner_reader = BlockReader::new(inner, mode)?;
     let n = inner.len();
