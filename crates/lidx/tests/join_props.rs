@@ -14,7 +14,7 @@ use lidx::join::{
     CountSink, HashTable, InljOptions, Method, SpillSink, grace_hash_join, hash_join, inlj_any,
     merge_join, parallel_join, parallel_join_with,
 };
-use lidx::storage::{ReadMode, Table, TableWriter, Tuple};
+use lidx::storage::{IoBackend, ReadMode, Table, TableWriter, Tuple};
 use proptest::prelude::*;
 
 fn write(path: &Path, keys: &[u64], salt: u64) -> Table {
@@ -91,7 +91,7 @@ proptest! {
         for kind in IndexKind::ALL {
             let index = AnyIndex::build(&inner, &AnyParams::default_for(kind)).unwrap();
             for (cursor, monotone) in [(true, true), (false, true), (true, false), (false, false)] {
-                let opts = InljOptions { mode: ReadMode::Buffered, outer_read_tuples: read, cursor, monotone, max_window_blocks: 2 };
+                let opts = InljOptions { mode: ReadMode::Buffered, outer_read_tuples: read, cursor, monotone, max_window_blocks: 2, ..InljOptions::default() };
                 let mut got = Vec::new();
                 let stats = inlj_any(&r, &s, &index, &opts, &mut got).unwrap();
                 got.sort_unstable();
@@ -102,6 +102,41 @@ proptest! {
                 prop_assert_eq!(count.0, want.len() as u64);
             }
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Any I/O depth, on either backend, gives exactly the depth-1 output in the same order,
+    /// for every index kind, with and without paper 1's optimizations.
+    #[test]
+    fn any_io_depth_gives_the_depth_one_output(outer in keys(), inner in keys(), depth in prop_oneof![Just(2usize), Just(3), Just(32)], wide in 1u64..4) {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
+        let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
+        let want = nested_loop(&outer, &inner);
+        for kind in IndexKind::ALL {
+            let index = AnyIndex::build(&inner, &AnyParams::default_for(kind)).unwrap();
+            for (cursor, monotone) in [(true, true), (false, false)] {
+                let base = InljOptions { cursor, monotone, max_window_blocks: wide, outer_read_tuples: 300, ..InljOptions::default() };
+                let mut one = Vec::new();
+                let one_stats = inlj_any(&r, &s, &index, &base, &mut one).unwrap();
+                for backend in [IoBackend::Uring, IoBackend::Threads] {
+                    for mode in [ReadMode::Buffered, ReadMode::Direct] {
+                        let opts = InljOptions { mode, io_depth: depth, io_backend: backend, ..base };
+                        let mut deep = Vec::new();
+                        let stats = inlj_any(&r, &s, &index, &opts, &mut deep).unwrap();
+                        prop_assert_eq!(&deep, &one, "{} depth {} {:?}", kind, depth, backend);
+                        prop_assert_eq!(stats.lookups, one_stats.lookups);
+                    }
+                }
+            }
+        }
+        let mut sorted = Vec::new();
+        inlj_any(&r, &s, &AnyIndex::build(&inner, &AnyParams::default_for(IndexKind::Pgm)).unwrap(), &InljOptions { io_depth: depth, ..InljOptions::default() }, &mut sorted).unwrap();
+        sorted.sort_unstable();
+        prop_assert_eq!(sorted, want);
     }
 }
 

@@ -13,7 +13,7 @@ use lidx::join::{
     parallel_join, parallel_join_with,
 };
 use lidx::storage::profile::StorageProfile;
-use lidx::storage::{IoStats, ReadMode, Table, TableWriter};
+use lidx::storage::{IoBackend, IoStats, ReadMode, Table, TableWriter};
 
 use crate::progress::Context;
 use crate::units::{human_bytes, parse_size};
@@ -95,6 +95,21 @@ pub struct Args {
     /// every key is searched from the root.
     #[arg(long)]
     no_cursor: bool,
+    /// Window reads each inlj thread keeps in flight at once (1: one at a time, as paper 1
+    /// reads); the output stays in key order.
+    #[arg(long, default_value_t = 1)]
+    io_depth: usize,
+    /// What keeps deep reads in flight: uring (Linux io_uring), threads (anywhere), or auto.
+    #[arg(long, default_value = "auto")]
+    io_backend: IoBackend,
+    /// Drop the inputs' pages from the OS page cache before joining (paper 1 starts cold;
+    /// O_DIRECT reads bypass the cache anyway).
+    #[arg(long)]
+    cold: bool,
+    /// Print one JSON object with every figure instead of the report (for scripts and
+    /// `lidx experiment`).
+    #[arg(long)]
+    json: bool,
     /// Output table of (key, outer value, inner value) tuples.
     #[arg(
         long,
@@ -113,10 +128,51 @@ pub struct Args {
     memory_budget: u64,
 }
 
-pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
+/// Every figure of one join, as `--json` prints it (one CSV row of `lidx experiment`).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct JoinRecord {
+    pub method: String,
+    pub threads: usize,
+    pub direct: bool,
+    pub io_depth: usize,
+    pub io_backend: String,
+    pub read_size: u64,
+    pub outer_tuples: u64,
+    pub inner_tuples: u64,
+    pub output_tuples: u64,
+    pub join_s: f64,
+    pub build_s: Option<f64>,
+    pub write_s: Option<f64>,
+    pub fsync_s: Option<f64>,
+    pub lookups: u64,
+    pub outer_blocks: u64,
+    pub outer_bytes: u64,
+    pub outer_reads: u64,
+    pub inner_blocks: u64,
+    pub inner_bytes: u64,
+    pub inner_reads: u64,
+    pub spilled_bytes: u64,
+    pub index_window: f64,
+    pub model_s: f64,
+    pub model_device: String,
+}
+
+pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     if args.threads == 0 {
         bail!("invalid threads: 0 is not a number of threads");
     }
+    if args.io_depth == 0 {
+        bail!("invalid io-depth: 0 reads in flight cannot make progress");
+    }
+    if args.json {
+        // The JSON object is the only output: no progress either.
+        let quiet = Context { quiet: true };
+        return run_quiet(&quiet, args);
+    }
+    run_quiet(ctx, args)
+}
+
+fn run_quiet(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
     if args.index.is_some() && !matches!(args.method, JoinMethod::Inlj(_)) {
         bail!("--index applies to inlj methods only");
     }
@@ -128,6 +184,10 @@ pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
     let inner = Table::open(&args.inner)?;
     outer.require_pairs("a join")?;
     inner.require_pairs("a join")?;
+    if args.cold {
+        lidx::storage::cache::drop_file_pages(&args.outer)?;
+        lidx::storage::cache::drop_file_pages(&args.inner)?;
+    }
     let mode = if args.direct {
         ReadMode::Direct
     } else {
@@ -150,6 +210,8 @@ pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
         window,
         read_bytes: args.read_size,
         tuple_bytes: 16,
+        threads: args.threads as u64,
+        io_depth: args.io_depth as u64,
     };
     let estimate = cost::estimate(&shape, &profile, &cost::CpuCosts::default());
     if args.method == JoinMethod::Auto {
@@ -167,14 +229,16 @@ pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
             (JoinMethod::Inlj(_), Some(path)) => JoinMethod::Inlj(file::load(path)?.0.kind()),
             (pick, _) => pick,
         };
-        say!(
-            "auto: the cost model predicts inlj {:.3} s, merge {:.3} s, hash {:.3} s on {}; running {}",
-            estimate.inlj_s,
-            estimate.merge_s,
-            estimate.hash_s,
-            profile.device,
-            method_name(args.method)
-        );
+        if !args.json {
+            say!(
+                "auto: the cost model predicts inlj {:.3} s, merge {:.3} s, hash {:.3} s on {}; running {}",
+                estimate.inlj_s,
+                estimate.merge_s,
+                estimate.hash_s,
+                profile.device,
+                method_name(args.method)
+            );
+        }
     }
 
     if args.method == JoinMethod::Grace {
@@ -208,6 +272,8 @@ pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
                 outer_read_tuples: read_tuples,
                 cursor: !args.no_cursor,
                 monotone: !args.no_monotone,
+                io_depth: args.io_depth,
+                io_backend: args.io_backend,
                 ..InljOptions::default()
             };
             Method::Inlj {
@@ -256,18 +322,35 @@ pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
         // Each thread's part at the offset its predecessors' counts give: in order, never sorted.
         write = Some(write_parts(out, parts)?);
     }
-    report(&args, &stats, count, join_s, build_s, write.as_ref())?;
     let predicted = match args.method {
         JoinMethod::Inlj(_) => estimate.inlj_s,
         JoinMethod::Merge => estimate.merge_s,
         _ => estimate.hash_s,
     };
-    say!(
-        "  cost model ({}): {predicted:.3} s predicted, {join_s:.3} s measured; |S|/W = {:.0}, inlj breaks even with merge near |R| = {:.0}",
-        profile.device,
-        estimate.crossover_outer,
-        estimate.break_even_outer
+    let record = record(
+        &args,
+        (outer.len(), inner.len()),
+        &stats,
+        count,
+        join_s,
+        build_s,
+        write.as_ref(),
     );
+    let record = JoinRecord {
+        index_window: window,
+        model_s: predicted,
+        model_device: profile.device.clone(),
+        ..record
+    };
+    report(&args, &record)?;
+    if !args.json {
+        say!(
+            "  cost model ({}): {predicted:.3} s predicted, {join_s:.3} s measured; |S|/W = {:.0}, inlj breaks even with merge near |R| = {:.0}",
+            profile.device,
+            estimate.crossover_outer,
+            estimate.break_even_outer
+        );
+    }
     Ok(())
 }
 
@@ -348,15 +431,30 @@ fn run_grace(
         (Some(out), Some(spill)) => Some(write_parts(out, vec![spill])?),
         _ => None,
     };
-    report(args, &stats, stats.output, join_s, None, write.as_ref())?;
-    say!(
-        "  {} spilled to partitions (memory budget {})",
-        human_bytes(stats.spilled_bytes),
-        human_bytes(args.memory_budget)
-    );
-    say!(
-        "  cost model ({device}): {predicted:.3} s predicted for an in-memory hash join, {join_s:.3} s measured"
-    );
+    let record = JoinRecord {
+        model_s: predicted,
+        model_device: device.to_string(),
+        ..record(
+            args,
+            (outer.len(), inner.len()),
+            &stats,
+            stats.output,
+            join_s,
+            None,
+            write.as_ref(),
+        )
+    };
+    report(args, &record)?;
+    if !args.json {
+        say!(
+            "  {} spilled to partitions (memory budget {})",
+            human_bytes(stats.spilled_bytes),
+            human_bytes(args.memory_budget)
+        );
+        say!(
+            "  cost model ({device}): {predicted:.3} s predicted for an in-memory hash join, {join_s:.3} s measured"
+        );
+    }
     Ok(())
 }
 
@@ -410,54 +508,110 @@ fn io_line(side: &str, io: &IoStats) -> String {
     )
 }
 
-fn report(
+/// The figures of a finished join (the model's fields left for the caller).
+fn record(
     args: &Args,
+    (outer_tuples, inner_tuples): (u64, u64),
     stats: &JoinStats,
     count: u64,
     join_s: f64,
     build_s: Option<f64>,
     write: Option<&(PathBuf, f64, f64)>,
-) -> anyhow::Result<()> {
-    let mut off = Vec::new();
-    if matches!(args.method, JoinMethod::Inlj(_)) {
-        if args.no_cursor {
-            off.push("no cursor");
-        }
-        if args.no_monotone {
-            off.push("no monotone window");
-        }
+) -> JoinRecord {
+    let inlj = matches!(args.method, JoinMethod::Inlj(_));
+    let mut method = method_name(args.method);
+    if inlj && args.no_cursor {
+        method.push_str(" no-cursor");
     }
-    let method = if off.is_empty() {
-        method_name(args.method)
+    if inlj && args.no_monotone {
+        method.push_str(" no-monotone");
+    }
+    let deep = inlj && args.io_depth > 1;
+    JoinRecord {
+        method,
+        threads: args.threads,
+        direct: args.direct,
+        io_depth: if inlj { args.io_depth } else { 1 },
+        io_backend: if deep {
+            args.io_backend.resolve().name().to_string()
+        } else {
+            "sync".to_string()
+        },
+        read_size: args.read_size,
+        outer_tuples,
+        inner_tuples,
+        output_tuples: count,
+        join_s,
+        build_s,
+        write_s: write.map(|w| w.1),
+        fsync_s: write.map(|w| w.2),
+        lookups: stats.lookups,
+        outer_blocks: stats.outer_io.blocks,
+        outer_bytes: stats.outer_io.bytes,
+        outer_reads: stats.outer_io.reads,
+        inner_blocks: stats.inner_io.blocks,
+        inner_bytes: stats.inner_io.bytes,
+        inner_reads: stats.inner_io.reads,
+        spilled_bytes: stats.spilled_bytes,
+        index_window: 0.0,
+        model_s: 0.0,
+        model_device: String::new(),
+    }
+}
+
+fn report(args: &Args, r: &JoinRecord) -> anyhow::Result<()> {
+    if args.json {
+        say!("{}", serde_json::to_string(r)?);
+        return Ok(());
+    }
+    let deep = if r.io_depth > 1 {
+        format!(
+            ", {} reads in flight per thread ({})",
+            r.io_depth, r.io_backend
+        )
     } else {
-        format!("{} ({})", method_name(args.method), off.join(", "))
+        String::new()
     };
     say!(
-        "{method} join of {} with {}: {count} output tuples in {join_s:.3} s on {} thread(s), {} reads",
+        "{} join of {} with {}: {} output tuples in {:.3} s on {} thread(s), {} reads{deep}",
+        r.method,
         args.outer.display(),
         args.inner.display(),
-        args.threads,
-        if args.direct { "O_DIRECT" } else { "buffered" }
+        r.output_tuples,
+        r.join_s,
+        r.threads,
+        if r.direct { "O_DIRECT" } else { "buffered" }
     );
-    match (args.method, build_s) {
+    match (args.method, r.build_s) {
         (JoinMethod::Hash, Some(b)) => say!(
             "  hash table built in {b:.3} s; {:.3} s with the build",
-            join_s + b
+            r.join_s + b
         ),
         (JoinMethod::Inlj(_), Some(b)) => {
             say!("  index built in {b:.3} s (not counted in the join)")
         }
         _ => {}
     }
-    if stats.lookups > 0 {
-        say!("  {} index lookups", stats.lookups);
+    if r.lookups > 0 {
+        say!("  {} index lookups", r.lookups);
     }
-    say!("  {}", io_line("outer", &stats.outer_io));
-    say!("  {}", io_line("inner", &stats.inner_io));
-    if let Some((path, written, synced)) = write {
+    let io = |blocks, bytes, reads| IoStats {
+        blocks,
+        bytes,
+        reads,
+    };
+    say!(
+        "  {}",
+        io_line("outer", &io(r.outer_blocks, r.outer_bytes, r.outer_reads))
+    );
+    say!(
+        "  {}",
+        io_line("inner", &io(r.inner_blocks, r.inner_bytes, r.inner_reads))
+    );
+    if let (Some(written), Some(synced), Some(out)) = (r.write_s, r.fsync_s, &args.out) {
         say!(
             "  wrote {} in {written:.3} s, fsync and rename {synced:.3} s",
-            path.display()
+            out.display()
         );
     }
     Ok(())

@@ -9,13 +9,20 @@
 //! root, and [`InljOptions::monotone`] starts each search no earlier than the previous match
 //! and does not read again blocks still in the buffer (without it, every lookup reads its
 //! window afresh).
+//!
+//! Beyond the paper, [`InljOptions::io_depth`] keeps the reads of the next windows in flight
+//! at once: the index gives every window without touching the disk, so the join plans the
+//! outer keys ahead, starts the reads of their windows (each window's blocks once, however
+//! many keys fall in them), and works through the keys in order as the reads come back, so
+//! the output stays in key order.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 
 use super::scan::Scan;
 use super::{JoinSink, JoinStats};
-use crate::index::{AnyIndex, Index};
-use crate::storage::{BlockReader, ReadMode, Table};
+use crate::index::{AnyIndex, Index, Window};
+use crate::storage::{BlockRange, BlockReader, IoBackend, ReadMode, Table, Tuple};
 use crate::{Error, Result};
 
 /// How an index nested loop join reads.
@@ -32,6 +39,10 @@ pub struct InljOptions {
     pub monotone: bool,
     /// Windows wider than this many blocks are narrowed block by block instead of read whole.
     pub max_window_blocks: u64,
+    /// Reads of windows kept in flight at once (1: one at a time, as in paper 1).
+    pub io_depth: usize,
+    /// What keeps those reads in flight when `io_depth > 1`.
+    pub io_backend: IoBackend,
 }
 
 impl Default for InljOptions {
@@ -42,8 +53,21 @@ impl Default for InljOptions {
             cursor: true,
             monotone: true,
             max_window_blocks: 32,
+            io_depth: 1,
+            io_backend: IoBackend::Auto,
         }
     }
+}
+
+/// Outer keys planned ahead per read in flight, bounding the plan where many keys share
+/// one window's blocks.
+const PLANNED_PER_READ: usize = 256;
+
+/// An outer tuple whose window is known and whose read may be in flight.
+struct Planned {
+    tuple: Tuple,
+    window: Window,
+    prefetched: bool,
 }
 
 /// Joins `outer` with the sorted `inner` through `index`, built on `inner`'s keys.
@@ -84,21 +108,64 @@ pub fn inlj_range<I: Index>(
     }
     let mut outer_scan = Scan::new(outer, opts.mode, opts.outer_read_tuples, outer_range)?;
     let mut reader = BlockReader::new(inner, opts.mode)?;
+    reader.set_io_depth(opts.io_depth, opts.io_backend)?;
+    // Outer keys planned ahead: one at a time, or enough to keep the deep queue full.
+    let lookahead = if opts.io_depth > 1 {
+        opts.io_depth.saturating_mul(PLANNED_PER_READ)
+    } else {
+        1
+    };
+    let mut planned: VecDeque<Planned> = VecDeque::with_capacity(lookahead.min(1 << 16));
+    let mut last_prefetch = BlockRange::default();
     let (mut lookups, mut output, mut floor) = (0u64, 0u64, 0u64);
     let mut hint = 0usize;
-    while let Some(t) = outer_scan.peek()? {
-        let key = t.key;
-        let mut w = if opts.cursor {
-            index.search_from(key, &mut hint)
-        } else {
-            index.search(key)
+    loop {
+        // Plan ahead: windows come from the index alone; their reads start while the queue
+        // has room (windows already being read by an earlier key are not read again).
+        while planned.len() < lookahead && (planned.is_empty() || reader.can_prefetch()) {
+            let Some(tuple) = outer_scan.peek()? else {
+                break;
+            };
+            outer_scan.advance();
+            let window = if opts.cursor {
+                index.search_from(tuple.key, &mut hint)
+            } else {
+                index.search(tuple.key)
+            };
+            lookups += 1;
+            // The blocks the search and the first emitted match can touch.
+            let range = BlockRange::for_window(window.lo, (window.hi + 1).min(n));
+            let prefetched = reader.can_prefetch()
+                && range.count > 0
+                && range.count <= opts.max_window_blocks + 1
+                && !(opts.monotone && last_prefetch.contains(&range));
+            if prefetched {
+                reader.prefetch(range)?;
+                last_prefetch = range;
+            }
+            planned.push_back(Planned {
+                tuple,
+                window,
+                prefetched,
+            });
+        }
+        let Some(Planned {
+            tuple: t,
+            window: mut w,
+            prefetched,
+        }) = planned.pop_front()
+        else {
+            break;
         };
-        lookups += 1;
+        let key = t.key;
         if opts.monotone {
             // The previous key's answer bounds this one's from below (outer keys ascend).
             w.lo = w.lo.max(floor).min(w.hi);
         } else {
             reader.clear_buffer();
+        }
+        if prefetched {
+            reader.take_prefetched()?;
         }
         let mut pos = reader.lower_bound(w.lo, w.hi, key, opts.max_window_blocks)?;
         floor = pos;
@@ -117,7 +184,6 @@ pub fn inlj_range<I: Index>(
                 break;
             }
         }
-        outer_scan.advance();
     }
     Ok(JoinStats {
         outer_io: outer_scan.stats(),

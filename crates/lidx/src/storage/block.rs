@@ -12,6 +12,7 @@ use std::ops::{AddAssign, Range};
 use std::os::unix::fs::FileExt;
 
 use super::format::{BLOCK_SIZE, TUPLE_SIZE, TUPLES_PER_BLOCK, TableLayout, Tuple};
+use super::queue::{IoBackend, ReadQueue};
 use super::table::Table;
 use crate::{Error, Result};
 
@@ -109,7 +110,7 @@ impl WindowRun<'_> {
 /// A 4096-byte-aligned byte buffer made from a plain `Vec` (no `unsafe`): the `Vec` is
 /// over-allocated by one block and the aligned part is used.
 #[derive(Default)]
-struct AlignedBuf {
+pub(crate) struct AlignedBuf {
     raw: Vec<u8>,
     start: usize,
     len: usize,
@@ -117,7 +118,7 @@ struct AlignedBuf {
 
 impl AlignedBuf {
     /// An aligned slice of `len` bytes; reallocates only when the buffer is too small.
-    fn get_mut(&mut self, len: usize) -> &mut [u8] {
+    pub(crate) fn get_mut(&mut self, len: usize) -> &mut [u8] {
         if len > self.len {
             self.raw = vec![0u8; len + BLOCK_SIZE];
             self.start = self.raw.as_ptr().align_offset(BLOCK_SIZE);
@@ -126,7 +127,7 @@ impl AlignedBuf {
         &mut self.raw[self.start..self.start + len]
     }
 
-    fn get(&self, len: usize) -> &[u8] {
+    pub(crate) fn get(&self, len: usize) -> &[u8] {
         &self.raw[self.start..self.start + len.min(self.len)]
     }
 }
@@ -140,6 +141,7 @@ pub struct BlockReader<'t> {
     held: BlockRange,
     stats: IoStats,
     verify: bool,
+    queue: Option<Box<ReadQueue>>,
 }
 
 impl<'t> BlockReader<'t> {
@@ -157,6 +159,7 @@ impl<'t> BlockReader<'t> {
             held: BlockRange::default(),
             stats: IoStats::default(),
             verify: true,
+            queue: None,
         })
     }
 
@@ -183,6 +186,84 @@ impl<'t> BlockReader<'t> {
     /// Forgets what the buffer holds, so the next read goes to the file.
     pub fn clear_buffer(&mut self) {
         self.held = BlockRange::default();
+    }
+
+    /// Lets up to `depth` reads submitted by [`prefetch`](Self::prefetch) be in flight at
+    /// once on `backend`; a depth of 0 or 1 turns read-ahead off.
+    pub fn set_io_depth(&mut self, depth: usize, backend: IoBackend) -> Result<()> {
+        self.queue = None;
+        if depth > 1 {
+            let path = self.table.path();
+            let file = self
+                .file
+                .try_clone()
+                .map_err(|e| Error::io(path, "open a second handle to", e))?;
+            let queue = ReadQueue::new(file, depth, backend)
+                .map_err(|e| Error::io(path, "set up deep reads (--io-depth) of", e))?;
+            self.queue = Some(Box::new(queue));
+        }
+        Ok(())
+    }
+
+    /// The backend keeping read-ahead in flight, if [`set_io_depth`](Self::set_io_depth)
+    /// turned it on.
+    pub fn io_backend(&self) -> Option<IoBackend> {
+        self.queue.as_deref().map(ReadQueue::backend)
+    }
+
+    /// True when read-ahead is on and another read may be submitted.
+    pub fn can_prefetch(&self) -> bool {
+        self.queue.as_deref().is_some_and(ReadQueue::has_room)
+    }
+
+    /// Reads in flight.
+    pub fn prefetching(&self) -> usize {
+        self.queue.as_deref().map_or(0, ReadQueue::in_flight)
+    }
+
+    /// Starts reading data blocks `range` in the background (counted now). The reads come
+    /// back, oldest first, through [`take_prefetched`](Self::take_prefetched); the caller
+    /// checks [`can_prefetch`](Self::can_prefetch) first.
+    pub fn prefetch(&mut self, range: BlockRange) -> Result<()> {
+        self.check_range(range)?;
+        let len = range.count as usize * BLOCK_SIZE;
+        let offset = TableLayout::data_block_offset(range.first);
+        let Some(queue) = self.queue.as_mut().filter(|q| q.has_room()) else {
+            return Err(Error::param("prefetch", "no read-ahead slot is free"));
+        };
+        queue
+            .submit(range, offset, len)
+            .map_err(|e| read_error(self.table, self.mode, e))?;
+        self.stats += IoStats {
+            blocks: range.count,
+            bytes: len as u64,
+            reads: 1,
+        };
+        Ok(())
+    }
+
+    /// Waits for the oldest read started by [`prefetch`](Self::prefetch), checks its blocks
+    /// and makes them the buffer's content (so windows inside them cost no further I/O).
+    /// Returns `false` when nothing was in flight.
+    pub fn take_prefetched(&mut self) -> Result<bool> {
+        let Some(queue) = self.queue.as_mut() else {
+            return Ok(false);
+        };
+        let Some(done) = queue.wait_oldest() else {
+            return Ok(false);
+        };
+        let (range, buf) = done.map_err(|e| read_error(self.table, self.mode, e))?;
+        let old = std::mem::replace(&mut self.buf, buf);
+        queue.recycle(old);
+        self.held = BlockRange::default();
+        if self.verify {
+            let bytes = self.buf.get(range.count as usize * BLOCK_SIZE);
+            for (i, block) in bytes.chunks_exact(BLOCK_SIZE).enumerate() {
+                self.table.check_block(range.first + i as u64, block)?;
+            }
+        }
+        self.held = range;
+        Ok(true)
     }
 
     /// Reads the blocks covering tuple positions `lo..hi` (half-open, `lo <= hi <= n`) as
@@ -253,7 +334,7 @@ impl<'t> BlockReader<'t> {
         Ok(self.buf.get(range.count as usize * BLOCK_SIZE))
     }
 
-    fn fill(&mut self, range: BlockRange) -> Result<()> {
+    fn check_range(&self, range: BlockRange) -> Result<()> {
         let blocks = self.table.layout().data_blocks;
         if range
             .first
@@ -269,22 +350,18 @@ impl<'t> BlockReader<'t> {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    fn fill(&mut self, range: BlockRange) -> Result<()> {
+        self.check_range(range)?;
         let len = range.count as usize * BLOCK_SIZE;
         let buf = self.buf.get_mut(len);
         let offset = TableLayout::data_block_offset(range.first);
         self.held = BlockRange::default();
-        let path = self.table.path();
         self.file
             .read_exact_at(buf, offset)
-            .map_err(|e| match self.mode {
-                ReadMode::Direct if e.kind() == io::ErrorKind::InvalidInput => {
-                    Error::DirectUnsupported {
-                        path: path.to_path_buf(),
-                        source: e,
-                    }
-                }
-                _ => Error::io(path, "read", e),
-            })?;
+            .map_err(|e| read_error(self.table, self.mode, e))?;
         self.stats += IoStats {
             blocks: range.count,
             bytes: len as u64,
@@ -297,5 +374,17 @@ impl<'t> BlockReader<'t> {
         }
         self.held = range;
         Ok(())
+    }
+}
+
+/// A failed read of `table`, naming O_DIRECT where the file system refused it.
+fn read_error(table: &Table, mode: ReadMode, e: io::Error) -> Error {
+    let path = table.path();
+    match mode {
+        ReadMode::Direct if e.kind() == io::ErrorKind::InvalidInput => Error::DirectUnsupported {
+            path: path.to_path_buf(),
+            source: e,
+        },
+        _ => Error::io(path, "read", e),
     }
 }

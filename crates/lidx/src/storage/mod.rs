@@ -6,6 +6,8 @@
 //!   reads) and full verification.
 //! - [`block`]: [`BlockReader`], which reads the blocks under a window of tuple positions as
 //!   one contiguous read into a reused, aligned buffer and counts its I/O in [`IoStats`].
+//! - [`queue`]: deep I/O queues (`io_uring` or threads) that keep many block reads in
+//!   flight for [`BlockReader::prefetch`].
 //! - [`file`]: opening regular files and memory-mapping them (the one `unsafe` site).
 //! - [`cache`]: start cold by dropping a file's pages or the whole OS page cache.
 //! - [`paper1`]: import and export of paper 1's table layout.
@@ -18,6 +20,7 @@ pub mod file;
 pub mod format;
 pub mod paper1;
 pub mod profile;
+pub mod queue;
 pub mod table;
 
 pub use atomic::AtomicFile;
@@ -26,4 +29,5 @@ pub use format::{
     BLOCK_SIZE, OUTPUT_TUPLE_SIZE, OutputTuple, TUPLE_SIZE, TUPLES_PER_BLOCK, TableHeader,
     TableLayout, Tuple,
 };
+pub use queue::IoBackend;
 pub use table::{MappedTable, Table, TableWriter, ValueSource, VerifyReport};

@@ -209,6 +209,28 @@ impl StorageProfile {
         })
     }
 
+    /// How many times the random reads per second at `depth` reads in flight exceed those
+    /// at depth 1 (random 4 KiB reads), the best measured at a queue depth not above `depth` (1 where the
+    /// profile has no queue-depth measurements).
+    pub fn random_speedup(&self, depth: u64) -> f64 {
+        let rate = |d: u64| {
+            self.measurements
+                .iter()
+                .filter(|m| m.pattern == Pattern::Random && m.read_size == 4096)
+                .filter(|m| m.depth == d && m.seconds > 0.0)
+                .map(|m| m.reads as f64 / m.seconds)
+                .reduce(f64::max)
+        };
+        let Some(base) = rate(1).filter(|&r| r > 0.0) else {
+            return 1.0;
+        };
+        self.measurements
+            .iter()
+            .filter(|m| m.pattern == Pattern::Random && m.depth <= depth)
+            .filter_map(|m| rate(m.depth))
+            .fold(1.0, |best, r| best.max(r / base))
+    }
+
     /// The profile as pretty-printed JSON, newline-terminated.
     pub fn to_json(&self) -> Vec<u8> {
         let mut json = serde_json::to_vec_pretty(self).unwrap_or_default();
