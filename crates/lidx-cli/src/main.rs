@@ -54,6 +54,9 @@ enum Command {
     /// Control the OS page cache, to start cold.
     #[command(subcommand)]
     Cache(cmd::cache::Command),
+    /// Paper 1's studies, one command each: CSV, plots and a summary.
+    #[command(subcommand)]
+    Experiment(cmd::experiment::Command),
     /// A one-minute tour of what lidx does, on small generated data.
     Demo(cmd::demo::Args),
 }
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
         Command::Join(args) => cmd::join::run(&ctx, args),
         Command::Bench(c) => cmd::bench::run(&ctx, c),
         Command::Cache(c) => cmd::cache::run(c),
+        Command::Experiment(c) => cmd::experiment::run(&ctx, c),
         Command::Demo(args) => cmd::demo::run(&ctx, args),
     };
     match result {

@@ -65,7 +65,7 @@ pub struct Args {
     out: PathBuf,
 }
 
-fn parse_dist(s: &str) -> Result<Distribution, String> {
+pub fn parse_dist(s: &str) -> Result<Distribution, String> {
     s.parse().map_err(|e: lidx::Error| e.to_string())
 }
 

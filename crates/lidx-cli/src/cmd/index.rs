@@ -495,7 +495,7 @@ pub fn measure(
 
 /// The parameters of `kind` whose windows are at most `width` positions, where the kind
 /// has such a setting.
-fn params_for_width(kind: IndexKind, width: u64) -> Option<AnyParams> {
+pub fn params_for_width(kind: IndexKind, width: u64) -> Option<AnyParams> {
     let mut p = AnyParams::default_for(kind);
     match &mut p {
         AnyParams::Pgm(p) => p.epsilon = (width - 1) / 2,

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod cache;
 pub mod demo;
+pub mod experiment;
 pub mod gen_keys;
 pub mod hardness;
 pub mod index;

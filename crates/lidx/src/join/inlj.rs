@@ -96,6 +96,7 @@ pub fn inlj_range<I: Index>(
             .require_sorted("an index nested loop join with monotone windows (its outer table)")?;
     }
     let n = inner.len();
+    let distinct = inner.header().distinct;
     if index.len() != n {
         return Err(Error::param(
             "index",
@@ -180,7 +181,9 @@ pub fn inlj_range<I: Index>(
             }
             pos += matched as u64;
             output += matched as u64;
-            if matched < rest.len() {
+            // A distinct inner table has at most one match: no need to look past it (which
+            // could read the next block only to find another key).
+            if matched < rest.len() || (distinct && matched > 0) {
                 break;
             }
         }

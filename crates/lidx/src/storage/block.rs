@@ -284,7 +284,7 @@ impl<'t> BlockReader<'t> {
             });
         }
         if !self.held.contains(&range) {
-            self.fill(range)?;
+            self.fill_missing(range)?;
         }
         let positions = range.positions(n);
         let skip = ((range.first - self.held.first) as usize) * BLOCK_SIZE;
@@ -332,6 +332,49 @@ impl<'t> BlockReader<'t> {
     pub fn read_blocks(&mut self, range: BlockRange) -> Result<&[u8]> {
         self.fill(range)?;
         Ok(self.buf.get(range.count as usize * BLOCK_SIZE))
+    }
+
+    /// Makes the buffer hold `range`, reading only the blocks it lacks when `range` starts
+    /// inside the held blocks and runs past them (the overlap is moved to the buffer's
+    /// front and the rest read after it): paper 1's "blocks already in the buffer are not
+    /// read again" for windows that overlap the last one.
+    fn fill_missing(&mut self, range: BlockRange) -> Result<()> {
+        let held = self.held;
+        let overlaps = held.count > 0 && held.first <= range.first && range.first < held.end();
+        let len = range.count as usize * BLOCK_SIZE;
+        if !overlaps || len > self.buf.len {
+            return self.fill(range);
+        }
+        self.check_range(range)?;
+        let keep = (held.end() - range.first) as usize * BLOCK_SIZE;
+        let from = (range.first - held.first) as usize * BLOCK_SIZE;
+        // The held blocks are in the buffer's first `held.count` blocks (within its length).
+        let buf = self.buf.get_mut(len.max(held.count as usize * BLOCK_SIZE));
+        buf.copy_within(from..from + keep, 0);
+        let buf = &mut buf[..len];
+        let missing = BlockRange {
+            first: held.end(),
+            count: range.end() - held.end(),
+        };
+        self.held = BlockRange::default();
+        self.file
+            .read_exact_at(
+                &mut buf[keep..],
+                TableLayout::data_block_offset(missing.first),
+            )
+            .map_err(|e| read_error(self.table, self.mode, e))?;
+        self.stats += IoStats {
+            blocks: missing.count,
+            bytes: (len - keep) as u64,
+            reads: 1,
+        };
+        if self.verify {
+            for (i, block) in buf[keep..].chunks_exact(BLOCK_SIZE).enumerate() {
+                self.table.check_block(missing.first + i as u64, block)?;
+            }
+        }
+        self.held = range;
+        Ok(())
     }
 
     fn check_range(&self, range: BlockRange) -> Result<()> {
