@@ -19,7 +19,7 @@ use lidx::join::cost;
 use lidx::storage::AtomicFile;
 use lidx::storage::profile::StorageProfile;
 
-use super::{Common, KeySet, measure_join, median, remove_files, write_table};
+use super::{Common, KeySet, Scratch, measure_join, median, write_table};
 use crate::cmd::join::JoinRecord;
 use crate::plot::{Scale, Series, chart};
 use crate::progress::Context;
@@ -210,6 +210,7 @@ pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
     hdd_out.finish()?;
     summary_out.finish()?;
     let plots = plot_all(&args, &sets, &rows, &hdd_rows, &dirs.out)?;
+    dirs.finish(&args.common);
     say!(
         "\n{} joins in {:.0} s. Wrote {}, {}, {}, {} and {} plots in {}",
         rows.len(),
@@ -234,9 +235,9 @@ fn measure_set(
 ) -> anyhow::Result<Vec<Row>> {
     let name = set.name();
     let keys = set.load()?;
-    let inner_path = data.join(format!("{name}.tbl"));
+    let mut scratch = Scratch::new(args.common.keep_data);
+    let inner_path = scratch.add(data.join(format!("{name}.tbl")));
     write_table(&keys, &inner_path)?;
-    let mut created = vec![inner_path.clone()];
 
     // Paper 1: the indexes are built and saved first, and loaded by each join.
     let fingerprint = KeysFingerprint::of(&keys);
@@ -249,9 +250,8 @@ fn measure_set(
             let t = Instant::now();
             let index = AnyIndex::build(&keys, &params)?;
             let build_s = t.elapsed().as_secs_f64();
-            let path = data.join(format!("{name}.{kind}.w{window}.idx"));
+            let path = scratch.add(data.join(format!("{name}.{kind}.w{window}.idx")));
             file::save(&path, &index, &fingerprint)?;
-            created.push(path.clone());
             indexes.push(SavedIndex {
                 kind,
                 window,
@@ -274,7 +274,8 @@ fn measure_set(
                 args.common.seed + i as u64,
             )?
         };
-        let outer_path = data.join(format!("{name}.r{ratio}.tbl"));
+        let mut outer_scratch = Scratch::new(args.common.keep_data);
+        let outer_path = outer_scratch.add(data.join(format!("{name}.r{ratio}.tbl")));
         write_table(&outer, &outer_path)?;
         drop(outer);
         for repeat in 0..args.repeat {
@@ -337,12 +338,6 @@ fn measure_set(
                 }
             }
         }
-        if !args.common.keep_data {
-            remove_files(&[outer_path])?;
-        }
-    }
-    if !args.common.keep_data {
-        remove_files(&created)?;
     }
     Ok(rows)
 }
@@ -480,6 +475,7 @@ struct Medians {
     time: HashMap<Cell, f64>,
     model: HashMap<Cell, f64>,
     bytes: HashMap<Cell, u64>,
+    reads: HashMap<Cell, u64>,
 }
 
 impl Medians {
@@ -487,7 +483,9 @@ impl Medians {
         let mut times: HashMap<Cell, Vec<f64>> = HashMap::new();
         let mut model = HashMap::new();
         let mut bytes = HashMap::new();
+        let mut reads = HashMap::new();
         for r in rows {
+            reads.insert(r.cell(), r.rec.inner_reads);
             times.entry(r.cell()).or_default().push(r.rec.join_s);
             model.insert(r.cell(), r.rec.model_s);
             bytes.insert(r.cell(), r.rec.outer_bytes + r.rec.inner_bytes);
@@ -496,7 +494,12 @@ impl Medians {
             .into_iter()
             .map(|(c, mut v)| (c, median(&mut v)))
             .collect();
-        Self { time, model, bytes }
+        Self {
+            time,
+            model,
+            bytes,
+            reads,
+        }
     }
 
     fn get(&self, cell: &Cell) -> Option<f64> {
@@ -551,11 +554,11 @@ fn summarize(args: &Args, sets: &[KeySet], rows: &[Row], profile: &StorageProfil
     );
     let _ = writeln!(
         s,
-        "| key set | ratio | inlj:{learned} | inlj:{baseline} | merge | hash | vs {baseline} | paper | vs merge | paper | {learned} depth {deep} | depth gain | model pick | fastest |"
+        "| key set | ratio | inlj:{learned} | inlj:{baseline} | merge | hash | vs {baseline} | paper | vs merge | paper | inner reads {learned} / {baseline} | {learned} depth {deep} | depth gain | model pick | fastest |"
     );
     let _ = writeln!(
         s,
-        "|---|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|---|---|"
+        "|---|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|---:|---|---|"
     );
     let (mut picks, mut matched) = (0, 0);
     let mut merge_bw = Vec::new();
@@ -610,11 +613,13 @@ fn summarize(args: &Args, sets: &[KeySet], rows: &[Row], profile: &StorageProfil
             }
             let _ = writeln!(
                 s,
-                "| {name} | {ratio} | {l:.3} | {b:.3} | {mg:.3} | {h:.3} | {:.2}x | {} | {:.2}x | {} | {d:.3} | {:.2}x | {pick} | {fastest} |",
+                "| {name} | {ratio} | {l:.3} | {b:.3} | {mg:.3} | {h:.3} | {:.2}x | {} | {:.2}x | {} | {} / {} | {d:.3} | {:.2}x | {pick} | {fastest} |",
                 b / l,
                 paper_vs_btree(ratio),
                 mg / l,
                 paper_vs_merge(ratio),
+                m.reads.get(&l_cell).copied().unwrap_or(0),
+                m.reads.get(&b_cell).copied().unwrap_or(0),
                 l / d,
             );
         }
@@ -752,8 +757,8 @@ fn plot_all(
         chart(
             &out.join(format!("fig11_{name}.png")),
             &format!("{name}: {learned} join time against window size (ratio {focus})"),
-            ("window (tuples, one read each)", Scale::Log),
-            ("join time (s)", Scale::Log),
+            ("window (tuples, one read each)", Scale::Linear),
+            ("join time (s)", Scale::Linear),
             &series,
             true,
         )?;

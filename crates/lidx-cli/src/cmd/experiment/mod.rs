@@ -274,16 +274,48 @@ pub fn median(values: &mut [f64]) -> f64 {
     }
 }
 
-/// Removes `paths`, ignoring files already gone.
-pub fn remove_files(paths: &[PathBuf]) -> anyhow::Result<()> {
-    for path in paths {
-        match std::fs::remove_file(path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(e).with_context(|| format!("{}: cannot remove", path.display()));
+/// Generated tables and indexes, removed when dropped (on success or error) unless kept.
+pub struct Scratch {
+    paths: Vec<PathBuf>,
+    keep: bool,
+}
+
+impl Scratch {
+    /// Files to remove when dropped, unless `keep`.
+    pub fn new(keep: bool) -> Self {
+        Self {
+            paths: Vec::new(),
+            keep,
+        }
+    }
+
+    /// Registers `path` and returns it.
+    pub fn add(&mut self, path: PathBuf) -> PathBuf {
+        self.paths.push(path.clone());
+        path
+    }
+
+    /// Removes the files registered so far (unless kept).
+    pub fn clear(&mut self) {
+        if !self.keep {
+            for path in self.paths.drain(..) {
+                let _ = std::fs::remove_file(path);
             }
         }
     }
-    Ok(())
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+impl Dirs {
+    /// Removes the data directory when the experiment made it and it is empty.
+    pub fn finish(&self, common: &Common) {
+        if common.dir.is_none() && !common.keep_data {
+            let _ = std::fs::remove_dir(&self.data);
+        }
+    }
 }

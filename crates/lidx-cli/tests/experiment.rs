@@ -1,0 +1,313 @@
+//! `lidx experiment join-sorted` and `lidx experiment indexes` end to end at a small size,
+//! and `lidx join --io-depth` against depth 1: every measurement's output checked against
+//! what the inputs imply, every file the experiments promise present, no data left behind.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a failed test"
+)]
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn lidx() -> Command {
+    Command::cargo_bin("lidx").unwrap()
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = lidx().current_dir(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "lidx {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A short storage profile of `dir`, so the experiments need not measure one.
+fn profile(dir: &Path) {
+    ok(
+        dir,
+        &[
+            "bench",
+            "disk",
+            "--dir",
+            ".",
+            "--file-size",
+            "8MiB",
+            "--read-sizes",
+            "4KiB,1MiB",
+            "--ms-per-point",
+            "10",
+            "--queue-depths",
+            "1,4",
+            "--profile",
+            "p.json",
+        ],
+    );
+}
+
+fn read_csv(path: &Path) -> Vec<HashMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header: Vec<String> = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            header
+                .iter()
+                .cloned()
+                .zip(r.iter().map(str::to_string))
+                .collect()
+        })
+        .collect()
+}
+
+fn png(path: &Path) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(
+        bytes.starts_with(b"\x89PNG"),
+        "{} is no PNG",
+        path.display()
+    );
+}
+
+#[test]
+fn join_sorted_runs_every_cell_and_every_join_matches_every_outer_key() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    profile(d);
+    let out = ok(
+        d,
+        &[
+            "experiment",
+            "join-sorted",
+            "--n",
+            "20k",
+            "--sets",
+            "lognormal,udense",
+            "--ratios",
+            "1,100",
+            "--windows",
+            "256,1024",
+            "--io-depths",
+            "1,4",
+            "--threads",
+            "1,2",
+            "--profile",
+            "p.json",
+            "--out-dir",
+            "js",
+        ],
+    );
+    assert!(out.contains("| lognormal | 100 |"), "{out}");
+    assert!(out.contains("picked the measured fastest"), "{out}");
+    let js = d.join("js");
+    let rows = read_csv(&js.join("join_sorted.csv"));
+    // 2 sets × 2 ratios × 2 thread counts × (merge, hash, 2 indexes × 2 windows × 2 depths).
+    assert_eq!(rows.len(), 2 * 2 * 2 * (2 + 2 * 2 * 2));
+    for row in &rows {
+        // The outer table is a sample of the distinct inner keys: each matches once.
+        assert_eq!(row["output_tuples"], row["outer_tuples"], "{row:?}");
+        let ratio: u64 = row["ratio"].parse().unwrap();
+        let inner: u64 = row["inner_tuples"].parse().unwrap();
+        let outer: u64 = row["outer_tuples"].parse().unwrap();
+        assert_eq!(inner, 20_000);
+        assert_eq!(outer, inner / ratio, "{row:?}");
+        assert!(row["join_s"].parse::<f64>().unwrap() > 0.0);
+        assert!(row["model_s"].parse::<f64>().unwrap() > 0.0);
+        assert!(!row["machine"].is_empty() && !row["device"].is_empty());
+        if row["method"].starts_with("inlj:") {
+            assert_eq!(row["lookups"], row["outer_tuples"], "{row:?}");
+            let depth: u64 = row["io_depth"].parse().unwrap();
+            assert_eq!(row["io_backend"] == "sync", depth == 1, "{row:?}");
+            assert!(!row["index"].is_empty() && !row["window"].is_empty());
+        } else {
+            // Merge and hash scan both tables whole.
+            assert!(row["inner_blocks"].parse::<u64>().unwrap() >= 20_000 / 256);
+        }
+    }
+    let hdd = read_csv(&js.join("join_sorted_hdd_prediction.csv"));
+    assert_eq!(hdd.len(), 2 * 2 * 3);
+    assert!(hdd.iter().all(|r| r["profile"].contains("prediction")));
+    for set in ["lognormal", "udense"] {
+        for fig in ["fig6", "fig10", "fig11", "fig8_predicted_hdd"] {
+            png(&js.join(format!("{fig}_{set}.png")));
+        }
+    }
+    let summary = std::fs::read_to_string(js.join("summary.md")).unwrap();
+    assert!(summary.contains("| udense | 1 |"), "{summary}");
+    // The generated tables and indexes are gone, and so is the data directory.
+    assert!(!js.join("data").exists(), "data left behind");
+}
+
+#[test]
+fn indexes_measures_every_kind_and_table_2() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    profile(d);
+    std::fs::create_dir(d.join("data")).unwrap();
+    ok(
+        d,
+        &[
+            "experiment",
+            "indexes",
+            "--n",
+            "30k",
+            "--sets",
+            "normal",
+            "--windows",
+            "256,1024",
+            "--profile",
+            "p.json",
+            "--dir",
+            "data",
+            "--out-dir",
+            "ix",
+        ],
+    );
+    let ix = d.join("ix");
+    let rows = read_csv(&ix.join("indexes.csv"));
+    let kinds: Vec<&str> = rows.iter().map(|r| r["index"].as_str()).collect();
+    assert_eq!(kinds, ["pgm", "sampled-pgm", "rs", "rmi", "btree"]);
+    for row in &rows {
+        // A self-join of distinct keys: one output per key.
+        assert_eq!(row["output_tuples"], "30000", "{row:?}");
+        assert!(row["max_window"].parse::<u64>().unwrap() <= 384, "{row:?}");
+        assert!(row["index_bytes"].parse::<u64>().unwrap() > 0);
+    }
+    let sizes = read_csv(&ix.join("table2_sizes.csv"));
+    assert_eq!(sizes.len(), 2 * 2);
+    for fig in [
+        "fig5_size_vs_self_join",
+        "fig5_size_vs_build",
+        "table2_size_vs_window",
+    ] {
+        png(&ix.join(format!("{fig}.png")));
+    }
+    // --dir was the user's: kept, but emptied of the generated files.
+    assert_eq!(std::fs::read_dir(d.join("data")).unwrap().count(), 0);
+}
+
+#[test]
+fn bad_experiment_parameters_are_refused_before_any_output() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    for (args, want) in [
+        (&["--ratios", "0"][..], "ratios"),
+        (&["--io-depths", "0"][..], "io-depths"),
+        (&["--windows", "2"][..], "windows"),
+        (&["--indexes", "binary"][..], "indexes"),
+        (&["--n", "0"][..], "n"),
+    ] {
+        let out = lidx()
+            .current_dir(d)
+            .args(["experiment", "join-sorted", "--out-dir", "o"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.starts_with("lidx: error: invalid") && err.contains(want),
+            "{err}"
+        );
+        assert!(!d.join("o").exists(), "{args:?} left output");
+    }
+    let out = lidx()
+        .current_dir(d)
+        .args(["experiment", "indexes", "--keys", "missing.keys"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("missing.keys")
+    );
+}
+
+#[test]
+fn any_io_depth_gives_the_depth_one_output_table() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "gen",
+            "--dist",
+            "clustered",
+            "--n",
+            "50k",
+            "--duplicates",
+            "0.3",
+            "--out",
+            "s.keys",
+        ],
+    );
+    ok(d, &["table", "build", "--keys", "s.keys", "--out", "s.tbl"]);
+    ok(
+        d,
+        &[
+            "gen",
+            "--sample-of",
+            "s.keys",
+            "--ratio",
+            "20",
+            "--out",
+            "r.keys",
+        ],
+    );
+    ok(d, &["table", "build", "--keys", "r.keys", "--out", "r.tbl"]);
+    let join = |out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "join",
+            "--outer",
+            "r.tbl",
+            "--inner",
+            "s.tbl",
+            "--method",
+            "inlj:sampled-pgm",
+            "--threads",
+            "2",
+            "--out",
+            out,
+        ];
+        args.extend_from_slice(extra);
+        ok(d, &args);
+        std::fs::read(d.join(out)).unwrap()
+    };
+    let one = join("one.tbl", &[]);
+    for backend in ["uring", "threads", "auto"] {
+        let deep = join(
+            "deep.tbl",
+            &["--io-depth", "16", "--io-backend", backend, "--direct"],
+        );
+        assert_eq!(deep, one, "io-depth 16 on {backend} differs from depth 1");
+    }
+    let json = ok(
+        d,
+        &[
+            "join",
+            "--outer",
+            "r.tbl",
+            "--inner",
+            "s.tbl",
+            "--method",
+            "inlj:btree",
+            "--io-depth",
+            "8",
+            "--count-only",
+            "--json",
+        ],
+    );
+    assert_eq!(json.lines().count(), 1, "{json}");
+    assert!(json.contains("\"io_depth\":8"), "{json}");
+}
