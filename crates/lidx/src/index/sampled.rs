@@ -57,6 +57,18 @@ impl<I> Sampled<I> {
     pub fn inner(&self) -> &I {
         &self.inner
     }
+
+    /// Maps a window over the samples to the table (see the module doc).
+    fn full_window(&self, w: Window) -> Window {
+        let k = self.every;
+        Window {
+            lo: match w.lo {
+                0 => 0,
+                lo => (lo - 1).saturating_mul(k).saturating_add(1).min(self.n),
+            },
+            hi: w.hi.saturating_mul(k).min(self.n),
+        }
+    }
 }
 
 impl Index for Sampled<Pgm> {
@@ -81,15 +93,12 @@ impl Index for Sampled<Pgm> {
 
     #[inline]
     fn search(&self, key: u64) -> Window {
-        let w = self.inner.search(key);
-        let k = self.every;
-        Window {
-            lo: match w.lo {
-                0 => 0,
-                lo => (lo - 1).saturating_mul(k).saturating_add(1).min(self.n),
-            },
-            hi: w.hi.saturating_mul(k).min(self.n),
-        }
+        self.full_window(self.inner.search(key))
+    }
+
+    /// Moves along the inner index's lowest level (its cursor over the samples).
+    fn search_from(&self, key: u64, hint: &mut usize) -> Window {
+        self.full_window(self.inner.search_from(key, hint))
     }
 
     fn len(&self) -> u64 {

@@ -16,7 +16,6 @@
 //! many keys fall in them), and works through the keys in order as the reads come back, so
 //! the output stays in key order.
 
-use std::collections::VecDeque;
 use std::ops::Range;
 
 use super::scan::Scan;
@@ -64,6 +63,7 @@ impl Default for InljOptions {
 const PLANNED_PER_READ: usize = 256;
 
 /// An outer tuple whose window is known and whose read may be in flight.
+#[derive(Clone, Copy)]
 struct Planned {
     tuple: Tuple,
     window: Window,
@@ -116,14 +116,21 @@ pub fn inlj_range<I: Index>(
     } else {
         1
     };
-    let mut planned: VecDeque<Planned> = VecDeque::with_capacity(lookahead.min(1 << 16));
+    // Keys planned ahead are `planned[next..]`; the vector is emptied whenever all are done
+    // (cheaper than a ring buffer for the one-key plan of depth 1).
+    let mut planned: Vec<Planned> = Vec::with_capacity(lookahead.min(1 << 16));
+    let mut next = 0usize;
     let mut last_prefetch = BlockRange::default();
     let (mut lookups, mut output, mut floor) = (0u64, 0u64, 0u64);
     let mut hint = 0usize;
     loop {
         // Plan ahead: windows come from the index alone; their reads start while the queue
         // has room (windows already being read by an earlier key are not read again).
-        while planned.len() < lookahead && (planned.is_empty() || reader.can_prefetch()) {
+        if next == planned.len() {
+            planned.clear();
+            next = 0;
+        }
+        while planned.len() - next < lookahead && (next == planned.len() || reader.can_prefetch()) {
             let Some(tuple) = outer_scan.peek()? else {
                 break;
             };
@@ -144,20 +151,21 @@ pub fn inlj_range<I: Index>(
                 reader.prefetch(range)?;
                 last_prefetch = range;
             }
-            planned.push_back(Planned {
+            planned.push(Planned {
                 tuple,
                 window,
                 prefetched,
             });
         }
-        let Some(Planned {
+        let Some(&Planned {
             tuple: t,
             window: mut w,
             prefetched,
-        }) = planned.pop_front()
+        }) = planned.get(next)
         else {
             break;
         };
+        next += 1;
         let key = t.key;
         if opts.monotone {
             // The previous key's answer bounds this one's from below (outer keys ascend).
