@@ -260,7 +260,7 @@ fn summarize(args: &Args, rows: &[Row], sizes: &[SizeRow]) -> String {
     );
     let _ = writeln!(
         s,
-        "| key set | index | params | max window | size | build s | self-join s | inner reads | join vs btree | size vs btree |"
+        "| key set | index | params | max window | size | build s | self-join s | inner reads | speedup vs btree | btree size / size |"
     );
     let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
