@@ -8,23 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+mod common;
+
+use common::{lidx, ok};
 use tempfile::TempDir;
-
-fn lidx() -> Command {
-    Command::cargo_bin("lidx").unwrap()
-}
-
-/// Runs `lidx args` in `dir`, expects success, returns stdout.
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let out = lidx().current_dir(dir).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "lidx {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// Runs `lidx args` in `dir`, expects exit code 1 and one error line containing every
 /// piece of `wants`; checks no file other than `before` exists afterwards.

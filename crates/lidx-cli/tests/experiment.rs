@@ -10,21 +10,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use assert_cmd::Command;
+mod common;
 
-fn lidx() -> Command {
-    Command::cargo_bin("lidx").unwrap()
-}
-
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let out = lidx().current_dir(dir).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "lidx {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use common::{lidx, ok};
 
 /// A short storage profile of `dir`, so the experiments need not measure one.
 fn profile(dir: &Path) {

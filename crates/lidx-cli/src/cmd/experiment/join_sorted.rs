@@ -689,21 +689,24 @@ fn plot_all(
             }
         };
 
+        // One series per method, with its time at each x where `at` names the cell.
+        let per_method = |xs: &[u64], at: &dyn Fn(u64, &str, u64, usize) -> Cell| -> Vec<Series> {
+            methods
+                .iter()
+                .map(|(method, w, depth)| Series {
+                    name: label(method, *depth),
+                    points: xs
+                        .iter()
+                        .filter_map(|&x| m.get(&at(x, method, *w, *depth)).map(|s| (x as f64, s)))
+                        .collect(),
+                })
+                .collect()
+        };
+
         // Fig. 6: time against ratio.
-        let series: Vec<Series> = methods
-            .iter()
-            .map(|(method, w, depth)| Series {
-                name: label(method, *depth),
-                points: args
-                    .ratios
-                    .iter()
-                    .filter_map(|&r| {
-                        m.get(&cell(r, method, *w, t1, *depth))
-                            .map(|s| (r as f64, s))
-                    })
-                    .collect(),
-            })
-            .collect();
+        let series = per_method(&args.ratios, &|r, method, w, depth| {
+            cell(r, method, w, t1, depth)
+        });
         chart(
             &out.join(format!("fig6_{name}.png")),
             &format!("{name}: join time against |S|/|R| ({t1} thread, window {window})"),
@@ -714,20 +717,10 @@ fn plot_all(
         )?;
 
         // Fig. 10: time against threads.
-        let series: Vec<Series> = methods
-            .iter()
-            .map(|(method, w, depth)| Series {
-                name: label(method, *depth),
-                points: args
-                    .threads()
-                    .iter()
-                    .filter_map(|&t| {
-                        m.get(&cell(focus, method, *w, t, *depth))
-                            .map(|s| (t as f64, s))
-                    })
-                    .collect(),
-            })
-            .collect();
+        let threads: Vec<u64> = args.threads().iter().map(|&t| t as u64).collect();
+        let series = per_method(&threads, &|t, method, w, depth| {
+            cell(focus, method, w, t as usize, depth)
+        });
         chart(
             &out.join(format!("fig10_{name}.png")),
             &format!("{name}: join time against threads (ratio {focus}, window {window})"),
