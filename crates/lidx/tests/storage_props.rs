@@ -11,8 +11,8 @@ use lidx::data::sosd::parse_keys;
 use lidx::data::{KeyFile, write_keys};
 use lidx::storage::format::TableHeader;
 use lidx::storage::{
-    BlockRange, BlockReader, OutputTuple, ReadMode, TUPLES_PER_BLOCK, Table, TableWriter, Tuple,
-    paper1,
+    BlockRange, BlockReader, IoBackend, OutputTuple, ReadMode, TUPLES_PER_BLOCK, Table,
+    TableWriter, Tuple, paper1,
 };
 use lidx::{Error, FormatError};
 use proptest::prelude::*;
@@ -496,5 +496,51 @@ proptest! {
         prop_assert!(BlockReader::new(&table, ReadMode::Buffered).is_err());
         let exported = paper1::export(&table, &dir.path().join("x.p1"), |_| {});
         prop_assert!(exported.is_err());
+    }
+}
+
+/// Read-ahead: reads come back in order, a read that continues the held blocks keeps the
+/// requested ones in front of it, windows inside what is held cost nothing more, and every
+/// byte equals the table's.
+#[test]
+fn prefetched_reads_are_handed_back_in_order_and_joined_to_the_held_blocks() {
+    let dir = direct_capable_dir();
+    let keys: Vec<u64> = (0..2_000u64).map(|i| i * 3).collect();
+    let tuples = tuples_of(&keys);
+    let path = dir.path().join("t.tbl");
+    write_table(&path, &tuples);
+    let table = Table::open(&path).unwrap();
+    for backend in [IoBackend::Uring, IoBackend::Threads] {
+        for mode in [ReadMode::Buffered, ReadMode::Direct] {
+            let mut reader = BlockReader::new(&table, mode).unwrap();
+            reader.set_io_depth(4, backend).unwrap();
+            let run = |first, count| BlockRange { first, count };
+            for r in [run(0, 2), run(2, 1), run(5, 2)] {
+                assert!(reader.can_prefetch());
+                reader.prefetch(r).unwrap();
+            }
+            assert_eq!(reader.prefetching(), 3);
+            assert!(reader.take_prefetched(None).unwrap());
+            // Blocks 1 and 2: block 1 kept from the first read, block 2 read next.
+            assert!(reader.take_prefetched(Some(1)).unwrap());
+            let before = reader.stats();
+            let w = reader.read_window(256, 768).unwrap();
+            assert_eq!(w.first_position, 256);
+            assert_eq!(w.tuples, &tuples[256..768]);
+            assert_eq!(reader.stats(), before, "blocks 1 and 2 are held");
+            // Block 5 does not continue block 2: it replaces what is held.
+            assert!(reader.take_prefetched(Some(2)).unwrap());
+            let w = reader.read_window(5 * 256, 7 * 256).unwrap();
+            assert_eq!(w.tuples, &tuples[5 * 256..7 * 256]);
+            assert_eq!(reader.stats(), before);
+            assert!(
+                !reader.take_prefetched(None).unwrap(),
+                "nothing left in flight"
+            );
+            assert_eq!(reader.stats().reads, 3);
+            assert_eq!(reader.stats().blocks, 5);
+            // Past the end is refused, and a full queue has no room.
+            assert!(reader.prefetch(run(7, 2)).is_err());
+        }
     }
 }

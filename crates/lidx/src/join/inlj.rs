@@ -67,7 +67,9 @@ const PLANNED_PER_READ: usize = 256;
 struct Planned {
     tuple: Tuple,
     window: Window,
-    prefetched: bool,
+    /// Whether a read was started for this key, and from which block on the blocks held
+    /// before it arrives are to be kept in front of it (`None`: not at all).
+    prefetched: Option<Option<u64>>,
 }
 
 /// Joins `outer` with the sorted `inner` through `index`, built on `inner`'s keys.
@@ -120,7 +122,8 @@ pub fn inlj_range<I: Index>(
     // (cheaper than a ring buffer for the one-key plan of depth 1).
     let mut planned: Vec<Planned> = Vec::with_capacity(lookahead.min(1 << 16));
     let mut next = 0usize;
-    let mut last_prefetch = BlockRange::default();
+    // The blocks the buffer will hold once the reads started so far have arrived.
+    let mut covered = BlockRange::default();
     let (mut lookups, mut output, mut floor) = (0u64, 0u64, 0u64);
     let mut hint = 0usize;
     loop {
@@ -142,14 +145,32 @@ pub fn inlj_range<I: Index>(
             };
             lookups += 1;
             // The blocks the search and the first emitted match can touch.
-            let range = BlockRange::for_window(window.lo, (window.hi + 1).min(n));
-            let prefetched = reader.can_prefetch()
-                && range.count > 0
-                && range.count <= opts.max_window_blocks + 1
-                && !(opts.monotone && last_prefetch.contains(&range));
-            if prefetched {
-                reader.prefetch(range)?;
-                last_prefetch = range;
+            let window_blocks = BlockRange::for_window(window.lo, (window.hi + 1).min(n));
+            let mut prefetched = None;
+            if reader.can_prefetch()
+                && window_blocks.count > 0
+                && window_blocks.count <= opts.max_window_blocks + 1
+                && !(opts.monotone && covered.contains(&window_blocks))
+            {
+                // With monotone windows, blocks an earlier read brings are not read again:
+                // a window that starts inside them reads only the blocks past them.
+                let continues = opts.monotone
+                    && covered.first <= window_blocks.first
+                    && window_blocks.first < covered.end();
+                let read = if continues {
+                    BlockRange {
+                        first: covered.end(),
+                        count: window_blocks.end() - covered.end(),
+                    }
+                } else {
+                    window_blocks
+                };
+                reader.prefetch(read)?;
+                covered = BlockRange {
+                    first: window_blocks.first,
+                    count: window_blocks.end() - window_blocks.first,
+                };
+                prefetched = Some(continues.then_some(window_blocks.first));
             }
             planned.push(Planned {
                 tuple,
@@ -173,8 +194,8 @@ pub fn inlj_range<I: Index>(
         } else {
             reader.clear_buffer();
         }
-        if prefetched {
-            reader.take_prefetched()?;
+        if let Some(keep_from) = prefetched {
+            reader.take_prefetched(keep_from)?;
         }
         let mut pos = reader.lower_bound(w.lo, w.hi, key, opts.max_window_blocks)?;
         floor = pos;

@@ -244,8 +244,11 @@ impl<'t> BlockReader<'t> {
 
     /// Waits for the oldest read started by [`prefetch`](Self::prefetch), checks its blocks
     /// and makes them the buffer's content (so windows inside them cost no further I/O).
-    /// Returns `false` when nothing was in flight.
-    pub fn take_prefetched(&mut self) -> Result<bool> {
+    /// Where the read continues the blocks held (it starts at their end) and `keep_from` is
+    /// one of them, the held blocks from `keep_from` on are kept in front of it, so a read
+    /// of only the blocks past an earlier one serves windows that straddle both. Returns
+    /// `false` when nothing was in flight.
+    pub fn take_prefetched(&mut self, keep_from: Option<u64>) -> Result<bool> {
         let Some(queue) = self.queue.as_mut() else {
             return Ok(false);
         };
@@ -253,16 +256,40 @@ impl<'t> BlockReader<'t> {
             return Ok(false);
         };
         let (range, buf) = done.map_err(|e| read_error(self.table, self.mode, e))?;
-        let old = std::mem::replace(&mut self.buf, buf);
-        queue.recycle(old);
-        self.held = BlockRange::default();
+        let len = range.count as usize * BLOCK_SIZE;
         if self.verify {
-            let bytes = self.buf.get(range.count as usize * BLOCK_SIZE);
-            for (i, block) in bytes.chunks_exact(BLOCK_SIZE).enumerate() {
+            for (i, block) in buf.get(len).chunks_exact(BLOCK_SIZE).enumerate() {
                 self.table.check_block(range.first + i as u64, block)?;
             }
         }
-        self.held = range;
+        let held = self.held;
+        let keep = match keep_from {
+            Some(first)
+                if held.end() == range.first && (held.first..held.end()).contains(&first) =>
+            {
+                (held.end() - first) as usize * BLOCK_SIZE
+            }
+            _ => 0,
+        };
+        if keep > 0 && keep + len <= self.buf.len {
+            // Move the kept blocks to the front and append the new ones after them.
+            let from = held.count as usize * BLOCK_SIZE - keep;
+            // Both lengths are within the buffer's size, so this keeps its content.
+            let bytes = self
+                .buf
+                .get_mut((held.count as usize * BLOCK_SIZE).max(keep + len));
+            bytes.copy_within(from..from + keep, 0);
+            bytes[keep..keep + len].copy_from_slice(buf.get(len));
+            queue.recycle(buf);
+            self.held = BlockRange {
+                first: range.first - (keep / BLOCK_SIZE) as u64,
+                count: range.count + (keep / BLOCK_SIZE) as u64,
+            };
+        } else {
+            let old = std::mem::replace(&mut self.buf, buf);
+            queue.recycle(old);
+            self.held = range;
+        }
         Ok(true)
     }
 
