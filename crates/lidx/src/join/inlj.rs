@@ -70,6 +70,25 @@ struct Planned {
     /// Whether a read was started for this key, and from which block on the blocks held
     /// before it arrives are to be kept in front of it (`None`: not at all).
     prefetched: Option<Option<u64>>,
+    /// Its read was taken early, for an earlier key whose match lay in its blocks.
+    taken: bool,
+}
+
+/// Where the block of position `pos` is on its way in the oldest read in flight, takes that
+/// read now (for the later key it was started for) instead of reading the block again.
+fn take_early(reader: &mut BlockReader<'_>, later: &mut [Planned], pos: u64) -> Result<()> {
+    let block = BlockRange::for_window(pos, pos + 1);
+    if !reader.next_prefetched().is_some_and(|r| r.contains(&block)) {
+        return Ok(());
+    }
+    let owner = later
+        .iter_mut()
+        .find(|p| p.prefetched.is_some() && !p.taken);
+    if let Some(owner) = owner {
+        reader.take_prefetched(owner.prefetched.flatten())?;
+        owner.taken = true;
+    }
+    Ok(())
 }
 
 /// Joins `outer` with the sorted `inner` through `index`, built on `inner`'s keys.
@@ -144,12 +163,15 @@ pub fn inlj_range<I: Index>(
                 index.search(tuple.key)
             };
             lookups += 1;
-            // The blocks the search and the first emitted match can touch.
-            let window_blocks = BlockRange::for_window(window.lo, (window.hi + 1).min(n));
+            // The blocks of the window (of its first position, if empty). A match just past
+            // them (at `hi`, where the window ends on a block boundary) is usually in the next
+            // key's read, taken early below; otherwise it is read when needed.
+            let window_blocks =
+                BlockRange::for_window(window.lo, window.hi.max(window.lo + 1).min(n));
             let mut prefetched = None;
             if reader.can_prefetch()
                 && window_blocks.count > 0
-                && window_blocks.count <= opts.max_window_blocks + 1
+                && window_blocks.count <= opts.max_window_blocks
                 && !(opts.monotone && covered.contains(&window_blocks))
             {
                 // With monotone windows, blocks an earlier read brings are not read again:
@@ -176,12 +198,14 @@ pub fn inlj_range<I: Index>(
                 tuple,
                 window,
                 prefetched,
+                taken: false,
             });
         }
         let Some(&Planned {
             tuple: t,
             window: mut w,
             prefetched,
+            taken,
         }) = planned.get(next)
         else {
             break;
@@ -194,13 +218,16 @@ pub fn inlj_range<I: Index>(
         } else {
             reader.clear_buffer();
         }
-        if let Some(keep_from) = prefetched {
+        if let (Some(keep_from), false) = (prefetched, taken) {
             reader.take_prefetched(keep_from)?;
         }
         let mut pos = reader.lower_bound(w.lo, w.hi, key, opts.max_window_blocks)?;
         floor = pos;
         // Emit the run of equal inner keys, block by block.
         while pos < n {
+            if !reader.holds(pos) {
+                take_early(&mut reader, &mut planned[next..], pos)?;
+            }
             let run = reader.read_window(pos, pos + 1)?;
             let from = (pos - run.first_position) as usize;
             let rest = run.tuples.get(from..).unwrap_or_default();

@@ -127,6 +127,15 @@ impl AlignedBuf {
         &mut self.raw[self.start..self.start + len]
     }
 
+    /// Makes room for `len` bytes, keeping the bytes held so far.
+    pub(crate) fn grow_preserving(&mut self, len: usize) {
+        if len > self.len {
+            let mut bigger = AlignedBuf::default();
+            bigger.get_mut(len)[..self.len].copy_from_slice(self.get(self.len));
+            *self = bigger;
+        }
+    }
+
     pub(crate) fn get(&self, len: usize) -> &[u8] {
         &self.raw[self.start..self.start + len.min(self.len)]
     }
@@ -221,6 +230,18 @@ impl<'t> BlockReader<'t> {
         self.queue.as_deref().map_or(0, ReadQueue::in_flight)
     }
 
+    /// The blocks of the oldest read started by [`prefetch`](Self::prefetch) and not yet
+    /// taken.
+    pub fn next_prefetched(&self) -> Option<BlockRange> {
+        self.queue.as_deref().and_then(ReadQueue::oldest)
+    }
+
+    /// True when the buffer holds the block of tuple position `pos`.
+    pub fn holds(&self, pos: u64) -> bool {
+        let block = pos / TUPLES_PER_BLOCK;
+        self.held.count > 0 && self.held.first <= block && block < self.held.end()
+    }
+
     /// Starts reading data blocks `range` in the background (counted now). The reads come
     /// back, oldest first, through [`take_prefetched`](Self::take_prefetched); the caller
     /// checks [`can_prefetch`](Self::can_prefetch) first.
@@ -271,13 +292,12 @@ impl<'t> BlockReader<'t> {
             }
             _ => 0,
         };
-        if keep > 0 && keep + len <= self.buf.len {
+        if keep > 0 {
             // Move the kept blocks to the front and append the new ones after them.
             let from = held.count as usize * BLOCK_SIZE - keep;
-            // Both lengths are within the buffer's size, so this keeps its content.
-            let bytes = self
-                .buf
-                .get_mut((held.count as usize * BLOCK_SIZE).max(keep + len));
+            let all = (held.count as usize * BLOCK_SIZE).max(keep + len);
+            self.buf.grow_preserving(all);
+            let bytes = self.buf.get_mut(all);
             bytes.copy_within(from..from + keep, 0);
             bytes[keep..keep + len].copy_from_slice(buf.get(len));
             queue.recycle(buf);

@@ -137,6 +137,11 @@ impl ReadQueue {
         self.in_flight.len() < self.depth
     }
 
+    /// The blocks of the oldest read in flight.
+    pub(crate) fn oldest(&self) -> Option<BlockRange> {
+        self.in_flight.front().map(|p| p.range)
+    }
+
     /// Reads in flight.
     pub(crate) fn in_flight(&self) -> usize {
         self.in_flight.len()
@@ -196,10 +201,15 @@ impl ReadQueue {
         } = pending;
         let (mut buf, done) = match &mut self.backend {
             #[cfg(target_os = "linux")]
-            Backend::Uring(ring) => {
-                let done = ring.wait(id);
-                (buf.unwrap_or_default(), done)
-            }
+            Backend::Uring(ring) => match ring.wait(id) {
+                Ok(done) => (buf.unwrap_or_default(), done),
+                Err(e) => {
+                    // The ring failed before the read completed: the kernel may still write
+                    // into the buffer, so it must never be freed or reused.
+                    std::mem::forget(buf);
+                    return Err(e);
+                }
+            },
             Backend::Threads(pool) => pool.wait(id)?,
         };
         let done = done?;
@@ -392,20 +402,22 @@ mod uring {
             }
         }
 
-        /// Waits for read `id` and returns the bytes it read.
-        pub(super) fn wait(&mut self, id: u64) -> io::Result<usize> {
+        /// Waits for read `id` to complete and returns its outcome: the bytes it read or its
+        /// error. The outer error means the ring itself failed and the read may still be in
+        /// flight.
+        pub(super) fn wait(&mut self, id: u64) -> io::Result<io::Result<usize>> {
             loop {
                 for cqe in self.ring.completion() {
                     self.early.insert(cqe.user_data(), cqe.result());
                 }
                 if let Some(res) = self.early.remove(&id) {
-                    return if res < 0 {
+                    return Ok(if res < 0 {
                         Err(io::Error::from_raw_os_error(-res))
                     } else if res == 0 {
                         Err(io::ErrorKind::UnexpectedEof.into())
                     } else {
                         Ok(res as usize)
-                    };
+                    });
                 }
                 match self.ring.submit_and_wait(1) {
                     Ok(_) => {}
