@@ -99,8 +99,9 @@ fn join_sorted_runs_every_cell_and_every_join_matches_every_outer_key() {
     assert!(out.contains("picked the measured fastest"), "{out}");
     let js = d.join("js");
     let rows = read_csv(&js.join("join_sorted.csv"));
-    // 2 sets × 2 ratios × 2 thread counts × (merge, hash, 2 indexes × 2 windows × 2 depths).
-    assert_eq!(rows.len(), 2 * 2 * 2 * (2 + 2 * 2 * 2));
+    // 2 sets × 2 ratios × 2 thread counts × (merge and hash at 2 windows and large reads,
+    // 2 indexes × 2 windows × 2 depths).
+    assert_eq!(rows.len(), 2 * 2 * 2 * (2 * 3 + 2 * 2 * 2));
     for row in &rows {
         // The outer table is a sample of the distinct inner keys: each matches once.
         assert_eq!(row["output_tuples"], row["outer_tuples"], "{row:?}");

@@ -53,6 +53,9 @@ pub struct Args {
     repeat: usize,
 }
 
+/// Bytes of one (key, value) tuple.
+const TUPLE_BYTES: u64 = 16;
+
 fn parse_kind(s: &str) -> Result<IndexKind, String> {
     s.parse().map_err(|e: lidx::Error| e.to_string())
 }
@@ -71,7 +74,9 @@ struct SavedIndex {
 struct Row {
     set: String,
     ratio: u64,
-    index: Option<(IndexKind, u64)>,
+    index: Option<IndexKind>,
+    /// Tuples per read of every table (the INLJ's window); 0 for the large-read baseline.
+    window: u64,
     index_bytes: u64,
     index_max_window: u64,
     index_build_s: f64,
@@ -86,7 +91,7 @@ impl Row {
             set: self.set.clone(),
             ratio: self.ratio,
             method: self.rec.method.clone(),
-            window: self.index.map_or(0, |(_, w)| w),
+            window: self.window,
             threads: self.rec.threads,
             depth: self.rec.io_depth,
         }
@@ -144,7 +149,7 @@ impl Args {
     /// Joins per ratio and repeat.
     fn runs_per_ratio(&self) -> u64 {
         let inlj = self.indexes.len() * self.windows.len() * self.io_depths.len();
-        (self.threads().len() * (2 + inlj)) as u64
+        (self.threads().len() * (2 * (self.windows.len() + 1) + inlj)) as u64
     }
 }
 
@@ -281,7 +286,8 @@ fn measure_set(
         for repeat in 0..args.repeat {
             for &threads in args.threads() {
                 bar.set_message(format!("{name} 1:{ratio} t{threads}"));
-                let base = |method: &str| -> Vec<OsString> {
+                // Every read of a scanned table is `read_size` bytes.
+                let base = |method: &str, read_size: u64| -> Vec<OsString> {
                     let mut a: Vec<OsString> = vec![
                         "--outer".into(),
                         outer_path.clone().into(),
@@ -292,30 +298,42 @@ fn measure_set(
                         "--threads".into(),
                         threads.to_string().into(),
                         "--read-size".into(),
-                        args.read_size.to_string().into(),
+                        read_size.to_string().into(),
                         "--profile".into(),
                         profile_path.into(),
                     ];
                     a.extend(args.common.read_flags().into_iter().map(OsString::from));
                     a
                 };
-                for method in ["merge", "hash"] {
-                    let rec = measure_join(&base(method))?;
-                    bar.inc(1);
-                    rows.push(Row {
-                        set: name.clone(),
-                        ratio,
-                        index: None,
-                        index_bytes: 0,
-                        index_max_window: 0,
-                        index_build_s: 0.0,
-                        repeat,
-                        rec,
-                    });
+                // Paper 1 streams tables in pages and reads each window with one call: a
+                // cell of window W reads W tuples per call everywhere. Window 0 is the
+                // tuned baseline: merge and hash with --read-size reads.
+                let scan_windows = args.windows.iter().copied().chain([0]);
+                for window in scan_windows {
+                    let read_size = match window {
+                        0 => args.read_size,
+                        w => w * TUPLE_BYTES,
+                    };
+                    for method in ["merge", "hash"] {
+                        let rec = measure_join(&base(method, read_size))?;
+                        bar.inc(1);
+                        rows.push(Row {
+                            set: name.clone(),
+                            ratio,
+                            index: None,
+                            window,
+                            index_bytes: 0,
+                            index_max_window: 0,
+                            index_build_s: 0.0,
+                            repeat,
+                            rec,
+                        });
+                    }
                 }
                 for index in &indexes {
                     for &depth in &args.io_depths {
-                        let mut a = base(&format!("inlj:{}", index.kind));
+                        let mut a =
+                            base(&format!("inlj:{}", index.kind), index.window * TUPLE_BYTES);
                         a.extend([
                             "--index".into(),
                             index.path.clone().into(),
@@ -327,7 +345,8 @@ fn measure_set(
                         rows.push(Row {
                             set: name.clone(),
                             ratio,
-                            index: Some((index.kind, index.window)),
+                            index: Some(index.kind),
+                            window: index.window,
                             index_bytes: index.bytes,
                             index_max_window: index.max_window,
                             index_build_s: index.build_s,
@@ -355,8 +374,8 @@ fn hdd_prediction(args: &Args, set: &str, rows: &[Row]) -> anyhow::Result<Vec<Ve
             outer: row.rec.outer_tuples,
             inner: row.rec.inner_tuples,
             window: window as f64,
-            read_bytes: args.read_size,
-            tuple_bytes: 16,
+            read_bytes: window * TUPLE_BYTES,
+            tuple_bytes: TUPLE_BYTES,
             threads: 1,
             io_depth: 1,
         };
@@ -368,11 +387,7 @@ fn hdd_prediction(args: &Args, set: &str, rows: &[Row]) -> anyhow::Result<Vec<Ve
                 shape.outer.to_string(),
                 ratio.to_string(),
                 method.to_string(),
-                if method == "inlj" {
-                    window.to_string()
-                } else {
-                    String::new()
-                },
+                window.to_string(),
                 format!("{s:.6}"),
                 hdd.device.clone(),
             ]);
@@ -406,6 +421,7 @@ fn write_csv(
         "direct",
         "repeat",
         "join_s",
+        "build_s",
         "output_tuples",
         "lookups",
         "outer_blocks",
@@ -435,8 +451,8 @@ fn write_csv(
                 rec.outer_tuples.to_string(),
                 r.ratio.to_string(),
                 rec.method.clone(),
-                r.index.map_or(String::new(), |(k, _)| k.to_string()),
-                r.index.map_or(String::new(), |(_, w)| w.to_string()),
+                r.index.map_or(String::new(), |k| k.to_string()),
+                r.window.to_string(),
                 r.index_max_window.to_string(),
                 r.index_bytes.to_string(),
                 format!("{:.6}", r.index_build_s),
@@ -447,6 +463,7 @@ fn write_csv(
                 rec.direct.to_string(),
                 r.repeat.to_string(),
                 format!("{:.6}", rec.join_s),
+                rec.build_s.map_or(String::new(), |b| format!("{b:.6}")),
                 rec.output_tuples.to_string(),
                 rec.lookups.to_string(),
                 rec.outer_blocks.to_string(),
@@ -476,6 +493,8 @@ struct Medians {
     model: HashMap<Cell, f64>,
     bytes: HashMap<Cell, u64>,
     reads: HashMap<Cell, u64>,
+    blocks: HashMap<Cell, u64>,
+    build: HashMap<Cell, f64>,
 }
 
 impl Medians {
@@ -484,8 +503,12 @@ impl Medians {
         let mut model = HashMap::new();
         let mut bytes = HashMap::new();
         let mut reads = HashMap::new();
+        let mut blocks = HashMap::new();
+        let mut build = HashMap::new();
         for r in rows {
             reads.insert(r.cell(), r.rec.inner_reads);
+            blocks.insert(r.cell(), r.rec.inner_blocks);
+            build.insert(r.cell(), r.rec.build_s.unwrap_or(0.0));
             times.entry(r.cell()).or_default().push(r.rec.join_s);
             model.insert(r.cell(), r.rec.model_s);
             bytes.insert(r.cell(), r.rec.outer_bytes + r.rec.inner_bytes);
@@ -499,6 +522,8 @@ impl Medians {
             model,
             bytes,
             reads,
+            blocks,
+            build,
         }
     }
 
@@ -547,50 +572,49 @@ fn summarize(args: &Args, sets: &[KeySet], rows: &[Row], profile: &StorageProfil
         depth,
     };
     let mut s = String::new();
+    let big = human_bytes(args.read_size);
     let _ = writeln!(
         s,
-        "Join time in seconds ({t1} thread(s), window {window}, io-depth {shallow} unless named), medians of {} run(s); speedups are time ratios, above 1 when {learned} INLJ is faster.\n",
+        "Join time in seconds: {t1} thread(s); INLJ window {window} tuples and every scan reading {window} tuples per call (paper 1 streams pages); merge/hash {big} with {big} reads; INLJ at io-depth {shallow} unless named; medians of {} run(s). Speedups are time ratios, above 1 when {learned} INLJ is faster. Inner blocks and reads as counted. Hash times leave out building its table (as the paper does); the model's pick is checked against hash times with the build.\n",
         args.repeat
     );
     let _ = writeln!(
         s,
-        "| key set | ratio | inlj:{learned} | inlj:{baseline} | merge | hash | vs {baseline} | paper | vs merge | paper | inner reads {learned} / {baseline} | {learned} depth {deep} | depth gain | model pick | fastest |"
+        "| key set | ratio | inlj:{learned} | inlj:{baseline} | merge | hash | merge {big} | vs {baseline} | paper | vs merge | paper | inner blocks {learned} / {baseline} | inner reads {learned} / {baseline} | {learned} depth {deep} | depth gain | model pick | fastest |"
     );
     let _ = writeln!(
         s,
-        "|---|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|---:|---|---|"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|---:|---:|---|---|"
     );
     let (mut picks, mut matched) = (0, 0);
     let mut merge_bw = Vec::new();
     for set in sets {
         let name = set.name();
         for &ratio in &args.ratios {
-            let l_cell = cell(&name, ratio, format!("inlj:{learned}"), window, t1, shallow);
-            let b_cell = cell(
-                &name,
-                ratio,
-                format!("inlj:{baseline}"),
-                window,
-                t1,
-                shallow,
-            );
-            let d_cell = cell(&name, ratio, format!("inlj:{learned}"), window, t1, deep);
-            let merge_cell = cell(&name, ratio, "merge".into(), 0, t1, 1);
-            let hash_cell = cell(&name, ratio, "hash".into(), 0, t1, 1);
-            let (Some(l), Some(b), Some(mg), Some(h), Some(d)) = (
+            let at = |method: String, window, depth| cell(&name, ratio, method, window, t1, depth);
+            let l_cell = at(format!("inlj:{learned}"), window, shallow);
+            let b_cell = at(format!("inlj:{baseline}"), window, shallow);
+            let d_cell = at(format!("inlj:{learned}"), window, deep);
+            let merge_cell = at("merge".into(), window, 1);
+            let hash_cell = at("hash".into(), window, 1);
+            let big_cell = at("merge".into(), 0, 1);
+            let (Some(l), Some(b), Some(mg), Some(h), Some(d), Some(big_s)) = (
                 m.get(&l_cell),
                 m.get(&b_cell),
                 m.get(&merge_cell),
                 m.get(&hash_cell),
                 m.get(&d_cell),
+                m.get(&big_cell),
             ) else {
                 continue;
             };
-            // The cost model's pick among the three methods `--method auto` weighs.
+            // The cost model's pick among the three methods `--method auto` weighs, each
+            // as auto would run it (the hash join builds its table).
+            let h_built = h + m.build.get(&hash_cell).copied().unwrap_or(0.0);
             let contenders = [
                 (format!("inlj:{learned}"), &l_cell, l),
                 ("merge".to_string(), &merge_cell, mg),
-                ("hash".to_string(), &hash_cell, h),
+                ("hash".to_string(), &hash_cell, h_built),
             ];
             let pick = contenders
                 .iter()
@@ -607,26 +631,29 @@ fn summarize(args: &Args, sets: &[KeySet], rows: &[Row], profile: &StorageProfil
             picks += 1;
             matched += usize::from(pick == fastest);
             if ratio == 1 {
-                if let Some(&bytes) = m.bytes.get(&merge_cell) {
-                    merge_bw.push((name.clone(), bytes as f64 / mg / 1e6));
+                if let Some(&bytes) = m.bytes.get(&big_cell) {
+                    merge_bw.push((name.clone(), bytes as f64 / big_s / 1e6));
                 }
             }
+            let count = |map: &HashMap<Cell, u64>, c: &Cell| map.get(c).copied().unwrap_or(0);
             let _ = writeln!(
                 s,
-                "| {name} | {ratio} | {l:.3} | {b:.3} | {mg:.3} | {h:.3} | {:.2}x | {} | {:.2}x | {} | {} / {} | {d:.3} | {:.2}x | {pick} | {fastest} |",
+                "| {name} | {ratio} | {l:.3} | {b:.3} | {mg:.3} | {h:.3} | {big_s:.3} | {:.2}x | {} | {:.2}x | {} | {} / {} | {} / {} | {d:.3} | {:.2}x | {pick} | {fastest} |",
                 b / l,
                 paper_vs_btree(ratio),
                 mg / l,
                 paper_vs_merge(ratio),
-                m.reads.get(&l_cell).copied().unwrap_or(0),
-                m.reads.get(&b_cell).copied().unwrap_or(0),
+                count(&m.blocks, &l_cell),
+                count(&m.blocks, &b_cell),
+                count(&m.reads, &l_cell),
+                count(&m.reads, &b_cell),
                 l / d,
             );
         }
     }
     let _ = writeln!(
         s,
-        "\nThe cost model ({}) picked the measured fastest of inlj:{learned}, merge and hash in {matched} of {picks} cells.",
+        "\nThe cost model ({}) picked the measured fastest of inlj:{learned}, merge and hash (all reading {window} tuples per call) in {matched} of {picks} cells.",
         profile.device
     );
     let seq = profile.sequential.bandwidth_mb_s;
@@ -634,9 +661,8 @@ fn summarize(args: &Args, sets: &[KeySet], rows: &[Row], profile: &StorageProfil
     for (name, bw) in merge_bw {
         let _ = writeln!(
             s,
-            "Sort-merge on {name} at ratio 1 read {bw:.0} MB/s: {:.0}% of the {seq_at_read:.0} MB/s the profile predicts for {} sequential reads ({seq:.0} MB/s asymptotic).",
+            "Sort-merge with {big} reads on {name} at ratio 1 read {bw:.0} MB/s: {:.0}% of the {seq_at_read:.0} MB/s the profile predicts for {big} sequential reads ({seq:.0} MB/s asymptotic).",
             100.0 * bw / seq_at_read,
-            human_bytes(args.read_size)
         );
     }
     s
@@ -679,14 +705,15 @@ fn plot_all(
                 methods.push((format!("inlj:{kind}"), window, deep));
             }
         }
-        methods.push(("merge".into(), 0, 1));
-        methods.push(("hash".into(), 0, 1));
-        let label = |method: &str, depth: usize| {
-            if depth > 1 {
-                format!("{method} io-depth {depth}")
-            } else {
-                method.to_string()
-            }
+        for method in ["merge", "hash"] {
+            methods.push((method.into(), window, 1));
+            methods.push((method.into(), 0, 1));
+        }
+        let big = human_bytes(args.read_size);
+        let label = |method: &str, window: u64, depth: usize| match (window, depth) {
+            (0, _) => format!("{method}, {big} reads"),
+            (_, 1) => method.to_string(),
+            (_, d) => format!("{method} io-depth {d}"),
         };
 
         // One series per method, with its time at each x where `at` names the cell.
@@ -694,7 +721,7 @@ fn plot_all(
             methods
                 .iter()
                 .map(|(method, w, depth)| Series {
-                    name: label(method, *depth),
+                    name: label(method, *w, *depth),
                     points: xs
                         .iter()
                         .filter_map(|&x| m.get(&at(x, method, *w, *depth)).map(|s| (x as f64, s)))
