@@ -136,6 +136,10 @@ pub struct JoinRecord {
     pub direct: bool,
     pub io_depth: usize,
     pub io_backend: String,
+    /// INLJ settings (paper 1's two optimizations and the widest window read whole).
+    pub cursor: bool,
+    pub monotone: bool,
+    pub max_window_blocks: u64,
     pub read_size: u64,
     pub outer_tuples: u64,
     pub inner_tuples: u64,
@@ -532,6 +536,13 @@ fn record(
         threads: args.threads,
         direct: args.direct,
         io_depth: if inlj { args.io_depth } else { 1 },
+        cursor: inlj && !args.no_cursor,
+        monotone: inlj && !args.no_monotone,
+        max_window_blocks: if inlj {
+            InljOptions::default().max_window_blocks
+        } else {
+            0
+        },
         io_backend: if deep {
             args.io_backend.resolve().name().to_string()
         } else {
