@@ -33,11 +33,13 @@ pub fn remove_pending_files() {
     }
 }
 
-/// Registers a temporary path in [`PENDING`] for as long as it lives.
-pub(crate) struct PendingGuard(PathBuf);
+/// Registers a path for [`remove_pending_files`] for as long as the guard lives: the
+/// temporary file of an [`AtomicFile`], or a scratch file a program removes when done.
+pub struct PendingGuard(PathBuf);
 
 impl PendingGuard {
-    pub(crate) fn new(path: &Path) -> Self {
+    /// Registers `path` until the guard is dropped.
+    pub fn new(path: &Path) -> Self {
         let mut pending = PENDING
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -275,6 +275,15 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A ratio as `1.23x`, with three significant digits below 0.1.
+fn times(ratio: f64) -> String {
+    if ratio < 0.1 {
+        format!("{ratio:.3}x")
+    } else {
+        format!("{ratio:.2}x")
+    }
+}
+
 fn summarize(args: &Args, rows: &[Row], sizes: &[SizeRow]) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -292,8 +301,8 @@ fn summarize(args: &Args, rows: &[Row], sizes: &[SizeRow]) -> String {
             .find(|b| b.set == r.set && b.kind == IndexKind::BTree);
         let (vs_join, vs_size) = match btree {
             Some(b) => (
-                format!("{:.2}x", b.join.join_s / r.join.join_s),
-                format!("{:.2}x", b.bytes as f64 / r.bytes.max(1) as f64),
+                times(b.join.join_s / r.join.join_s),
+                times(b.bytes as f64 / r.bytes.max(1) as f64),
             ),
             None => ("-".into(), "-".into()),
         };

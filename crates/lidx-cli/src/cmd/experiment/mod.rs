@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use lidx::data::{Distribution, GenParams, KeyFile, first_unsorted, generate};
+use lidx::storage::atomic::PendingGuard;
 use lidx::storage::profile::{DiskBenchOptions, StorageProfile};
 use lidx::storage::table::build_distinct_from_keys;
 use lidx::storage::{TableHeader, ValueSource};
@@ -274,9 +275,10 @@ pub fn median(values: &mut [f64]) -> f64 {
     }
 }
 
-/// Generated tables and indexes, removed when dropped (on success or error) unless kept.
+/// Generated tables and indexes, removed when dropped (on success or error) or on Ctrl-C,
+/// unless kept.
 pub struct Scratch {
-    paths: Vec<PathBuf>,
+    paths: Vec<(PathBuf, Option<PendingGuard>)>,
     keep: bool,
 }
 
@@ -291,14 +293,15 @@ impl Scratch {
 
     /// Registers `path` and returns it.
     pub fn add(&mut self, path: PathBuf) -> PathBuf {
-        self.paths.push(path.clone());
+        let guard = (!self.keep).then(|| PendingGuard::new(&path));
+        self.paths.push((path.clone(), guard));
         path
     }
 
     /// Removes the files registered so far (unless kept).
     pub fn clear(&mut self) {
-        if !self.keep {
-            for path in self.paths.drain(..) {
+        for (path, guard) in self.paths.drain(..) {
+            if guard.is_some() {
                 let _ = std::fs::remove_file(path);
             }
         }
