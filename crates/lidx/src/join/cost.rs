@@ -3,8 +3,9 @@
 //! terms of section 3.3: sort-merge compares about |R| + |S| keys, an index nested loop join
 //! searches |R| windows of W positions (log2 W comparisons each), a hash join hashes |R| and
 //! probes |S|. It predicts each method's time; the INLJ reads `min(|R|, |S| / W)` windows,
-//! so beyond |R| = |S| / W (the crossover it reports) it reads all of S anyway, and it
-//! reports the |R| at which its time reaches the sort-merge join's.
+//! at random below |R| = |S| / W (the crossover it reports) and in order, at the sequential
+//! cost, beyond it, where it reads all of S anyway; and it reports the |R| at which its time
+//! reaches the sort-merge join's.
 //!
 //! Threads divide the CPU terms. Random reads in flight at once (threads × I/O depth)
 //! divide the INLJ's read time by the speedup the profile measured at that queue depth
@@ -87,10 +88,18 @@ pub fn estimate(shape: &JoinShape, profile: &StorageProfile, cpu: &CpuCosts) -> 
     let windows_read = r.min(s / window);
     let threads = shape.threads.max(1) as f64;
     let in_flight = shape.threads.max(1).saturating_mul(shape.io_depth.max(1));
+    // Below the crossover the windows lie apart: random reads. Beyond it they tile S in
+    // order, so the reads are sequential ("essentially the same as linearly scanning both
+    // tables", section 3.2), which matters on a disk that seeks.
     let per_window_s = profile.random.read_us(window_bytes) / 1e6;
+    let window_read_s = if r >= s / window {
+        profile.sequential.read_us(window_bytes) / 1e6
+    } else {
+        per_window_s
+    };
     let per_key_cpu_s = (cpu.search_ns + window.log2().max(1.0) * cpu.compare_ns) / 1e9;
     let inlj_s = scan_s(shape.outer, shape, &profile.sequential)
-        + windows_read * per_window_s / profile.random_speedup(in_flight)
+        + windows_read * window_read_s / profile.random_speedup(in_flight)
         + r * per_key_cpu_s / threads;
     let merge_s = scan_s(shape.outer, shape, &profile.sequential)
         + scan_s(shape.inner, shape, &profile.sequential)
@@ -149,6 +158,27 @@ pub fn assumed_hdd() -> StorageProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_that_tile_the_inner_table_cost_sequential_reads() {
+        let hdd = assumed_hdd();
+        let cpu = CpuCosts::default();
+        let shape = |outer| JoinShape {
+            outer,
+            inner: 4_000_000,
+            window: 256.0,
+            read_bytes: 4096,
+            tuple_bytes: 16,
+            threads: 1,
+            io_depth: 1,
+        };
+        // Ratio 1: 15,625 windows in order, each a sequential 4 KiB read, as merge's are.
+        let equal = estimate(&shape(4_000_000), &hdd, &cpu);
+        assert!(equal.inlj_s < 2.0 * equal.merge_s, "{equal:?}");
+        // Ratio 1000: 4,000 windows far apart, each a seek.
+        let small = estimate(&shape(4_000), &hdd, &cpu);
+        assert!(small.inlj_s > 4_000.0 * 0.009, "{small:?}");
+    }
 
     #[test]
     fn inlj_wins_small_outer_tables_and_loses_near_equal_sizes() {
