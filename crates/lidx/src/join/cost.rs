@@ -7,6 +7,11 @@
 //! cost, beyond it, where it reads all of S anyway; and it reports the |R| at which its time
 //! reaches the sort-merge join's.
 //!
+//! A sort-merge join (and an INLJ whose windows tile the inner table) reads its two tables
+//! in turn: on a disk that seeks, each switch between them costs a random read (the
+//! difference between the profile's random and sequential costs; about nothing on an SSD).
+//! The hash join reads its outer table whole before the inner one.
+//!
 //! Threads divide the CPU terms. Random reads in flight at once (threads × I/O depth)
 //! divide the INLJ's read time by the speedup the profile measured at that queue depth
 //! ([`StorageProfile::random_speedup`]); sequential scans are taken as bandwidth-bound.
@@ -71,6 +76,11 @@ pub struct Estimate {
     pub break_even_outer: f64,
 }
 
+/// Reads of a scan of `tuples` tuples.
+fn scan_reads(tuples: u64, shape: &JoinShape) -> f64 {
+    (tuples * shape.tuple_bytes).div_ceil(shape.read_bytes.max(1)) as f64
+}
+
 fn scan_s(tuples: u64, shape: &JoinShape, seq: &AffineCost) -> f64 {
     let bytes = tuples * shape.tuple_bytes;
     let reads = bytes.div_ceil(shape.read_bytes.max(1));
@@ -98,11 +108,25 @@ pub fn estimate(shape: &JoinShape, profile: &StorageProfile, cpu: &CpuCosts) -> 
         per_window_s
     };
     let per_key_cpu_s = (cpu.search_ns + window.log2().max(1.0) * cpu.compare_ns) / 1e9;
+    // Two tables read in turn make a disk that seeks move between them: each switch costs a
+    // random read where a sequential one was counted (nothing on a device without seeks).
+    let seek_s = |bytes: u64| {
+        (profile.random.read_us(bytes) - profile.sequential.read_us(bytes)).max(0.0) / 1e6
+    };
+    let switches = |a: f64, b: f64| 2.0 * a.min(b);
+    let outer_reads = scan_reads(shape.outer, shape);
+    let inlj_seeks = if r >= s / window {
+        switches(outer_reads, windows_read) * seek_s(window_bytes)
+    } else {
+        0.0 // the windows are random reads already
+    };
     let inlj_s = scan_s(shape.outer, shape, &profile.sequential)
         + windows_read * window_read_s / profile.random_speedup(in_flight)
+        + inlj_seeks
         + r * per_key_cpu_s / threads;
     let merge_s = scan_s(shape.outer, shape, &profile.sequential)
         + scan_s(shape.inner, shape, &profile.sequential)
+        + switches(outer_reads, scan_reads(shape.inner, shape)) * seek_s(shape.read_bytes)
         + (r + s) * cpu.compare_ns / 1e9 / threads;
     let hash_s = scan_s(shape.outer, shape, &profile.sequential)
         + scan_s(shape.inner, shape, &profile.sequential)
@@ -175,6 +199,11 @@ mod tests {
         // Ratio 1: 15,625 windows in order, each a sequential 4 KiB read, as merge's are.
         let equal = estimate(&shape(4_000_000), &hdd, &cpu);
         assert!(equal.inlj_s < 2.0 * equal.merge_s, "{equal:?}");
+        // Both read the two tables in turn, 4 KiB at a time: a seek per switch.
+        assert!(equal.merge_s > 2.0 * 15_625.0 * 0.009, "{equal:?}");
+        // On a device without seeks (random costs what sequential does) switching is free.
+        let ssd = estimate(&shape(4_000_000), &assumed_ssd(), &cpu);
+        assert!(ssd.merge_s < 2.0 * 15_625.0 * 0.0002, "{ssd:?}");
         // Ratio 1000: 4,000 windows far apart, each a seek.
         let small = estimate(&shape(4_000), &hdd, &cpu);
         assert!(small.inlj_s > 4_000.0 * 0.009, "{small:?}");
