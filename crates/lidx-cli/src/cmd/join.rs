@@ -9,8 +9,8 @@ use anyhow::bail;
 use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
 use lidx::join::{
-    CountSink, HashTable, InljOptions, JoinStats, Method, SpillSink, cost, grace_hash_join,
-    parallel_join, parallel_join_with,
+    CountSink, HashTable, InljOptions, JoinSink, JoinStats, Method, SpillSink, cost,
+    grace_hash_join, parallel_join, parallel_join_with,
 };
 use lidx::storage::profile::StorageProfile;
 use lidx::storage::{IoBackend, IoStats, ReadMode, Table, TableWriter};
@@ -408,27 +408,19 @@ fn run_grace(
         Some(_) if !args.count_only => Some(SpillSink::new(&temp_dir)?),
         _ => None,
     };
-    let stats = if let Some(spill) = spill.as_mut() {
-        grace_hash_join(
-            outer,
-            inner,
-            mode,
-            read_tuples,
-            args.memory_budget,
-            &temp_dir,
-            spill,
-        )?
-    } else {
-        grace_hash_join(
-            outer,
-            inner,
-            mode,
-            read_tuples,
-            args.memory_budget,
-            &temp_dir,
-            &mut count,
-        )?
+    let mut sink: &mut dyn JoinSink = match spill.as_mut() {
+        Some(spill) => spill,
+        None => &mut count,
     };
+    let stats = grace_hash_join(
+        outer,
+        inner,
+        mode,
+        read_tuples,
+        args.memory_budget,
+        &temp_dir,
+        &mut sink,
+    )?;
     let join_s = t.elapsed().as_secs_f64();
     spinner.finish_and_clear();
     let write = match (&args.out, spill) {

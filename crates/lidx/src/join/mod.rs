@@ -32,6 +32,13 @@ pub trait JoinSink {
     fn emit(&mut self, key: u64, outer_value: u64, inner_value: u64) -> Result<()>;
 }
 
+/// A sink borrowed, or chosen at run time (`&mut dyn JoinSink`), is a sink too.
+impl<S: JoinSink + ?Sized> JoinSink for &mut S {
+    fn emit(&mut self, key: u64, outer_value: u64, inner_value: u64) -> Result<()> {
+        (**self).emit(key, outer_value, inner_value)
+    }
+}
+
 /// Counts the output without keeping it (`--count-only`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CountSink(pub u64);

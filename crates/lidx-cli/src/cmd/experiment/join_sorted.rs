@@ -177,7 +177,7 @@ pub fn run(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
         let name = set.name();
         bar.set_message(format!("{name}: data"));
         rows.extend(measure_set(&args, set, &dirs.data, &profile_path, &bar)?);
-        hdd_rows.extend(hdd_prediction(&args, &name, &rows)?);
+        hdd_rows.extend(hdd_prediction(&args, &name, &rows));
     }
     bar.finish_and_clear();
 
@@ -362,7 +362,7 @@ fn measure_set(
 }
 
 /// Fig. 8 stand-in: the cost model's times under an assumed hard disk, per ratio.
-fn hdd_prediction(args: &Args, set: &str, rows: &[Row]) -> anyhow::Result<Vec<Vec<String>>> {
+fn hdd_prediction(args: &Args, set: &str, rows: &[Row]) -> Vec<Vec<String>> {
     let hdd = cost::assumed_hdd();
     let window = args.windows[0];
     let mut out = Vec::new();
@@ -393,7 +393,7 @@ fn hdd_prediction(args: &Args, set: &str, rows: &[Row]) -> anyhow::Result<Vec<Ve
             ]);
         }
     }
-    Ok(out)
+    out
 }
 
 fn write_csv(
