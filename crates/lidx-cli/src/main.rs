@@ -68,7 +68,7 @@ fn main() -> ExitCode {
     };
     // Destructors do not run when a signal ends the process: remove unfinished outputs.
     let _ = ctrlc::set_handler(|| {
-        lidx::storage::atomic::remove_pending_files();
+        lidx::files::remove_pending_files();
         eprintln!("lidx: interrupted; unfinished output removed");
         std::process::exit(130);
     });

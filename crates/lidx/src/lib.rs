@@ -51,8 +51,10 @@ compile_error!(
 
 pub mod data;
 pub mod error;
+pub mod files;
 pub mod index;
 pub mod join;
+pub mod last_mile;
 pub mod pla;
 pub mod storage;
 

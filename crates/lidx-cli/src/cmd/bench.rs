@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use lidx::storage::AtomicFile;
+use lidx::files::AtomicFile;
 use lidx::storage::profile::{DiskBenchOptions, Measurement, StorageProfile, run_disk_bench};
 
 use crate::progress::Context;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::bail;
-use lidx::storage::cache;
+use lidx::files::cache;
 
 /// The OS page cache.
 #[derive(clap::Subcommand)]

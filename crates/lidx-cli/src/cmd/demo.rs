@@ -6,11 +6,12 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use lidx::Error;
 use lidx::data::{Distribution, GenParams, KeyFile, generate, write_keys};
+use lidx::files::cache;
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
 use lidx::join::{CountSink, HashTable, InljOptions, Method, parallel_join};
 use lidx::storage::profile::DiskBenchOptions;
 use lidx::storage::table::build_from_keys;
-use lidx::storage::{BlockReader, IoStats, ReadMode, Table, ValueSource, cache, paper1};
+use lidx::storage::{BlockReader, IoStats, ReadMode, Table, ValueSource, paper1};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 

@@ -5,10 +5,11 @@ use std::time::Instant;
 
 use anyhow::{Context as _, bail};
 use lidx::Error;
+use lidx::files::cache;
 use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::measure::{last_mile_ns, lookup_ns, partition_point_ns, window_stats};
 use lidx::index::{AnyIndex, AnyParams, IndexKind, RootKind, tune};
-use lidx::storage::{BlockReader, ReadMode, Table, cache};
+use lidx::storage::{BlockReader, ReadMode, Table};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -719,7 +720,7 @@ fn write_outputs(args: &BenchArgs, table: &Table, n: usize, rows: &[Row]) -> any
         })
         .collect();
     let csv_path = args.out_dir.join("index-bench.csv");
-    let mut out = lidx::storage::AtomicFile::create(&csv_path)?;
+    let mut out = lidx::files::AtomicFile::create(&csv_path)?;
     super::write_csv(&mut out, &header, &csv_rows)?;
     out.finish()?;
 

@@ -189,8 +189,8 @@ fn run_quiet(ctx: &Context, mut args: Args) -> anyhow::Result<()> {
     outer.require_pairs("a join")?;
     inner.require_pairs("a join")?;
     if args.cold {
-        lidx::storage::cache::drop_file_pages(&args.outer)?;
-        lidx::storage::cache::drop_file_pages(&args.inner)?;
+        lidx::files::cache::drop_file_pages(&args.outer)?;
+        lidx::files::cache::drop_file_pages(&args.inner)?;
     }
     let mode = if args.direct {
         ReadMode::Direct

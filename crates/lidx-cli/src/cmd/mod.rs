@@ -13,7 +13,7 @@ pub mod table;
 use std::path::Path;
 
 use anyhow::Context as _;
-use lidx::storage::AtomicFile;
+use lidx::files::AtomicFile;
 
 /// Writes CSV to `out` (an output not yet published): `header` then one record per row.
 pub fn write_csv(

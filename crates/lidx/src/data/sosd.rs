@@ -2,7 +2,7 @@
 //!
 //! This is the format of the public SOSD data sets (`books_200M_uint64`, `fb_200M_uint64`,
 //! …). [`parse_keys`] works on any byte slice; [`KeyFile`] memory-maps a file (through
-//! `storage::file`, which alone opens and maps) and hands out its keys as a `&[u64]`
+//! `files`, which alone opens and maps) and hands out its keys as a `&[u64]`
 //! without copying.
 
 #![deny(clippy::indexing_slicing)]
@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
-use crate::storage::AtomicFile;
-use crate::storage::file::{map_readonly, open_regular};
+use crate::files::{AtomicFile, map_readonly, open_regular};
 use crate::{Error, FormatError, Result};
 
 /// Bytes before the first key.

@@ -25,7 +25,7 @@ use std::path::Path;
 
 use super::codec::{Decoder, Encoder};
 use super::{AnyIndex, IndexKind};
-use crate::storage::AtomicFile;
+use crate::files::{AtomicFile, map_readonly, open_regular};
 use crate::{Error, FormatError, Result};
 
 /// The first eight bytes of every index file.
@@ -182,7 +182,7 @@ pub fn save(path: &Path, index: &AnyIndex, fingerprint: &KeysFingerprint) -> Res
 /// rebuilt from the mapped bytes once; their fields are interleaved in the file, so they are
 /// not used in place).
 pub fn load(path: &Path) -> Result<(AnyIndex, KeysFingerprint)> {
-    let (file, len) = crate::storage::file::open_regular(path)?;
+    let (file, len) = open_regular(path)?;
     if len < (HEADER_BYTES + 4) as u64 {
         // Too short to map (or to be an index): decode the few bytes to say what is wrong.
         let mut head = vec![0u8; len as usize];
@@ -200,6 +200,6 @@ pub fn load(path: &Path) -> Result<(AnyIndex, KeysFingerprint)> {
             },
         )
     })?;
-    let map = crate::storage::file::map_readonly(&file, path, 0, len)?;
+    let map = map_readonly(&file, path, 0, len)?;
     decode(&map).map_err(|p| Error::format(path, p))
 }

@@ -41,6 +41,7 @@ pub mod tune;
 use std::fmt;
 use std::str::FromStr;
 
+pub use crate::last_mile::lower_bound;
 pub use binary::Binary;
 pub use btree::{BTree, BTreeParams};
 pub use pgm::{Pgm, PgmParams};
@@ -445,24 +446,4 @@ pub(crate) fn partition_from(items: &[u64], from: usize, pred: impl Fn(u64) -> b
         .get(lo..end)
         .unwrap_or_default()
         .partition_point(|&x| pred(x))
-}
-
-/// The lower bound of `key` in `items` (ordered by `key_of`): the first position whose key
-/// is `>= key`, or `items.len()`. Branchless (paper 1, section 4.2: the comparison feeds a
-/// conditional move, not a jump), so its time depends on the length alone.
-#[inline]
-pub fn lower_bound<T>(items: &[T], key: u64, key_of: impl Fn(&T) -> u64) -> usize {
-    let mut len = items.len();
-    if len == 0 {
-        return 0;
-    }
-    let mut base = 0usize;
-    while len > 1 {
-        let half = len / 2;
-        // SAFETY-free indexing: base + half - 1 < base + len <= items.len().
-        let probe = items.get(base + half - 1).map_or(u64::MAX, &key_of);
-        base = if probe < key { base + half } else { base };
-        len -= half;
-    }
-    base + usize::from(items.get(base).is_some_and(|t| key_of(t) < key))
 }

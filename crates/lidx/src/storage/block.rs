@@ -11,9 +11,11 @@ use std::io;
 use std::ops::{AddAssign, Range};
 use std::os::unix::fs::FileExt;
 
+use super::aligned::AlignedBuf;
 use super::format::{BLOCK_SIZE, TUPLE_SIZE, TUPLES_PER_BLOCK, TableLayout, Tuple};
 use super::queue::{IoBackend, ReadQueue};
 use super::table::Table;
+use crate::last_mile::lower_bound;
 use crate::{Error, Result};
 
 /// I/O done by a reader: the numbers paper 1 argues in.
@@ -107,40 +109,6 @@ impl WindowRun<'_> {
     }
 }
 
-/// A 4096-byte-aligned byte buffer made from a plain `Vec` (no `unsafe`): the `Vec` is
-/// over-allocated by one block and the aligned part is used.
-#[derive(Default)]
-pub(crate) struct AlignedBuf {
-    raw: Vec<u8>,
-    start: usize,
-    len: usize,
-}
-
-impl AlignedBuf {
-    /// An aligned slice of `len` bytes; reallocates only when the buffer is too small.
-    pub(crate) fn get_mut(&mut self, len: usize) -> &mut [u8] {
-        if len > self.len {
-            self.raw = vec![0u8; len + BLOCK_SIZE];
-            self.start = self.raw.as_ptr().align_offset(BLOCK_SIZE);
-            self.len = len;
-        }
-        &mut self.raw[self.start..self.start + len]
-    }
-
-    /// Makes room for `len` bytes, keeping the bytes held so far.
-    pub(crate) fn grow_preserving(&mut self, len: usize) {
-        if len > self.len {
-            let mut bigger = AlignedBuf::default();
-            bigger.get_mut(len)[..self.len].copy_from_slice(self.get(self.len));
-            *self = bigger;
-        }
-    }
-
-    pub(crate) fn get(&self, len: usize) -> &[u8] {
-        &self.raw[self.start..self.start + len.min(self.len)]
-    }
-}
-
 /// Reads runs of blocks of one table, buffered or `O_DIRECT`, counting the I/O.
 pub struct BlockReader<'t> {
     table: &'t Table,
@@ -159,7 +127,7 @@ impl<'t> BlockReader<'t> {
     /// [`Error::DirectUnsupported`] where the file system refuses `O_DIRECT`.
     pub fn new(table: &'t Table, mode: ReadMode) -> Result<Self> {
         table.require_pairs("reading windows of blocks")?;
-        let file = super::file::reopen(table.file(), table.path(), mode == ReadMode::Direct)?;
+        let file = crate::files::reopen(table.file(), table.path(), mode == ReadMode::Direct)?;
         Ok(Self {
             table,
             file,
@@ -279,9 +247,7 @@ impl<'t> BlockReader<'t> {
         let (range, buf) = done.map_err(|e| read_error(self.table, self.mode, e))?;
         let len = range.count as usize * BLOCK_SIZE;
         if self.verify {
-            for (i, block) in buf.get(len).chunks_exact(BLOCK_SIZE).enumerate() {
-                self.table.check_block(range.first + i as u64, block)?;
-            }
+            self.table.check_blocks(range.first, buf.get(len))?;
         }
         let held = self.held;
         let keep = match keep_from {
@@ -361,8 +327,7 @@ impl<'t> BlockReader<'t> {
             } else if first.key >= key {
                 hi = positions.start.max(lo);
             } else {
-                return Ok(positions.start
-                    + super::super::index::lower_bound(run.tuples, key, |t| t.key) as u64);
+                return Ok(positions.start + lower_bound(run.tuples, key, |t| t.key) as u64);
             }
         }
         let run = self.read_window(lo, hi)?;
@@ -371,7 +336,7 @@ impl<'t> BlockReader<'t> {
             .tuples
             .get(skip..skip + (hi - lo) as usize)
             .unwrap_or_default();
-        Ok(lo + super::super::index::lower_bound(inside, key, |t| t.key) as u64)
+        Ok(lo + lower_bound(inside, key, |t| t.key) as u64)
     }
 
     /// Reads data blocks `range` into the buffer with one call and returns their bytes
@@ -389,7 +354,7 @@ impl<'t> BlockReader<'t> {
         let held = self.held;
         let overlaps = held.count > 0 && held.first <= range.first && range.first < held.end();
         let len = range.count as usize * BLOCK_SIZE;
-        if !overlaps || len > self.buf.len {
+        if !overlaps || len > self.buf.capacity() {
             return self.fill(range);
         }
         self.check_range(range)?;
@@ -416,9 +381,7 @@ impl<'t> BlockReader<'t> {
             reads: 1,
         };
         if self.verify {
-            for (i, block) in buf[keep..].chunks_exact(BLOCK_SIZE).enumerate() {
-                self.table.check_block(missing.first + i as u64, block)?;
-            }
+            self.table.check_blocks(missing.first, &buf[keep..])?;
         }
         self.held = range;
         Ok(())
@@ -458,9 +421,7 @@ impl<'t> BlockReader<'t> {
             reads: 1,
         };
         if self.verify {
-            for (i, block) in buf.chunks_exact(BLOCK_SIZE).enumerate() {
-                self.table.check_block(range.first + i as u64, block)?;
-            }
+            self.table.check_blocks(range.first, buf)?;
         }
         self.held = range;
         Ok(())

@@ -1,29 +1,23 @@
 //! Tables on disk and the reads that fetch them (paper 1, section 4.1).
 //!
 //! - [`format`]: the `.tbl` header and layout, as bytes in and bytes out.
-//! - [`atomic`]: every output file is written to a temporary file, fsynced and renamed.
 //! - [`table`]: the streaming [`TableWriter`], the [`Table`] reader (memory map or block
 //!   reads) and full verification.
 //! - [`block`]: [`BlockReader`], which reads the blocks under a window of tuple positions as
 //!   one contiguous read into a reused, aligned buffer and counts its I/O in [`IoStats`].
 //! - [`queue`]: deep I/O queues (`io_uring` or threads) that keep many block reads in
 //!   flight for [`BlockReader::prefetch`].
-//! - [`file`]: opening regular files and memory-mapping them (the one `unsafe` site).
-//! - [`cache`]: start cold by dropping a file's pages or the whole OS page cache.
 //! - [`paper1`]: import and export of paper 1's table layout.
 //! - [`profile`]: the disk benchmark and the storage profile it saves.
 
-pub mod atomic;
+mod aligned;
 pub mod block;
-pub mod cache;
-pub mod file;
 pub mod format;
 pub mod paper1;
 pub mod profile;
 pub mod queue;
 pub mod table;
 
-pub use atomic::AtomicFile;
 pub use block::{BlockRange, BlockReader, IoStats, ReadMode, WindowRun};
 pub use format::{
     BLOCK_SIZE, OUTPUT_TUPLE_SIZE, OutputTuple, TUPLE_SIZE, TUPLES_PER_BLOCK, TableHeader,

@@ -11,9 +11,9 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
-use super::atomic::AtomicFile;
 use super::format::{TUPLE_SIZE, TableHeader, Tuple};
 use super::table::{Table, TableWriter};
+use crate::files::{AtomicFile, open_regular};
 use crate::{Error, FormatError, Result};
 
 /// Bytes in paper 1's header.
@@ -88,7 +88,7 @@ pub fn encode_header(count: u64) -> [u8; HEADER_LEN] {
 /// Opens paper 1's file at `src`, checks its header against its length and returns a
 /// reader positioned at the first tuple, with the tuple count.
 fn open_checked(src: &Path) -> Result<(BufReader<File>, u64)> {
-    let (file, len) = super::file::open_regular(src)?;
+    let (file, len) = open_regular(src)?;
     let mut reader = BufReader::with_capacity(4 << 20, file);
     let mut head = [0u8; HEADER_LEN];
     let got = read_up_to(&mut reader, &mut head).map_err(|e| Error::io(src, "read", e))?;

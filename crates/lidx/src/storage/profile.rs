@@ -11,9 +11,8 @@
 //! reads. Random 4 KiB reads are also measured with 2 to 32 in flight (one thread each), so
 //! a user sees how much parallelism the device has to offer to deep I/O queues.
 
-use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -21,8 +20,9 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
-use super::atomic::AtomicFile;
+use super::aligned::AlignedBuf;
 use super::format::BLOCK_SIZE;
+use crate::files::{AtomicFile, PendingGuard, cache, open_for_reading};
 use crate::{Error, Result};
 
 /// Version of the profile's JSON layout. History: 1 = first version.
@@ -317,7 +317,7 @@ pub fn run_disk_bench(
         .tempfile_in(&opts.dir)
         .map_err(|e| Error::io(&opts.dir, "create a scratch file in", e))?;
     let path = scratch.path().to_path_buf();
-    let pending = super::atomic::PendingGuard::new(&path);
+    let pending = PendingGuard::new(&path);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(opts.seed);
     let mut chunk = vec![0u8; CHUNK as usize];
     {
@@ -329,31 +329,20 @@ pub fn run_disk_bench(
         }
         f.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
     }
-    super::cache::drop_file_pages(&path)?;
+    cache::drop_file_pages(&path)?;
 
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32)
-        .open(&path)
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::InvalidInput => Error::DirectUnsupported {
-                path: path.clone(),
-                source: e,
-            },
-            _ => Error::io(&path, "open", e),
-        })?;
+    let file = open_for_reading(&path, &path, true, "open")?;
     // The scratch file is needed by handle only from here on: remove its name now, so not
     // even a killed process leaves it behind.
     drop(scratch);
     drop(pending);
     let max_size = *opts.read_sizes.iter().max().unwrap_or(&(BLOCK_SIZE as u64));
-    let mut raw = vec![0u8; max_size as usize + BLOCK_SIZE];
-    let start = raw.as_ptr().align_offset(BLOCK_SIZE);
+    let mut raw = AlignedBuf::with_len(max_size as usize);
 
     let mut out = Vec::new();
     for pattern in [Pattern::Sequential, Pattern::Random] {
         for &size in &opts.read_sizes {
-            let buf = &mut raw[start..start + size as usize];
+            let buf = raw.get_mut(size as usize);
             let slots = opts.file_size / size;
             let mut latencies = Vec::new();
             let began = Instant::now();
@@ -422,9 +411,8 @@ fn random_at_depth(
             .map(|t| {
                 scope.spawn(move || {
                     let mut rng = Xoshiro256PlusPlus::seed_from_u64(opts.seed.wrapping_add(t + 1));
-                    let mut raw = vec![0u8; 2 * SIZE];
-                    let start = raw.as_ptr().align_offset(SIZE);
-                    let buf = &mut raw[start..start + SIZE];
+                    let mut raw = AlignedBuf::with_len(SIZE);
+                    let buf = raw.get_mut(SIZE);
                     let mut latencies = Vec::new();
                     while latencies.is_empty() || began.elapsed() < opts.time_per_point {
                         let at = rng.random_range(0..slots) * SIZE as u64;

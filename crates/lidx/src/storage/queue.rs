@@ -16,7 +16,8 @@ use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 
-use super::block::{AlignedBuf, BlockRange};
+use super::aligned::AlignedBuf;
+use super::block::BlockRange;
 
 /// Which machinery keeps a deep queue's reads in flight.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
-use super::atomic::AtomicFile;
 use super::format::{
     BLOCK_SIZE, OUTPUT_TUPLE_SIZE, OutputTuple, TUPLE_SIZE, TableHeader, TableLayout, Tuple,
     block_checksum, decode_checksums,
 };
+use crate::files::{AtomicFile, map_readonly, open_regular};
 use crate::{Error, FormatError, Result};
 
 /// Bytes read per call by [`Table::verify`].
@@ -247,7 +247,7 @@ pub struct Table {
 impl Table {
     /// Opens and checks the table at `path`.
     pub fn open(path: &Path) -> Result<Table> {
-        let (file, len) = super::file::open_regular(path)?;
+        let (file, len) = open_regular(path)?;
         let head_len = len.min(BLOCK_SIZE as u64) as usize;
         let mut head = vec![0u8; head_len];
         file.read_exact_at(&mut head, 0)
@@ -389,13 +389,19 @@ impl Table {
         }
     }
 
+    /// Checks consecutive data blocks, the first of them block `first`, against their stored
+    /// checksums; `bytes` holds whole blocks.
+    pub fn check_blocks(&self, first: u64, bytes: &[u8]) -> Result<()> {
+        for (i, block) in bytes.chunks_exact(BLOCK_SIZE).enumerate() {
+            self.check_block(first + i as u64, block)?;
+        }
+        Ok(())
+    }
+
     /// Maps the data into memory after checking every block's checksum once.
     pub fn map(&self) -> Result<MappedTable> {
         let mapped = self.map_unchecked()?;
-        let data = mapped.data_bytes();
-        for (block, bytes) in data.chunks_exact(BLOCK_SIZE).enumerate() {
-            self.check_block(block as u64, bytes)?;
-        }
+        self.check_blocks(0, mapped.data_bytes())?;
         Ok(mapped)
     }
 
@@ -409,7 +415,7 @@ impl Table {
                 count: 0,
             });
         }
-        let map = super::file::map_readonly(
+        let map = map_readonly(
             &self.file,
             &self.path,
             BLOCK_SIZE as u64,

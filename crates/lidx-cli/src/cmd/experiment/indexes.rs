@@ -8,9 +8,9 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use anyhow::bail;
+use lidx::files::AtomicFile;
 use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::{AnyIndex, AnyParams, IndexKind, tune};
-use lidx::storage::AtomicFile;
 
 use super::{Common, Scratch, measure_join, write_table};
 use crate::cmd::join::JoinRecord;

@@ -13,10 +13,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::bail;
+use lidx::files::AtomicFile;
 use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::{AnyIndex, IndexKind};
 use lidx::join::cost;
-use lidx::storage::AtomicFile;
 use lidx::storage::profile::StorageProfile;
 
 use super::{Common, KeySet, Scratch, measure_join, median, write_table};

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use lidx::data::{Distribution, GenParams, KeyFile, first_unsorted, generate};
-use lidx::storage::atomic::PendingGuard;
+use lidx::files::PendingGuard;
 use lidx::storage::profile::{DiskBenchOptions, StorageProfile};
 use lidx::storage::table::build_distinct_from_keys;
 use lidx::storage::{TableHeader, ValueSource};

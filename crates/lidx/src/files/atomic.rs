@@ -75,10 +75,7 @@ impl AtomicFile {
     /// [`create`](Self::create) with a write buffer of `buffer` bytes (many files open at
     /// once, as a partitioning join keeps, need small ones).
     pub fn with_buffer(path: &Path, buffer: usize) -> Result<Self> {
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
+        let dir = super::parent_dir(path);
         if path.is_dir() {
             return Err(Error::io(
                 path,
@@ -145,10 +142,7 @@ impl AtomicFile {
 
 /// Fsyncs the directory holding `path`, so a rename into it is durable.
 fn sync_parent_dir(path: &Path) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = super::parent_dir(path);
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir, "fsync the directory", e))
