@@ -18,15 +18,23 @@ pub enum Error {
     /// An operating-system call on a file failed.
     #[error("{}: cannot {op}: {source}", path.display())]
     Io {
+        /// The file (or directory) the call was about.
         path: PathBuf,
+        /// What lidx was doing, as a verb phrase ("open", "read the header of").
         op: &'static str,
+        /// The operating system's error.
         #[source]
         source: io::Error,
     },
 
     /// The file's bytes do not form a valid file of the expected kind.
     #[error("{}: {problem}", path.display())]
-    Format { path: PathBuf, problem: FormatError },
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with its bytes.
+        problem: FormatError,
+    },
 
     /// A data block's stored CRC32C disagrees with its contents.
     #[error(
@@ -34,9 +42,13 @@ pub enum Error {
         path.display()
     )]
     ChecksumMismatch {
+        /// The table file.
         path: PathBuf,
+        /// The data block, counted from 0.
         block: u64,
+        /// The checksum stored in the file.
         expected: u32,
+        /// The checksum of the block's bytes.
         got: u32,
     },
 
@@ -46,16 +58,50 @@ pub enum Error {
         path.display()
     )]
     Unsorted {
+        /// The input.
         path: PathBuf,
+        /// Position of the first key out of order.
         position: u64,
+        /// The key before it.
         previous: u64,
+        /// The key out of order.
         key: u64,
+        /// What needed sorted keys, or what to do about it.
         hint: &'static str,
     },
 
     /// A table whose header says it is unsorted was given to a command that needs a sorted one.
     #[error("{}: the table is not sorted by key, and {what} needs a sorted table; sort the keys first", path.display())]
-    NotSorted { path: PathBuf, what: &'static str },
+    NotSorted {
+        /// The table.
+        path: PathBuf,
+        /// The operation that needs sorted keys.
+        what: &'static str,
+    },
+
+    /// A table of one kind of tuples was given where the other kind is needed (a join's
+    /// output, of (key, outer value, inner value) tuples, where (key, value) tuples are).
+    #[error("invalid table: {} holds {holds}, and {what} needs {needs}", path.display())]
+    WrongTuples {
+        /// The table.
+        path: PathBuf,
+        /// What it holds.
+        holds: &'static str,
+        /// What the operation needs.
+        needs: &'static str,
+        /// The operation.
+        what: &'static str,
+    },
+
+    /// An index given for a table does not belong to it: built for other keys, or of
+    /// another kind than asked for.
+    #[error("{}: {problem}", path.display())]
+    IndexMismatch {
+        /// The index file (or, where the index has no file, the table).
+        path: PathBuf,
+        /// What does not match.
+        problem: String,
+    },
 
     /// The file system refused `O_DIRECT`.
     #[error(
@@ -63,14 +109,54 @@ pub enum Error {
         path.display()
     )]
     DirectUnsupported {
+        /// The file.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: io::Error,
     },
 
+    /// A [`MemoryBudget`](crate::memory::MemoryBudget) could not grant a reservation.
+    #[error(
+        "memory budget: {what} needs {need} bytes, but only {available} of the budget's {limit} bytes are free; raise the memory budget"
+    )]
+    OverBudget {
+        /// What asked for the memory.
+        what: String,
+        /// Bytes asked for.
+        need: u64,
+        /// Bytes of the budget not reserved when asked.
+        available: u64,
+        /// The budget.
+        limit: u64,
+    },
+
+    /// A worker thread panicked; its work is lost and the operation fails.
+    #[error("a {what} thread panicked")]
+    ThreadPanicked {
+        /// What the thread was doing.
+        what: &'static str,
+    },
+
+    /// A call broke its function's contract (a bug in the calling code, not bad input):
+    /// a window outside the table, a read-ahead with no free slot, a tuple of the wrong
+    /// width.
+    #[error("{call}: {problem} (a misuse of lidx's API)")]
+    Misuse {
+        /// The function called.
+        call: &'static str,
+        /// What was wrong with the call.
+        problem: String,
+    },
+
     /// A parameter is outside the range where it makes sense.
     #[error("invalid {name}: {reason}")]
-    InvalidParam { name: &'static str, reason: String },
+    InvalidParam {
+        /// The parameter.
+        name: &'static str,
+        /// Why the value is refused.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -98,6 +184,14 @@ impl Error {
             reason: reason.into(),
         }
     }
+
+    /// An [`Error::Misuse`].
+    pub fn misuse(call: &'static str, problem: impl Into<String>) -> Self {
+        Error::Misuse {
+            call,
+            problem: problem.into(),
+        }
+    }
 }
 
 /// What is wrong with a file's bytes, independent of where they came from.
@@ -107,7 +201,9 @@ pub enum FormatError {
     /// The file does not start with the expected magic bytes.
     #[error("not a {expected} (wrong magic bytes {found:02x?})")]
     BadMagic {
+        /// The kind of file expected.
         expected: &'static str,
+        /// The bytes found where the magic should be.
         found: Vec<u8>,
     },
 
@@ -116,16 +212,22 @@ pub enum FormatError {
         "format version {found} is not supported (this build reads versions {oldest} to {newest}); upgrade lidx or rebuild the file"
     )]
     UnsupportedVersion {
+        /// The file's version.
         found: u32,
+        /// The oldest version this build reads.
         oldest: u32,
+        /// The newest version this build reads.
         newest: u32,
     },
 
     /// The file is shorter than its header requires.
     #[error("truncated: {what} needs {expected} bytes, the file has {actual}")]
     Truncated {
+        /// The part that is cut short.
         what: &'static str,
+        /// Bytes it needs.
         expected: u64,
+        /// Bytes there are.
         actual: u64,
     },
 
@@ -134,9 +236,13 @@ pub enum FormatError {
         "the header says {count} {unit}, which needs {expected} bytes, but the file has {actual} bytes"
     )]
     CountMismatch {
+        /// The count the header gives.
         count: u64,
+        /// What it counts.
         unit: &'static str,
+        /// Bytes that count needs.
         expected: u64,
+        /// Bytes the file has.
         actual: u64,
     },
 
@@ -144,31 +250,50 @@ pub enum FormatError {
     #[error(
         "header checksum mismatch (stored {expected:#010x}, computed {got:#010x}); the header is corrupt"
     )]
-    HeaderChecksum { expected: u32, got: u32 },
+    HeaderChecksum {
+        /// The checksum stored.
+        expected: u32,
+        /// The checksum computed.
+        got: u32,
+    },
 
     /// The whole file's checksum is wrong.
     #[error(
         "checksum mismatch (stored {expected:#010x}, computed {got:#010x}); the file is corrupt"
     )]
-    FileChecksum { expected: u32, got: u32 },
+    FileChecksum {
+        /// The checksum stored.
+        expected: u32,
+        /// The checksum computed.
+        got: u32,
+    },
 
     /// A header field has a value this build does not accept.
     #[error("header field {field} is {value}, expected {expected}")]
     BadField {
+        /// The field.
         field: &'static str,
+        /// Its value.
         value: u64,
+        /// What it may be.
         expected: &'static str,
     },
 
     /// Padding that must be zero is not.
     #[error("non-zero bytes in the padding of {what}; the file is corrupt")]
-    NonZeroPadding { what: &'static str },
+    NonZeroPadding {
+        /// Where the padding is.
+        what: &'static str,
+    },
 
     /// The header disagrees with the data it describes.
     #[error("the header says {field} is {header}, but the data has {data}")]
     HeaderDisagrees {
+        /// The field.
         field: &'static str,
+        /// The header's value.
         header: u64,
+        /// The value the data gives.
         data: u64,
     },
 }

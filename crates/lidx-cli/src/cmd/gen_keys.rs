@@ -16,7 +16,11 @@ use crate::units::{human_bytes, parse_count};
 pub struct Args {
     /// Distribution: udense, usparse, normal, lognormal (paper 1's synthetic sets), or the
     /// harder clustered and heavytail sets. All are synthetic stand-ins, not the paper's files.
-    #[arg(long, value_parser = parse_dist, required_unless_present = "sample_of", conflicts_with = "sample_of")]
+    #[arg(
+        long,
+        required_unless_present = "sample_of",
+        conflicts_with = "sample_of"
+    )]
     dist: Option<Distribution>,
 
     /// Number of keys (1000, 1M, 2e8, ...).
@@ -63,10 +67,6 @@ pub struct Args {
     /// Output SOSD key file.
     #[arg(long, short, value_name = "FILE.keys")]
     out: PathBuf,
-}
-
-pub fn parse_dist(s: &str) -> Result<Distribution, String> {
-    s.parse().map_err(|e: lidx::Error| e.to_string())
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {

@@ -43,7 +43,7 @@ pub enum Command {
 #[derive(clap::Args, Clone)]
 pub struct KindArgs {
     /// Index kind: pgm, sampled-pgm, rs, rmi, btree or binary.
-    #[arg(long, value_parser = parse_kind)]
+    #[arg(long)]
     kind: IndexKind,
     /// Error bound in positions (pgm: 127; sampled-pgm: ε′ over the samples, 1; rs: 127).
     #[arg(long)]
@@ -61,7 +61,7 @@ pub struct KindArgs {
     #[arg(long)]
     radix_bits: Option<u32>,
     /// RMI root model: linear, cubic or radix.
-    #[arg(long, value_parser = parse_root)]
+    #[arg(long)]
     root: Option<RootKind>,
     /// RMI leaves (2^16 by default; 256, 64K, 4M, ...).
     #[arg(long, value_parser = parse_count)]
@@ -70,14 +70,6 @@ pub struct KindArgs {
     /// W-th key instead (256 = the 256-position setting; default 0, a plain RMI).
     #[arg(long, value_name = "W")]
     max_window: Option<u64>,
-}
-
-fn parse_kind(s: &str) -> Result<IndexKind, String> {
-    s.parse().map_err(|e: Error| e.to_string())
-}
-
-fn parse_root(s: &str) -> Result<RootKind, String> {
-    s.parse().map_err(|e: Error| e.to_string())
 }
 
 impl KindArgs {
@@ -361,7 +353,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE.tbl")]
     table: PathBuf,
     /// Kinds to measure, comma-separated [default: all].
-    #[arg(long, value_parser = parse_kind, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',')]
     kinds: Vec<IndexKind>,
     /// In-memory lookups timed per configuration (half existing keys, half random).
     #[arg(long, value_parser = parse_count, default_value = "200000")]

@@ -18,9 +18,6 @@
 //! removed and replaced by fresh draws until `n` distinct keys exist. Options add runs of
 //! duplicates, force 0 and `u64::MAX` in, or shuffle the result for unsorted tables.
 
-use std::fmt;
-use std::str::FromStr;
-
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution as _, Exp, LogNormal, Normal, Pareto};
@@ -45,52 +42,14 @@ pub enum Distribution {
     Heavytail,
 }
 
-impl Distribution {
-    /// Every distribution, in documentation order.
-    pub const ALL: [Distribution; 6] = [
-        Distribution::Udense,
-        Distribution::Usparse,
-        Distribution::Normal,
-        Distribution::Lognormal,
-        Distribution::Clustered,
-        Distribution::Heavytail,
-    ];
-
-    /// The name used on the command line and in file names.
-    pub fn name(self) -> &'static str {
-        match self {
-            Distribution::Udense => "udense",
-            Distribution::Usparse => "usparse",
-            Distribution::Normal => "normal",
-            Distribution::Lognormal => "lognormal",
-            Distribution::Clustered => "clustered",
-            Distribution::Heavytail => "heavytail",
-        }
-    }
-}
-
-impl fmt::Display for Distribution {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Distribution {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        Distribution::ALL
-            .into_iter()
-            .find(|d| d.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = Distribution::ALL.iter().map(|d| d.name()).collect();
-                Error::param(
-                    "distribution",
-                    format!("'{s}' is not one of {}", names.join(", ")),
-                )
-            })
-    }
-}
+crate::names::name_table!(Distribution, "distribution", [
+    Udense => "udense",
+    Usparse => "usparse",
+    Normal => "normal",
+    Lognormal => "lognormal",
+    Clustered => "clustered",
+    Heavytail => "heavytail",
+]);
 
 /// Everything that determines a generated key set.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -12,8 +12,8 @@
 use std::fmt;
 
 use super::codec::{Decoder, Encoder, invalid};
-use super::{Index, IndexKind, Window, check_sorted, partition_from};
-use crate::{Error, FormatError, Result};
+use super::{Index, IndexKind, Window, partition_from, sorted_sample};
+use crate::{FormatError, Result};
 
 /// Keys in one 4 KiB node.
 pub const NODE_KEYS: usize = 512;
@@ -95,14 +95,7 @@ impl Index for BTree {
     const KIND: IndexKind = IndexKind::BTree;
 
     fn build(keys: &[u64], params: &BTreeParams) -> Result<BTree> {
-        check_sorted(keys)?;
-        if params.every == 0 {
-            return Err(Error::param("sampling step", "must be at least 1"));
-        }
-        let separators = crate::data::sample::every_kth(
-            keys,
-            usize::try_from(params.every).unwrap_or(usize::MAX),
-        )?;
+        let separators = sorted_sample(keys, params.every)?;
         let mut levels = Vec::new();
         let mut lens = Vec::new();
         if !separators.is_empty() {

@@ -39,7 +39,6 @@ pub mod sampled;
 pub mod tune;
 
 use std::fmt;
-use std::str::FromStr;
 
 pub use crate::last_mile::lower_bound;
 pub use binary::Binary;
@@ -138,55 +137,19 @@ pub enum IndexKind {
     Binary = 6,
 }
 
+crate::names::name_table!(IndexKind, "index kind", [
+    Pgm => "pgm",
+    SampledPgm => "sampled-pgm",
+    RadixSpline => "rs",
+    Rmi => "rmi",
+    BTree => "btree",
+    Binary => "binary",
+]);
+
 impl IndexKind {
-    /// Every kind.
-    pub const ALL: [IndexKind; 6] = [
-        IndexKind::Pgm,
-        IndexKind::SampledPgm,
-        IndexKind::RadixSpline,
-        IndexKind::Rmi,
-        IndexKind::BTree,
-        IndexKind::Binary,
-    ];
-
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            IndexKind::Pgm => "pgm",
-            IndexKind::SampledPgm => "sampled-pgm",
-            IndexKind::RadixSpline => "rs",
-            IndexKind::Rmi => "rmi",
-            IndexKind::BTree => "btree",
-            IndexKind::Binary => "binary",
-        }
-    }
-
     /// The kind with tag byte `tag`.
     pub fn from_tag(tag: u8) -> Option<IndexKind> {
         IndexKind::ALL.into_iter().find(|k| *k as u8 == tag)
-    }
-}
-
-impl fmt::Display for IndexKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for IndexKind {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        IndexKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = IndexKind::ALL.iter().map(|k| k.name()).collect();
-                Error::param(
-                    "index kind",
-                    format!("'{s}' is not one of {}", names.join(", ")),
-                )
-            })
     }
 }
 
@@ -408,6 +371,17 @@ pub(crate) fn check_build(keys: &[u64], epsilons: &[(&'static str, u64)]) -> Res
         keys.first().copied().unwrap_or(0),
         keys.last().copied().unwrap_or(0),
     ))
+}
+
+/// Every `every`-th key of `keys`, the first included, after checking that the keys are
+/// sorted and the step is at least 1: the start of every build over a sample of the keys
+/// (the B+tree's separators, a sampled index's samples).
+pub(crate) fn sorted_sample(keys: &[u64], every: u64) -> Result<Vec<u64>> {
+    check_sorted(keys)?;
+    if every == 0 {
+        return Err(Error::param("sampling step", "must be at least 1"));
+    }
+    crate::data::sample::every_kth(keys, usize::try_from(every).unwrap_or(usize::MAX))
 }
 
 /// Fails unless `keys` is sorted; every `build` calls it first.

@@ -19,7 +19,6 @@
 //! setting.
 
 use std::fmt;
-use std::str::FromStr;
 
 use super::codec::{Decoder, Encoder, invalid};
 use super::{Index, IndexKind, Window, check_build, edge_window, lower_bound_points};
@@ -37,31 +36,11 @@ pub enum RootKind {
     Radix = 2,
 }
 
-impl RootKind {
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            RootKind::Linear => "linear",
-            RootKind::Cubic => "cubic",
-            RootKind::Radix => "radix",
-        }
-    }
-}
-
-impl FromStr for RootKind {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        [RootKind::Linear, RootKind::Cubic, RootKind::Radix]
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                Error::param(
-                    "root model",
-                    format!("'{s}' is not one of linear, cubic, radix"),
-                )
-            })
-    }
-}
+crate::names::name_table!(RootKind, "root model", [
+    Linear => "linear",
+    Cubic => "cubic",
+    Radix => "radix",
+]);
 
 /// Parameters of an RMI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

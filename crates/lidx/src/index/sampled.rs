@@ -12,8 +12,8 @@
 use std::fmt;
 
 use super::codec::{Decoder, Encoder, invalid};
-use super::{Index, IndexKind, Pgm, PgmParams, Window, check_sorted};
-use crate::{Error, FormatError, Result};
+use super::{Index, IndexKind, Pgm, PgmParams, Window, sorted_sample};
+use crate::{FormatError, Result};
 
 /// Parameters of a sampled index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,14 +76,7 @@ impl Index for Sampled<Pgm> {
     const KIND: IndexKind = IndexKind::SampledPgm;
 
     fn build(keys: &[u64], params: &Self::Params) -> Result<Self> {
-        check_sorted(keys)?;
-        if params.every == 0 {
-            return Err(Error::param("sampling step", "must be at least 1"));
-        }
-        let samples = crate::data::sample::every_kth(
-            keys,
-            usize::try_from(params.every).unwrap_or(usize::MAX),
-        )?;
+        let samples = sorted_sample(keys, params.every)?;
         Ok(Sampled {
             every: params.every,
             n: keys.len() as u64,

@@ -40,7 +40,7 @@ pub fn grid(kind: IndexKind, epsilon: u64) -> Vec<AnyParams> {
                 })
             })
             .collect(),
-        IndexKind::Rmi => [RootKind::Linear, RootKind::Cubic, RootKind::Radix]
+        IndexKind::Rmi => RootKind::ALL
             .into_iter()
             .flat_map(|root| {
                 (8..=22).step_by(2).map(move |b| {

@@ -119,14 +119,13 @@ pub fn inlj_range<I: Index>(
     let n = inner.len();
     let distinct = inner.header().distinct;
     if index.len() != n {
-        return Err(Error::param(
-            "index",
-            format!(
-                "it indexes {} keys, but {} holds {n}",
-                index.len(),
-                inner.path().display()
+        return Err(Error::IndexMismatch {
+            path: inner.path().to_path_buf(),
+            problem: format!(
+                "the index covers {} keys, but the table holds {n}; it was built for another table",
+                index.len()
             ),
-        ));
+        });
     }
     let mut outer_scan = Scan::new(outer, opts.mode, opts.outer_read_tuples, outer_range)?;
     let mut reader = BlockReader::new(inner, opts.mode)?;

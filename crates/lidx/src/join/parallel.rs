@@ -144,7 +144,7 @@ pub fn parallel_join_with<S: JoinSink + Send>(
             .into_iter()
             .map(|h| {
                 h.join()
-                    .unwrap_or_else(|_| Err(Error::param("threads", "a join thread panicked")))
+                    .unwrap_or(Err(Error::ThreadPanicked { what: "join" }))
             })
             .collect()
     });

@@ -149,12 +149,11 @@ impl<'t> Scan<'t> {
                     read_chunk(reader, next, (next + self.chunk).min(self.n))?
                 }
                 Source::Ahead(rx, _) => {
-                    let (first, tuples) = rx.recv().map_err(|_| {
-                        Error::param(
-                            "scan",
-                            "the read-ahead thread stopped before the end of the table",
-                        )
-                    })??;
+                    // The reader sends every error it meets, so a closed channel means it
+                    // panicked.
+                    let (first, tuples) = rx
+                        .recv()
+                        .map_err(|_| Error::ThreadPanicked { what: "read-ahead" })??;
                     debug_assert_eq!(first, next);
                     tuples
                 }

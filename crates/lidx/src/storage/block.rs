@@ -176,7 +176,7 @@ impl<'t> BlockReader<'t> {
                 .try_clone()
                 .map_err(|e| Error::io(path, "open a second handle to", e))?;
             let queue = ReadQueue::new(file, depth, backend)
-                .map_err(|e| Error::io(path, "set up deep reads (--io-depth) of", e))?;
+                .map_err(|e| Error::io(path, "set up deep reads of", e))?;
             self.queue = Some(Box::new(queue));
         }
         Ok(())
@@ -218,7 +218,10 @@ impl<'t> BlockReader<'t> {
         let len = range.count as usize * BLOCK_SIZE;
         let offset = TableLayout::data_block_offset(range.first);
         let Some(queue) = self.queue.as_mut().filter(|q| q.has_room()) else {
-            return Err(Error::param("prefetch", "no read-ahead slot is free"));
+            return Err(Error::misuse(
+                "BlockReader::prefetch",
+                "no read-ahead slot is free (check can_prefetch first)",
+            ));
         };
         queue
             .submit(range, offset, len)
@@ -284,9 +287,9 @@ impl<'t> BlockReader<'t> {
     pub fn read_window(&mut self, lo: u64, hi: u64) -> Result<WindowRun<'_>> {
         let n = self.table.len();
         if lo > hi || hi > n {
-            return Err(Error::param(
-                "window",
-                format!("{lo}..{hi} is not within the table's {n} positions"),
+            return Err(Error::misuse(
+                "BlockReader::read_window",
+                format!("window {lo}..{hi} is not within the table's {n} positions"),
             ));
         }
         let range = BlockRange::for_window(lo, hi);
@@ -394,8 +397,8 @@ impl<'t> BlockReader<'t> {
             .checked_add(range.count)
             .is_none_or(|end| end > blocks)
         {
-            return Err(Error::param(
-                "block range",
+            return Err(Error::misuse(
+                "BlockReader",
                 format!(
                     "blocks {}..{} are past the table's {blocks} data blocks",
                     range.first,

@@ -38,15 +38,10 @@ pub enum Pattern {
     Random,
 }
 
-impl Pattern {
-    /// The lowercase name used in tables and CSV.
-    pub fn name(self) -> &'static str {
-        match self {
-            Pattern::Sequential => "sequential",
-            Pattern::Random => "random",
-        }
-    }
-}
+crate::names::name_table!(Pattern, "access pattern", [
+    Sequential => "sequential",
+    Random => "random",
+]);
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -428,9 +423,9 @@ fn random_at_depth(
         handles
             .into_iter()
             .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(Error::param("queue depth", "a reading thread panicked"))
-                })
+                h.join().unwrap_or(Err(Error::ThreadPanicked {
+                    what: "disk benchmark",
+                }))
             })
             .collect()
     });

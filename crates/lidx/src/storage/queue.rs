@@ -31,16 +31,13 @@ pub enum IoBackend {
     Threads,
 }
 
-impl IoBackend {
-    /// The backend's name as the command line spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            IoBackend::Auto => "auto",
-            IoBackend::Uring => "uring",
-            IoBackend::Threads => "threads",
-        }
-    }
+crate::names::name_table!(IoBackend, "I/O backend", [
+    Auto => "auto",
+    Uring => "uring",
+    Threads => "threads",
+]);
 
+impl IoBackend {
     /// The backend a queue asking for `self` gets on this machine: `Auto` becomes `Uring`
     /// where the kernel grants a ring, `Threads` otherwise.
     pub fn resolve(self) -> IoBackend {
@@ -49,18 +46,6 @@ impl IoBackend {
             IoBackend::Auto if io_uring::IoUring::new(2).is_ok() => IoBackend::Uring,
             IoBackend::Auto => IoBackend::Threads,
             other => other,
-        }
-    }
-}
-
-impl std::str::FromStr for IoBackend {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(IoBackend::Auto),
-            "uring" => Ok(IoBackend::Uring),
-            "threads" => Ok(IoBackend::Threads),
-            _ => Err(format!("'{s}' is not one of auto, uring, threads")),
         }
     }
 }

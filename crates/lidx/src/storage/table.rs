@@ -108,8 +108,8 @@ impl TableWriter {
         if self.header.value_width == value_width {
             Ok(())
         } else {
-            Err(Error::param(
-                "tuple",
+            Err(Error::misuse(
+                "TableWriter",
                 format!(
                     "{}: a table of {}-byte values takes no {value_width}-byte values",
                     self.out.path().display(),
@@ -371,9 +371,9 @@ impl Table {
             .ok()
             .and_then(|b| self.checksums.get(b).copied())
             .ok_or_else(|| {
-                Error::param(
-                    "block",
-                    format!("{block} is past the table's last data block"),
+                Error::misuse(
+                    "Table::check_block",
+                    format!("block {block} is past the table's last data block"),
                 )
             })?;
         let got = block_checksum(bytes);
@@ -431,13 +431,12 @@ impl Table {
     /// needs them (join outputs hold (key, outer value, inner value) tuples).
     pub fn require_pairs(&self, what: &'static str) -> Result<()> {
         if self.header.is_output() {
-            Err(Error::param(
-                "table",
-                format!(
-                    "{} holds join output tuples (key, outer value, inner value), and {what} needs (key, value) tuples",
-                    self.path.display()
-                ),
-            ))
+            Err(Error::WrongTuples {
+                path: self.path.clone(),
+                holds: "join output tuples (key, outer value, inner value)",
+                needs: "(key, value) tuples",
+                what,
+            })
         } else {
             Ok(())
         }
@@ -494,13 +493,12 @@ impl Table {
     /// at a time.
     pub fn scan_output(&self, mut visit: impl FnMut(&[OutputTuple]) -> Result<()>) -> Result<()> {
         if !self.header.is_output() {
-            return Err(Error::param(
-                "table",
-                format!(
-                    "{} holds (key, value) tuples, not join output",
-                    self.path.display()
-                ),
-            ));
+            return Err(Error::WrongTuples {
+                path: self.path.clone(),
+                holds: "(key, value) tuples",
+                needs: "join output tuples",
+                what: "reading join output",
+            });
         }
         let tpb = self.layout.tuples_per_block;
         self.scan_blocks(|bytes, live| {

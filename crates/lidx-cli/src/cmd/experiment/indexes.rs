@@ -28,7 +28,11 @@ pub struct Args {
     common: Common,
     /// Index kinds for Fig. 5, each built for windows of at most 256 positions (the paper's
     /// B+tree indexes every 256th key; RMI is the hybrid that bounds its leaves' windows).
-    #[arg(long, value_delimiter = ',', default_value = "pgm,sampled-pgm,rs,rmi,btree", value_parser = parse_kind)]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "pgm,sampled-pgm,rs,rmi,btree"
+    )]
     indexes: Vec<IndexKind>,
     /// Windows for Table 2 (PGM and sampled PGM sizes).
     #[arg(long, value_delimiter = ',', default_value = "256,1024,2048,4096")]
@@ -38,10 +42,6 @@ pub struct Args {
     /// RMI windows are then unbounded) instead of their 256-position settings.
     #[arg(long)]
     tune: bool,
-}
-
-fn parse_kind(s: &str) -> Result<IndexKind, String> {
-    s.parse().map_err(|e: lidx::Error| e.to_string())
 }
 
 /// One index of Fig. 5 and its self-join.

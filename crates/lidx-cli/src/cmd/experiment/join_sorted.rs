@@ -43,7 +43,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_value = "1,32")]
     io_depths: Vec<usize>,
     /// Indexes of the INLJ methods: the learned one first, then the baseline.
-    #[arg(long, value_delimiter = ',', default_value = "sampled-pgm,btree", value_parser = parse_kind)]
+    #[arg(long, value_delimiter = ',', default_value = "sampled-pgm,btree")]
     indexes: Vec<IndexKind>,
     /// Bytes per sequential read of a scanned table (merge, hash, the INLJ's outer table).
     #[arg(long, value_parser = parse_size, default_value = "1MiB")]
@@ -55,10 +55,6 @@ pub struct Args {
 
 /// Bytes of one (key, value) tuple.
 const TUPLE_BYTES: u64 = 16;
-
-fn parse_kind(s: &str) -> Result<IndexKind, String> {
-    s.parse().map_err(|e: lidx::Error| e.to_string())
-}
 
 /// A built, saved index of the inner table.
 struct SavedIndex {

@@ -57,7 +57,7 @@ pub struct Common {
     n: u64,
     /// Synthetic key sets, comma-separated (udense, usparse, normal, lognormal, clustered,
     /// heavytail) [default: lognormal,usparse,normal, unless --keys is given].
-    #[arg(long, value_delimiter = ',', value_parser = super::gen_keys::parse_dist)]
+    #[arg(long, value_delimiter = ',')]
     sets: Option<Vec<Distribution>>,
     /// SOSD key files to study (the paper's FB, Wiki, OSM, Books); repeat for several.
     #[arg(long = "keys", value_name = "FILE.keys")]
