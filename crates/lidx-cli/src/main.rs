@@ -11,9 +11,16 @@ macro_rules! say {
     }};
 }
 
+/// Writes a report that ends its own lines to stdout as it is (a closed pipe is an error,
+/// as with `say!`).
+macro_rules! say_text {
+    ($text:expr) => {{
+        use std::io::Write as _;
+        std::io::stdout().lock().write_all($text.as_bytes())?
+    }};
+}
+
 mod cmd;
-mod machine;
-mod plot;
 mod progress;
 mod units;
 

@@ -1,4 +1,7 @@
-//! Parsing and printing counts and sizes: `1M`, `200e6`, `64MiB`.
+//! Parsing counts and sizes on the command line: `1M`, `200e6`, `64MiB`; printing them
+//! as lidx-bench's summaries do.
+
+pub use lidx_bench::text::human_bytes;
 
 /// Parses a count: a plain integer (`_` allowed), scientific notation (`2e8`), or a decimal
 /// suffix `K`, `M`, `G` (10^3, 10^6, 10^9).
@@ -43,22 +46,6 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("'{s}' is not a size (examples: 4096, 64MiB, 1GiB)"))?;
     v.checked_mul(1u64 << shift)
         .ok_or_else(|| format!("'{s}' is too large"))
-}
-
-/// Bytes as a short human string with a binary unit.
-pub fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
 }
 
 #[cfg(test)]

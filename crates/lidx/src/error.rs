@@ -103,6 +103,20 @@ pub enum Error {
         problem: String,
     },
 
+    /// An output path names one of the command's input files (writing it would destroy the
+    /// input before it is read).
+    #[error(
+        "{}: the output is the input file {} itself; choose another output path",
+        output.display(),
+        input.display()
+    )]
+    OutputIsInput {
+        /// The output path.
+        output: PathBuf,
+        /// The input it names.
+        input: PathBuf,
+    },
+
     /// The file system refused `O_DIRECT`.
     #[error(
         "{}: the file system does not support O_DIRECT ({source}); put the files on one that does (ext4, xfs, btrfs)",
@@ -118,7 +132,7 @@ pub enum Error {
 
     /// A [`MemoryBudget`](crate::memory::MemoryBudget) could not grant a reservation.
     #[error(
-        "memory budget: {what} needs {need} bytes, but only {available} of the budget's {limit} bytes are free; raise the memory budget"
+        "memory budget: {what} needs {need} bytes, but only {available} of the budget's {limit} bytes are free"
     )]
     OverBudget {
         /// What asked for the memory.
@@ -146,6 +160,13 @@ pub enum Error {
         /// The function called.
         call: &'static str,
         /// What was wrong with the call.
+        problem: String,
+    },
+
+    /// A check lidx makes on its own results failed: a bug in lidx, not in the input.
+    #[error("internal check failed: {problem} (a bug in lidx; please report it)")]
+    Internal {
+        /// What was found wrong.
         problem: String,
     },
 

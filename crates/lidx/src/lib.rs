@@ -55,6 +55,7 @@ pub mod files;
 pub mod index;
 pub mod join;
 pub mod last_mile;
+pub mod memory;
 mod names;
 pub mod pla;
 pub mod storage;

@@ -9,11 +9,13 @@
 
 use std::path::Path;
 
+use lidx::Error;
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
 use lidx::join::{
     CountSink, HashTable, InljOptions, Method, SpillSink, grace_hash_join, hash_join, inlj_any,
     merge_join, parallel_join, parallel_join_with,
 };
+use lidx::memory::MemoryBudget;
 use lidx::storage::{IoBackend, ReadMode, Table, TableWriter, Tuple};
 use proptest::prelude::*;
 
@@ -77,13 +79,13 @@ proptest! {
 
         for mode in [ReadMode::Buffered, ReadMode::Direct] {
             let mut got = Vec::new();
-            let stats = merge_join(&r, &s, mode, read, &mut got).unwrap();
+            let stats = merge_join(&r, &s, mode, read, &MemoryBudget::unlimited(), &mut got).unwrap();
             got.sort_unstable();
             prop_assert_eq!(&got, &want, "merge");
             prop_assert_eq!(stats.output, want.len() as u64);
 
             let mut got = Vec::new();
-            hash_join(&r, &s, mode, read, &mut got).unwrap();
+            hash_join(&r, &s, mode, read, &MemoryBudget::unlimited(), &mut got).unwrap();
             got.sort_unstable();
             prop_assert_eq!(&got, &want, "hash");
         }
@@ -150,10 +152,10 @@ proptest! {
         let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
         let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
         let index = AnyIndex::build(&inner, &AnyParams::default_for(IndexKind::SampledPgm)).unwrap();
-        let hashed = HashTable::build(&r, ReadMode::Buffered, 256).unwrap();
+        let hashed = HashTable::build(&r, ReadMode::Buffered, 256, &MemoryBudget::unlimited()).unwrap();
         let methods = [
             Method::Inlj { index: &index, options: InljOptions { mode: ReadMode::Buffered, ..InljOptions::default() } },
-            Method::Merge { mode: ReadMode::Buffered, read_tuples: 256 },
+            Method::Merge { mode: ReadMode::Buffered, read_tuples: 256, budget: &MemoryBudget::unlimited() },
             Method::Hash { table: &hashed, mode: ReadMode::Buffered, read_tuples: 256 },
         ];
         for method in &methods {
@@ -224,7 +226,17 @@ fn inlj_refuses_an_index_of_another_size_and_unsorted_inputs() {
     let mut got = Vec::new();
     inlj_any(&r, &s, &index, &plain, &mut got).unwrap();
     assert_eq!(got.len(), 3);
-    assert!(merge_join(&r, &s, ReadMode::Buffered, 256, &mut CountSink::default()).is_err());
+    assert!(
+        merge_join(
+            &r,
+            &s,
+            ReadMode::Buffered,
+            256,
+            &MemoryBudget::unlimited(),
+            &mut CountSink::default()
+        )
+        .is_err()
+    );
 }
 
 proptest! {
@@ -238,7 +250,10 @@ proptest! {
         let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
         let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
         let mut got = Vec::new();
-        let stats = grace_hash_join(&r, &s, ReadMode::Buffered, 256, budget, dir.path(), &mut got).unwrap();
+        let memory = MemoryBudget::new(budget);
+        let stats = grace_hash_join(&r, &s, ReadMode::Buffered, 256, &memory, dir.path(), &mut got).unwrap();
+        prop_assert!(memory.peak() <= budget && memory.peak() > 0, "peak {} over {budget}", memory.peak());
+        prop_assert_eq!(memory.used(), 0, "everything reserved is given back");
         got.sort_unstable();
         prop_assert_eq!(got, nested_loop(&outer, &inner));
         prop_assert_eq!(stats.spilled_bytes > 0, budget == 100_000, "partitions exactly when over budget");
@@ -258,12 +273,13 @@ fn a_budget_too_small_for_the_partitions_is_refused() {
         &r,
         ReadMode::Buffered,
         256,
-        10_000,
+        &MemoryBudget::new(10_000),
         dir.path(),
         &mut CountSink::default(),
     )
     .unwrap_err();
-    assert!(err.to_string().contains("raise --memory-budget"), "{err}");
+    assert!(matches!(err, Error::OverBudget { .. }), "{err}");
+    assert!(err.to_string().contains("memory budget"), "{err}");
 }
 
 #[test]
@@ -276,6 +292,7 @@ fn spilled_thread_outputs_fill_the_output_table_in_order() {
     let method = Method::Merge {
         mode: ReadMode::Buffered,
         read_tuples: 300,
+        budget: &MemoryBudget::unlimited(),
     };
     let (want, _) = parallel_join::<Vec<(u64, u64, u64)>>(&r, &s, &method, 1).unwrap();
     let (parts, stats) =

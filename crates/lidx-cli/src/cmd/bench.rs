@@ -1,14 +1,15 @@
 //! `lidx bench disk`: read bandwidth and latency of a device with `O_DIRECT`, saved as the
-//! storage profile (paper 1's affine I/O cost model, section 3.3) that later commands read.
+//! storage profile (paper 1's affine I/O cost model, section 3.3) that later commands read;
+//! the measuring is lidx-bench's.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use lidx::files::AtomicFile;
-use lidx::storage::profile::{DiskBenchOptions, Measurement, StorageProfile, run_disk_bench};
+use lidx::storage::profile::DiskBenchOptions;
+use lidx_bench::disk;
 
 use crate::progress::Context;
-use crate::units::{human_bytes, parse_size};
+use crate::units::parse_size;
 
 /// Benchmarks.
 #[derive(clap::Subcommand)]
@@ -51,7 +52,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
         csv,
         profile,
     } = command;
-    let opts = DiskBenchOptions {
+    let options = DiskBenchOptions {
         dir: dir.clone(),
         file_size,
         read_sizes,
@@ -61,121 +62,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
     };
     let profile_path = profile.unwrap_or_else(|| dir.join("lidx-profile.json"));
     let csv_path = csv.unwrap_or_else(|| dir.join("lidx-bench-disk.csv"));
-    // Create both outputs first: an unwritable path fails before minutes of measuring.
-    let mut csv_out = AtomicFile::create(&csv_path)?;
-    let mut profile_out = AtomicFile::create(&profile_path)?;
-    let profile = measure(ctx, &opts)?;
-    print_profile(&profile)?;
-    write_rows(&mut csv_out, &opts, &profile)?;
-    profile_out.write_all(&profile.to_json())?;
-    csv_out.finish()?;
-    profile_out.finish()?;
-    say!(
-        "wrote {} and the storage profile {}",
-        csv_path.display(),
-        profile_path.display()
-    );
+    let (_, report) = disk::run(&options, &csv_path, &profile_path, &ctx.progress())?;
+    say_text!(report);
     Ok(())
-}
-
-/// Runs the benchmark with a progress bar and fits the profile.
-pub fn measure(ctx: &Context, opts: &DiskBenchOptions) -> anyhow::Result<StorageProfile> {
-    let bar = ctx.bar(2 * opts.read_sizes.len() as u64, "disk", "points");
-    let ms = run_disk_bench(opts, |_| bar.inc(1))?;
-    bar.finish_and_clear();
-    Ok(StorageProfile::fit(opts, ms)?)
-}
-
-/// Prints the measurements and the fitted model as a table.
-pub fn print_profile(p: &StorageProfile) -> anyhow::Result<()> {
-    say!(
-        "device: {} (scratch file {})",
-        p.device,
-        human_bytes(p.file_size)
-    );
-    say!(
-        "{:<10} {:>6} {:>9} {:>8} {:>10} {:>10} {:>10} {:>10}",
-        "pattern",
-        "depth",
-        "read",
-        "reads",
-        "MB/s",
-        "mean us",
-        "p50 us",
-        "p99 us"
-    );
-    for m in &p.measurements {
-        say!(
-            "{:<10} {:>6} {:>9} {:>8} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
-            m.pattern.name(),
-            m.depth,
-            human_bytes(m.read_size),
-            m.reads,
-            m.bandwidth_mb_s(),
-            m.mean_us,
-            m.p50_us,
-            m.p99_us
-        );
-    }
-    for (name, c) in [("sequential", p.sequential), ("random", p.random)] {
-        say!(
-            "model, {name:<10}: a read of k bytes costs {:.1} us + k / {:.0} MB/s",
-            c.latency_us,
-            c.bandwidth_mb_s
-        );
-    }
-    Ok(())
-}
-
-fn write_rows(
-    out: &mut AtomicFile,
-    opts: &DiskBenchOptions,
-    p: &StorageProfile,
-) -> anyhow::Result<()> {
-    let machine = crate::machine::describe();
-    let row = |m: &Measurement| {
-        vec![
-            env!("CARGO_PKG_VERSION").to_string(),
-            machine.clone(),
-            p.device.clone(),
-            p.dir.clone(),
-            p.file_size.to_string(),
-            opts.time_per_point.as_millis().to_string(),
-            opts.seed.to_string(),
-            m.pattern.name().to_string(),
-            m.depth.to_string(),
-            m.read_size.to_string(),
-            m.reads.to_string(),
-            m.bytes.to_string(),
-            format!("{:.6}", m.seconds),
-            format!("{:.2}", m.bandwidth_mb_s()),
-            format!("{:.2}", m.mean_us),
-            format!("{:.2}", m.p50_us),
-            format!("{:.2}", m.p99_us),
-        ]
-    };
-    let rows: Vec<_> = p.measurements.iter().map(row).collect();
-    super::write_csv(
-        out,
-        &[
-            "lidx_version",
-            "machine",
-            "device",
-            "dir",
-            "file_size",
-            "ms_per_point",
-            "seed",
-            "pattern",
-            "depth",
-            "read_size",
-            "reads",
-            "bytes",
-            "seconds",
-            "bandwidth_mb_s",
-            "mean_us",
-            "p50_us",
-            "p99_us",
-        ],
-        &rows,
-    )
 }

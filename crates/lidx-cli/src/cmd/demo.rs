@@ -1,17 +1,20 @@
-//! `lidx demo`: a short tour on small generated data. Every capability adds itself here.
+//! `lidx demo`: a short tour on small generated data, one section per capability, each a
+//! few library calls. Every capability adds itself here.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use lidx::Error;
 use lidx::data::{Distribution, GenParams, KeyFile, generate, write_keys};
 use lidx::files::cache;
+use lidx::index::measure::{Baseline, Queries, measure};
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
 use lidx::join::{CountSink, HashTable, InljOptions, Method, parallel_join};
+use lidx::memory::MemoryBudget;
 use lidx::storage::profile::DiskBenchOptions;
 use lidx::storage::table::build_from_keys;
 use lidx::storage::{BlockReader, IoStats, ReadMode, Table, ValueSource, paper1};
+use lidx_bench::{disk, index_bench};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -54,7 +57,21 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         "lidx demo: learned indexes on data that lives on disk. Files in {}\n",
         dir.display()
     );
+    let key_files = key_sets(dir, n)?;
+    let tables = tables(ctx, dir, &key_files)?;
+    cold_window_reads(&tables)?;
+    paper1_round_trip(dir, &tables[0])?;
+    let lognormal = Table::open(&tables[1])?;
+    let keys = lognormal.read_keys()?;
+    indexes(&lognormal, &keys)?;
+    joins(dir, &lognormal, &keys)?;
+    disk_profile(ctx, dir)?;
+    say!("\nNext: lidx gen --help, lidx table --help, lidx index --help, lidx bench disk --help.");
+    Ok(())
+}
 
+/// Section 1: generates the key sets into `dir`; returns their files.
+fn key_sets(dir: &Path, n: usize) -> anyhow::Result<Vec<PathBuf>> {
     say!(
         "1. Key sets (seeded synthetic stand-ins for paper 1's data; SOSD files work as they are)"
     );
@@ -66,12 +83,12 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         "largest",
         "ms"
     );
-    let mut tables = Vec::new();
+    let mut files = Vec::new();
     for dist in DISTS {
         let t = Instant::now();
         let keys = generate(&GenParams::new(dist, n, 42))?;
-        let keys_path = dir.join(format!("{dist}.keys"));
-        write_keys(&keys_path, &keys)?;
+        let path = dir.join(format!("{dist}.keys"));
+        write_keys(&path, &keys)?;
         say!(
             "   {:<10} {:>10} {:>22} {:>22} {:>9.0}",
             dist.name(),
@@ -80,12 +97,16 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
             keys[keys.len() - 1],
             t.elapsed().as_secs_f64() * 1e3
         );
-        tables.push((dist, keys_path));
+        files.push(path);
     }
+    Ok(files)
+}
 
+/// Section 2: builds and verifies a table of each key file; returns their paths.
+fn tables(ctx: &Context, dir: &Path, key_files: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     say!("\n2. Tables: 4096-byte header, 256 tuples of 16 bytes per block, a CRC32C per block");
     let mut built = Vec::new();
-    for (dist, keys_path) in &tables {
+    for (dist, keys_path) in DISTS.iter().zip(key_files) {
         let tbl = dir.join(format!("{dist}.tbl"));
         let t = Instant::now();
         let file = KeyFile::open(keys_path)?;
@@ -110,7 +131,11 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         );
         built.push(tbl);
     }
+    Ok(built)
+}
 
+/// Section 3: reads windows of 256, 1024 and 4096 positions cold and counts the blocks.
+fn cold_window_reads(tables: &[PathBuf]) -> anyhow::Result<()> {
     say!("\n3. Cold window reads: the blocks under a window of positions, one O_DIRECT read each");
     say!("   (an index returns such windows; paper 1 compares indexes at 256 positions = 1 block)");
     say!(
@@ -122,7 +147,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         "KiB/read",
         "us/read"
     );
-    for tbl in &built {
+    for tbl in tables {
         let table = Table::open(tbl)?;
         for width in [256u64, 1024, 4096] {
             let (stats, lookups, elapsed, mode) = cold_windows(&table, width, 2000)?;
@@ -142,9 +167,32 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
             );
         }
     }
+    Ok(())
+}
 
+/// Reads `lookups` windows of `width` positions at random places after dropping the
+/// table's cached pages; `O_DIRECT` where the file system allows it.
+fn cold_windows(
+    table: &Table,
+    width: u64,
+    lookups: u64,
+) -> anyhow::Result<(IoStats, u64, Duration, ReadMode)> {
+    cache::drop_file_pages(table.path())?;
+    let mut reader = BlockReader::direct_or_buffered(table)?;
+    let n = table.len();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(width);
+    let t = Instant::now();
+    for _ in 0..lookups {
+        let lo = rng.random_range(0..n);
+        reader.read_window(lo, (lo + width).min(n))?;
+        reader.clear_buffer();
+    }
+    Ok((reader.stats(), lookups, t.elapsed(), reader.mode()))
+}
+
+/// Section 4: exports a table to paper 1's layout and imports it back, byte for byte.
+fn paper1_round_trip(dir: &Path, first: &Path) -> anyhow::Result<()> {
     say!("\n4. Exchange with paper 1's code: export to its layout and import back");
-    let first = &built[0];
     let p1 = dir.join("udense.paper1");
     let back = dir.join("udense.roundtrip.tbl");
     paper1::export(&Table::open(first)?, &p1, |_| {})?;
@@ -160,33 +208,44 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         if same { "byte-identical" } else { "DIFFERENT" }
     );
     anyhow::ensure!(same, "the paper 1 round trip changed the table");
+    Ok(())
+}
 
+/// Section 5: every index kind over one table: size, windows, lookups in memory and cold on disk,
+/// and the key set's hardness.
+fn indexes(table: &Table, keys: &[u64]) -> anyhow::Result<()> {
     say!("\n5. Indexes over the lognormal table: each kind's window holds the key's lower bound");
     say!("   (defaults: windows of at most 256 positions, except RMI's, which depend on the data)");
-    let lognormal = &built[1];
-    let table = Table::open(lognormal)?;
-    let keys = table.read_keys()?;
-    let q = super::index::queries(&keys, 20_000, 7);
-    let baseline = super::index::Baseline::measure(&keys, &q);
+    let queries = Queries::draw(keys, 20_000, 7);
+    let baseline = Baseline::measure(keys, &queries);
     let mut rows = Vec::new();
     for kind in IndexKind::ALL {
         let params = AnyParams::default_for(kind);
-        let (row, _) =
-            super::index::measure(&keys, &params, 0, &q, &baseline, Some((&table, 300)))?;
-        rows.push(row);
+        let disk = Some((table, 300));
+        rows.push(measure(keys, &params, 0, &queries, &baseline, disk)?.0);
     }
-    super::index::print_rows(&rows, &baseline, &table, keys.len())?;
-    let hard = |eps| lidx::pla::segment_count(&keys, eps);
+    say_text!(index_bench::measurements_table(
+        &rows,
+        &baseline,
+        table,
+        keys.len()
+    ));
+    let hard = |eps| lidx::pla::segment_count(keys, eps);
     say!(
         "   hardness (paper 3): {} PLA segments at epsilon 32, {} at epsilon 4096",
         hard(32)?,
         hard(4096)?
     );
+    Ok(())
+}
 
+/// Section 6: joins a 1/100 sample of `table` with it by INLJ through three indexes (and with 32
+/// reads in flight), sort-merge and hash, cold, counting blocks and reads.
+fn joins(dir: &Path, table: &Table, keys: &[u64]) -> anyhow::Result<()> {
     say!(
         "\n6. Joins: a 1/100 sample of the lognormal table (every outer key matches) with the table, cold, O_DIRECT"
     );
-    let sample = lidx::data::sample::random_fraction(&keys, 0.01, 7)?;
+    let sample = lidx::data::sample::random_fraction(keys, 0.01, 7)?;
     let outer_path = dir.join("lognormal.sample.tbl");
     build_from_keys(&sample, ValueSource::RowId, &outer_path, |_| {})?;
     let outer = Table::open(&outer_path)?;
@@ -198,51 +257,44 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         "inner blocks",
         "inner reads"
     );
-    let methods: Vec<(String, AnyIndex)> =
+    let mode = BlockReader::direct_or_buffered(table)?.mode();
+    let budget = MemoryBudget::unlimited();
+    let indexes: Vec<(IndexKind, AnyIndex)> =
         [IndexKind::SampledPgm, IndexKind::Pgm, IndexKind::BTree]
             .into_iter()
-            .map(|k| {
-                Ok((
-                    format!("inlj:{k}"),
-                    AnyIndex::build(&keys, &AnyParams::default_for(k))?,
-                ))
-            })
+            .map(|k| Ok((k, AnyIndex::build(keys, &AnyParams::default_for(k))?)))
             .collect::<anyhow::Result<_>>()?;
-    let hashed = HashTable::build(&outer, ReadMode::Buffered, 1 << 16)?;
-    let mut runs: Vec<(String, Method<'_>)> = methods
+    let hashed = HashTable::build(&outer, ReadMode::Buffered, 1 << 16, &budget)?;
+    let inlj = |index, io_depth| Method::Inlj {
+        index,
+        options: InljOptions {
+            mode,
+            io_depth,
+            ..InljOptions::default()
+        },
+    };
+    let mut runs: Vec<(String, Method<'_>)> = indexes
         .iter()
-        .map(|(name, index)| {
-            let options = InljOptions {
-                mode: direct_or_buffered(&table),
-                ..InljOptions::default()
-            };
-            (name.clone(), Method::Inlj { index, options })
-        })
+        .map(|(kind, index)| (format!("inlj:{kind}"), inlj(index, 1)))
         .collect();
     // Beyond paper 1: 32 window reads in flight at once.
-    if let Some((_, index)) = methods.first() {
-        let options = InljOptions {
-            mode: direct_or_buffered(&table),
-            io_depth: 32,
-            ..InljOptions::default()
-        };
-        runs.push((
-            "inlj:sampled-pgm, 32 in flight".to_string(),
-            Method::Inlj { index, options },
-        ));
-    }
+    runs.push((
+        "inlj:sampled-pgm, 32 in flight".to_string(),
+        inlj(&indexes[0].1, 32),
+    ));
     runs.push((
         "merge".to_string(),
         Method::Merge {
-            mode: direct_or_buffered(&table),
+            mode,
             read_tuples: 1 << 16,
+            budget: &budget,
         },
     ));
     runs.push((
         "hash (built)".to_string(),
         Method::Hash {
             table: &hashed,
-            mode: direct_or_buffered(&table),
+            mode,
             read_tuples: 1 << 16,
         },
     ));
@@ -250,7 +302,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         cache::drop_file_pages(table.path())?;
         cache::drop_file_pages(outer.path())?;
         let t = Instant::now();
-        let (_, stats) = parallel_join::<CountSink>(&outer, &table, method, 1)?;
+        let (_, stats) = parallel_join::<CountSink>(&outer, table, method, 1)?;
         say!(
             "   {:<32} {:>8} {:>10.1} {:>14} {:>12}",
             name,
@@ -260,11 +312,15 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
             stats.inner_io.reads
         );
     }
+    Ok(())
+}
 
+/// Section 7: a short measurement of the disk under the demo's files.
+fn disk_profile(ctx: &Context, dir: &Path) -> anyhow::Result<()> {
     say!(
         "\n7. The disk under these files (short run; `lidx bench disk --dir D` for the full profile)"
     );
-    let opts = DiskBenchOptions {
+    let options = DiskBenchOptions {
         dir: dir.to_path_buf(),
         file_size: 64 << 20,
         read_sizes: vec![4096, 64 << 10, 1 << 20, 4 << 20],
@@ -272,42 +328,9 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         seed: 42,
         queue_depths: vec![1, 8],
     };
-    match super::bench::measure(ctx, &opts) {
-        Ok(profile) => super::bench::print_profile(&profile)?,
+    match disk::measure(&options, &ctx.progress()) {
+        Ok(profile) => say_text!(disk::profile_table(&profile)),
         Err(e) => say!("   skipped: {e:#}"),
     }
-
-    say!("\nNext: lidx gen --help, lidx table --help, lidx index --help, lidx bench disk --help.");
     Ok(())
-}
-
-/// O_DIRECT where the table's file system allows it, buffered otherwise.
-fn direct_or_buffered(table: &Table) -> ReadMode {
-    match BlockReader::new(table, ReadMode::Direct) {
-        Ok(_) => ReadMode::Direct,
-        Err(_) => ReadMode::Buffered,
-    }
-}
-
-/// Reads `lookups` windows of `width` positions at random places after dropping the
-/// table's cached pages; O_DIRECT where the file system allows it.
-fn cold_windows(
-    table: &Table,
-    width: u64,
-    lookups: u64,
-) -> anyhow::Result<(IoStats, u64, Duration, ReadMode)> {
-    cache::drop_file_pages(table.path())?;
-    let mut reader = match BlockReader::new(table, ReadMode::Direct) {
-        Err(Error::DirectUnsupported { .. }) => BlockReader::new(table, ReadMode::Buffered)?,
-        r => r?,
-    };
-    let n = table.len();
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(width);
-    let t = Instant::now();
-    for _ in 0..lookups {
-        let lo = rng.random_range(0..n);
-        reader.read_window(lo, (lo + width).min(n))?;
-        reader.clear_buffer();
-    }
-    Ok((reader.stats(), lookups, t.elapsed(), reader.mode()))
 }

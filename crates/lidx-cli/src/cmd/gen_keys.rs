@@ -105,7 +105,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
 }
 
 fn sample_of(args: &Args, src: &std::path::Path) -> anyhow::Result<(Vec<u64>, String)> {
-    super::refuse_same_file(src, &args.out)?;
+    lidx::files::refuse_same_file(src, &args.out)?;
     let file = KeyFile::open(src)?;
     let keys = file.keys();
     if keys.is_empty() {

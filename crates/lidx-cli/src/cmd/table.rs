@@ -109,7 +109,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
             input,
             out,
         } => {
-            super::refuse_same_file(&input, &out)?;
+            lidx::files::refuse_same_file(&input, &out)?;
             let count = paper1::tuple_count(&input)?;
             if count == 0 {
                 bail!(
@@ -134,7 +134,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
             table,
             out,
         } => {
-            super::refuse_same_file(&table, &out)?;
+            lidx::files::refuse_same_file(&table, &out)?;
             let t = Table::open(&table)?;
             let bar = ctx.bar(t.len(), "exporting", "tuples");
             paper1::export(&t, &out, |done| bar.set_position(done))?;
@@ -157,7 +157,7 @@ fn build(
     values: Values,
     dedup: bool,
 ) -> anyhow::Result<()> {
-    super::refuse_same_file(keys_path, out)?;
+    lidx::files::refuse_same_file(keys_path, out)?;
     let file = KeyFile::open(keys_path)?;
     if file.is_empty() {
         bail!(

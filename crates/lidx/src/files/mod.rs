@@ -32,6 +32,22 @@ pub fn parent_dir(path: &Path) -> &Path {
     }
 }
 
+/// Fails with [`Error::OutputIsInput`] when `output` names the file `input` names (the same
+/// device and inode, whatever the paths): writing it would destroy the input before it is
+/// read. Paths that do not exist yet are fine.
+pub fn refuse_same_file(input: &Path, output: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(a), Ok(b)) = (std::fs::metadata(input), std::fs::metadata(output)) {
+        if (a.dev(), a.ino()) == (b.dev(), b.ino()) {
+            return Err(Error::OutputIsInput {
+                output: output.to_path_buf(),
+                input: input.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Opens `path` for reading and returns the file and its length. Refuses anything but a
 /// regular file (a pipe or a device has no length to check a header against).
 pub(crate) fn open_regular(path: &Path) -> Result<(File, u64)> {

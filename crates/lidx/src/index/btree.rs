@@ -159,6 +159,11 @@ impl Index for BTree {
         self.every.min(self.n)
     }
 
+    /// Every `width`-th key: windows of exactly `width` positions.
+    fn params_for_width(width: u64) -> Option<BTreeParams> {
+        (width >= 1).then_some(BTreeParams { every: width })
+    }
+
     fn params(&self) -> BTreeParams {
         BTreeParams { every: self.every }
     }

@@ -26,6 +26,7 @@ use std::path::Path;
 use super::codec::{Decoder, Encoder};
 use super::{AnyIndex, IndexKind};
 use crate::files::{AtomicFile, map_readonly, open_regular};
+use crate::storage::Table;
 use crate::{Error, FormatError, Result};
 
 /// The first eight bytes of every index file.
@@ -57,6 +58,54 @@ impl KeysFingerprint {
             crc32c: crc32c::crc32c(bytemuck::cast_slice(keys)),
         }
     }
+}
+
+impl KeysFingerprint {
+    /// Fails with [`Error::IndexMismatch`] unless `actual`, the fingerprint of the table at
+    /// `table_path`, is this one, that of the keys the index at `index_path` was built on.
+    pub fn check(
+        &self,
+        actual: &KeysFingerprint,
+        index_path: &Path,
+        table_path: &Path,
+    ) -> Result<()> {
+        if self == actual {
+            return Ok(());
+        }
+        Err(Error::IndexMismatch {
+            path: index_path.to_path_buf(),
+            problem: format!(
+                "the index was built for other keys than those of {} (index: {} keys, crc32c {:#010x}; table: {} keys, crc32c {:#010x}); rebuild it",
+                table_path.display(),
+                self.n,
+                self.crc32c,
+                actual.n,
+                actual.crc32c
+            ),
+        })
+    }
+}
+
+/// Loads the index file at `path` and checks it against `table` as far as the table's
+/// header allows: the number of keys and their range (the keys' CRC needs every key; see
+/// [`KeysFingerprint::check`]).
+pub fn load_for(path: &Path, table: &Table) -> Result<AnyIndex> {
+    let (index, stored) = load(path)?;
+    check_table(path, &stored, table)?;
+    Ok(index)
+}
+
+/// Fails with [`Error::IndexMismatch`] unless the index at `path`, built on keys with
+/// fingerprint `stored`, agrees with `table`'s header: the number of keys and their range.
+pub fn check_table(path: &Path, stored: &KeysFingerprint, table: &Table) -> Result<()> {
+    let h = table.header();
+    let from_header = KeysFingerprint {
+        n: h.count,
+        min_key: h.min_key,
+        max_key: h.max_key,
+        crc32c: stored.crc32c,
+    };
+    stored.check(&from_header, path, table.path())
 }
 
 /// Encodes `index` built on keys with `fingerprint` as index-file bytes.

@@ -1,14 +1,22 @@
-//! Timing and window statistics of lookups, shared by `lidx index bench` and the tuner.
+//! Measuring indexes (paper 1, section 5.2): build time, size, lookups in memory and cold
+//! on disk, and the windows they return. Shared by the tuner, `lidx index bench`, the demo
+//! and the experiments.
 //!
 //! A lookup is the whole in-memory path: the index's window, then the branchless last-mile
 //! search inside it. Each timing loop is generic over the index kind (the enum is matched
-//! once, not per key), and folds every answer into a checksum so no work is optimized away.
+//! once, not per key), and folds every answer into a checksum so no work is optimized away;
+//! every index's answers are checked against `partition_point`'s ([`Baseline`]).
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use super::{AnyIndex, Index, lower_bound};
-use crate::storage::BlockRange;
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::{AnyIndex, AnyParams, Index, IndexKind, lower_bound};
+use crate::files::cache;
+use crate::storage::{BlockRange, BlockReader, MAX_WINDOW_READ_BLOCKS, TUPLE_SIZE, Table};
+use crate::{Error, Result};
 
 fn lookups<I: Index>(index: &I, keys: &[u64], queries: &[u64]) -> u64 {
     let mut sum = 0u64;
@@ -117,4 +125,174 @@ pub fn last_mile_ns(index: &AnyIndex, keys: &[u64], queries: &[u64]) -> (f64, f6
     let branchless = run(&|w, q| lower_bound(w, q, |&k| k));
     let std = run(&|w, q| w.partition_point(|&k| k < q));
     (branchless, std)
+}
+
+/// Lookups to time: existing keys drawn at random from the keys (`count`, seeded), and
+/// values drawn uniformly from the key range (mostly absent). `keys` must not be empty.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Queries {
+    /// Keys of the set.
+    pub existing: Vec<u64>,
+    /// Uniform values between the smallest and largest key.
+    pub random: Vec<u64>,
+}
+
+impl Queries {
+    /// `count` queries of each sort over sorted `keys` (empty when `keys` is).
+    pub fn draw(keys: &[u64], count: usize, seed: u64) -> Queries {
+        let (Some(&min), Some(&max)) = (keys.first(), keys.last()) else {
+            return Queries {
+                existing: Vec::new(),
+                random: Vec::new(),
+            };
+        };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let existing = (0..count)
+            .map(|_| keys[rng.random_range(0..keys.len())])
+            .collect();
+        let random = (0..count).map(|_| rng.random_range(min..=max)).collect();
+        Queries { existing, random }
+    }
+}
+
+/// `partition_point` over the queries: its time and the sums of the positions it found,
+/// which every index's lookups must reproduce.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Baseline {
+    /// Nanoseconds per lookup of an existing key.
+    pub existing_ns: f64,
+    /// Nanoseconds per lookup of a random value.
+    pub random_ns: f64,
+    /// Sum of the positions found for the existing keys.
+    pub existing_sum: u64,
+    /// Sum of the positions found for the random values.
+    pub random_sum: u64,
+}
+
+impl Baseline {
+    /// Times `partition_point` over both query sets.
+    pub fn measure(keys: &[u64], queries: &Queries) -> Baseline {
+        let (existing_ns, existing_sum) = partition_point_ns(keys, &queries.existing);
+        let (random_ns, random_sum) = partition_point_ns(keys, &queries.random);
+        Baseline {
+            existing_ns,
+            random_ns,
+            existing_sum,
+            random_sum,
+        }
+    }
+}
+
+/// What [`measure`] found for one configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexMeasurement {
+    /// The kind.
+    pub kind: IndexKind,
+    /// Its parameters, as text.
+    pub params: String,
+    /// The window width the configuration aims at (a sweep's), or 0.
+    pub target_width: u64,
+    /// Build time, keys in memory, seconds.
+    pub build_s: f64,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Size as a percentage of the table's data (16 bytes per key).
+    pub size_pct: f64,
+    /// Nanoseconds per lookup of an existing key (window and last mile).
+    pub existing_ns: f64,
+    /// Nanoseconds per lookup of a random value.
+    pub absent_ns: f64,
+    /// `partition_point`'s nanoseconds per existing key, for the ratio.
+    pub partition_point_ns: f64,
+    /// Mean window width over both query sets.
+    pub mean_width: f64,
+    /// Widest window seen.
+    pub max_width: u64,
+    /// Mean 4 KiB blocks a window covers.
+    pub mean_blocks: f64,
+    /// Microseconds per cold `O_DIRECT` lookup on disk (NaN when not measured).
+    pub disk_us: f64,
+    /// Blocks read per cold lookup (NaN when not measured).
+    pub disk_blocks: f64,
+    /// Reads per cold lookup (NaN when not measured).
+    pub disk_reads: f64,
+    /// Last-mile search alone: branchless lower bound and `partition_point`, ns.
+    pub last_mile_ns: (f64, f64),
+}
+
+/// Builds `params` over `keys` and measures it: build time, size, lookups of `queries`
+/// (checked against `baseline`'s answers), windows, the last mile alone, and with `disk`
+/// (the table of `keys`, a number of lookups) that many cold lookups on disk, `O_DIRECT`
+/// where the file system allows it. Fails if any lookup finds a wrong position.
+pub fn measure(
+    keys: &[u64],
+    params: &AnyParams,
+    target_width: u64,
+    queries: &Queries,
+    baseline: &Baseline,
+    disk: Option<(&Table, u64)>,
+) -> Result<(IndexMeasurement, AnyIndex)> {
+    let t = Instant::now();
+    let index = AnyIndex::build(keys, params)?;
+    let build_s = t.elapsed().as_secs_f64();
+    let (existing_ns, sum) = lookup_ns(&index, keys, &queries.existing);
+    let (absent_ns, absent_sum) = lookup_ns(&index, keys, &queries.random);
+    let wrong = || Error::Internal {
+        problem: format!(
+            "{} {} returned wrong positions",
+            index.kind(),
+            index.describe()
+        ),
+    };
+    if (sum, absent_sum) != (baseline.existing_sum, baseline.random_sum) {
+        return Err(wrong());
+    }
+    let all: Vec<u64> = queries
+        .existing
+        .iter()
+        .chain(&queries.random)
+        .copied()
+        .collect();
+    let stats = window_stats(&index, &all);
+    let last_mile_ns = last_mile_ns(&index, keys, &queries.existing);
+    let (mut disk_us, mut disk_blocks, mut disk_reads) = (f64::NAN, f64::NAN, f64::NAN);
+    if let Some((table, count)) = disk.filter(|(_, c)| *c > 0) {
+        cache::drop_file_pages(table.path())?;
+        let mut reader = BlockReader::direct_or_buffered(table)?;
+        let probes = &queries.existing[..(count as usize).min(queries.existing.len())];
+        let t = Instant::now();
+        for &q in probes {
+            let w = index.search(q);
+            reader.clear_buffer();
+            let found = reader.lower_bound(w.lo, w.hi, q, MAX_WINDOW_READ_BLOCKS)?;
+            if keys.get(found as usize) != Some(&q) {
+                return Err(wrong());
+            }
+        }
+        let per = probes.len().max(1) as f64;
+        disk_us = t.elapsed().as_secs_f64() * 1e6 / per;
+        let io = reader.stats();
+        disk_blocks = io.blocks as f64 / per;
+        disk_reads = io.reads as f64 / per;
+    }
+    let size = index.size_in_bytes();
+    let row = IndexMeasurement {
+        kind: index.kind(),
+        params: index.describe(),
+        target_width,
+        build_s,
+        size_bytes: size,
+        size_pct: 100.0 * size as f64 / (keys.len() as f64 * TUPLE_SIZE as f64),
+        existing_ns,
+        absent_ns,
+        partition_point_ns: baseline.existing_ns,
+        mean_width: stats.mean_width,
+        max_width: stats.max_width,
+        mean_blocks: stats.mean_blocks,
+        disk_us,
+        disk_blocks,
+        disk_reads,
+        last_mile_ns,
+    };
+    Ok((row, index))
 }

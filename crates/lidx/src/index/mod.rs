@@ -112,6 +112,14 @@ pub trait Index: Sized {
     /// The parameters it was built with.
     fn params(&self) -> Self::Params;
 
+    /// The kind's setting whose windows are at most `width` positions wide (its row of the
+    /// table in the module documentation), so kinds can be compared at equal widths; `None`
+    /// where the kind has no such setting (binary search) or `width` is too small for one.
+    fn params_for_width(width: u64) -> Option<Self::Params> {
+        let _ = width;
+        None
+    }
+
     /// Appends the index's payload (little-endian, see `docs/FORMAT.md`) to `out`.
     fn encode(&self, out: &mut Vec<u8>);
 
@@ -201,6 +209,37 @@ impl AnyParams {
             IndexKind::Binary => AnyParams::Binary,
         }
     }
+
+    /// The setting of `kind` whose windows are at most `width` positions wide
+    /// ([`Index::params_for_width`]), where the kind has one.
+    pub fn for_width(kind: IndexKind, width: u64) -> Option<AnyParams> {
+        match kind {
+            IndexKind::Pgm => Pgm::params_for_width(width).map(AnyParams::Pgm),
+            IndexKind::SampledPgm => {
+                Sampled::<Pgm>::params_for_width(width).map(AnyParams::SampledPgm)
+            }
+            IndexKind::RadixSpline => {
+                RadixSpline::params_for_width(width).map(AnyParams::RadixSpline)
+            }
+            IndexKind::Rmi => Rmi::params_for_width(width).map(AnyParams::Rmi),
+            IndexKind::BTree => BTree::params_for_width(width).map(AnyParams::BTree),
+            IndexKind::Binary => None,
+        }
+    }
+}
+
+impl fmt::Display for AnyParams {
+    /// The parameters as `name=value` pairs (`every=256`), or `none`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AnyParams::Pgm(p) => p.fmt(f),
+            AnyParams::SampledPgm(p) => p.fmt(f),
+            AnyParams::RadixSpline(p) => p.fmt(f),
+            AnyParams::Rmi(p) => p.fmt(f),
+            AnyParams::BTree(p) => p.fmt(f),
+            AnyParams::Binary => f.write_str("none"),
+        }
+    }
 }
 
 /// Calls `$body` with `$i` bound to the inner index, whatever its kind.
@@ -260,16 +299,21 @@ impl AnyIndex {
         with_index!(self, i => i.max_width())
     }
 
+    /// The parameters it was built with.
+    pub fn params(&self) -> AnyParams {
+        match self {
+            AnyIndex::Pgm(i) => AnyParams::Pgm(i.params()),
+            AnyIndex::SampledPgm(i) => AnyParams::SampledPgm(i.params()),
+            AnyIndex::RadixSpline(i) => AnyParams::RadixSpline(i.params()),
+            AnyIndex::Rmi(i) => AnyParams::Rmi(i.params()),
+            AnyIndex::BTree(i) => AnyParams::BTree(i.params()),
+            AnyIndex::Binary(_) => AnyParams::Binary,
+        }
+    }
+
     /// The parameters, as text (`eps=127 eps_rec=4 max_height=8`).
     pub fn describe(&self) -> String {
-        match self {
-            AnyIndex::Pgm(i) => i.params().to_string(),
-            AnyIndex::SampledPgm(i) => i.params().to_string(),
-            AnyIndex::RadixSpline(i) => i.params().to_string(),
-            AnyIndex::Rmi(i) => i.params().to_string(),
-            AnyIndex::BTree(i) => i.params().to_string(),
-            AnyIndex::Binary(_) => "none".to_string(),
-        }
+        self.params().to_string()
     }
 
     /// See [`Index::encode`].

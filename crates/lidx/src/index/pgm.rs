@@ -292,6 +292,15 @@ impl Index for Pgm {
         (2 * (self.params.epsilon + self.slack) + 1).min(self.n)
     }
 
+    /// ε = (width - 1) / 2, the rest default: windows of `2ε + 1` positions (plus the float
+    /// slack, 0 in practice). Needs `width >= 3`.
+    fn params_for_width(width: u64) -> Option<PgmParams> {
+        (width >= 3).then(|| PgmParams {
+            epsilon: (width - 1) / 2,
+            ..PgmParams::default()
+        })
+    }
+
     fn params(&self) -> PgmParams {
         self.params
     }

@@ -255,6 +255,14 @@ impl Index for RadixSpline {
         (2 * (self.params.epsilon + self.slack) + 1).min(self.n)
     }
 
+    /// ε = (width - 1) / 2 at the default radix bits. Needs `width >= 3`.
+    fn params_for_width(width: u64) -> Option<RadixSplineParams> {
+        (width >= 3).then(|| RadixSplineParams {
+            epsilon: (width - 1) / 2,
+            ..RadixSplineParams::default()
+        })
+    }
+
     fn params(&self) -> RadixSplineParams {
         self.params
     }

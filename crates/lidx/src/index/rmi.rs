@@ -450,6 +450,14 @@ impl Index for Rmi {
             .unwrap_or(0)
     }
 
+    /// The hybrid RMI with `max_window = width` at the default root and leaves.
+    fn params_for_width(width: u64) -> Option<RmiParams> {
+        (width >= 1).then(|| RmiParams {
+            max_window: width,
+            ..RmiParams::default()
+        })
+    }
+
     fn params(&self) -> RmiParams {
         self.params
     }

@@ -109,6 +109,15 @@ impl Index for Sampled<Pgm> {
             .min(self.n)
     }
 
+    /// Every (width / 4)-th key at the default ε′ = 1: windows of at most
+    /// `4 k - 1 < width` positions. Needs `width >= 4`.
+    fn params_for_width(width: u64) -> Option<Self::Params> {
+        (width >= 4).then(|| SampledParams {
+            every: width / 4,
+            ..SampledParams::default()
+        })
+    }
+
     fn params(&self) -> Self::Params {
         SampledParams {
             every: self.every,

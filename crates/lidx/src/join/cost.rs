@@ -16,8 +16,8 @@
 //! divide the INLJ's read time by the speedup the profile measured at that queue depth
 //! ([`StorageProfile::random_speedup`]); sequential scans are taken as bandwidth-bound.
 
-use crate::storage::BLOCK_SIZE;
 use crate::storage::profile::{AffineCost, StorageProfile};
+use crate::storage::{BLOCK_SIZE, TUPLE_SIZE};
 
 /// CPU costs per elementary step, in nanoseconds. Assumptions of this model, not
 /// measurements; order-of-magnitude figures for a current x86 core.
@@ -74,6 +74,65 @@ pub struct Estimate {
     /// The |R| at which INLJ's predicted time reaches the sort-merge join's (its random
     /// window reads against scanning |S|; the scan of R, common to both, left out).
     pub break_even_outer: f64,
+}
+
+/// The methods the model weighs against each other: what `lidx join --method auto`
+/// chooses among, and what the join experiment judges its picks by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Choice {
+    /// Index nested loop join (both tables sorted).
+    Inlj,
+    /// Sort-merge join (both tables sorted).
+    Merge,
+    /// Hash join (any order).
+    Hash,
+}
+
+impl Estimate {
+    /// The predicted seconds of `choice`.
+    pub fn seconds(&self, choice: Choice) -> f64 {
+        match choice {
+            Choice::Inlj => self.inlj_s,
+            Choice::Merge => self.merge_s,
+            Choice::Hash => self.hash_s,
+        }
+    }
+}
+
+/// The method predicted fastest: the least of `predicted` over the methods the inputs
+/// allow (the index nested loop and sort-merge joins need both tables sorted; the hash join
+/// takes any order); ties go to hash, then merge. `predicted` gives a method's seconds: one
+/// estimate's ([`Estimate::seconds`]), or each method's own estimate where they ran with
+/// different settings (the join experiment's cells).
+pub fn fastest(both_sorted: bool, predicted: impl Fn(Choice) -> f64) -> Choice {
+    let allowed: &[Choice] = if both_sorted {
+        &[Choice::Hash, Choice::Merge, Choice::Inlj]
+    } else {
+        &[Choice::Hash]
+    };
+    allowed
+        .iter()
+        .copied()
+        .min_by(|&a, &b| predicted(a).total_cmp(&predicted(b)))
+        .unwrap_or(Choice::Hash)
+}
+
+/// Paper 1's Fig. 8 (joins on a hard disk) predicted for a machine without one: the three
+/// methods on the assumed hard disk ([`assumed_hdd`]), one thread, one read in flight, for
+/// `outer` and `inner` tuples with every read a window of `window` tuples (paper 1 streams
+/// pages) and the INLJ's windows that wide.
+pub fn predict_hdd(outer: u64, inner: u64, window: u64) -> Estimate {
+    let tuple = TUPLE_SIZE as u64;
+    let shape = JoinShape {
+        outer,
+        inner,
+        window: window as f64,
+        read_bytes: window * tuple,
+        tuple_bytes: tuple,
+        threads: 1,
+        io_depth: 1,
+    };
+    estimate(&shape, &assumed_hdd(), &CpuCosts::default())
 }
 
 /// Reads of a scan of `tuples` tuples.
@@ -182,6 +241,24 @@ pub fn assumed_hdd() -> StorageProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pick_is_the_least_prediction_among_the_methods_allowed() {
+        let e = Estimate {
+            inlj_s: 1.0,
+            merge_s: 2.0,
+            hash_s: 3.0,
+            crossover_outer: 0.0,
+            break_even_outer: 0.0,
+        };
+        assert_eq!(fastest(true, |c| e.seconds(c)), Choice::Inlj);
+        assert_eq!(
+            fastest(false, |c| e.seconds(c)),
+            Choice::Hash,
+            "unsorted: hash only"
+        );
+        assert_eq!(fastest(true, |_| 1.0), Choice::Hash, "ties go to hash");
+    }
 
     #[test]
     fn windows_that_tile_the_inner_table_cost_sequential_reads() {

@@ -1,60 +1,105 @@
 //! Grace hash join (beyond paper 1's in-memory hash join, issue 10): when the outer table's
-//! hash table would exceed the memory budget, both tables are split by a hash of the key
-//! into partitions on disk, small enough that each outer partition's hash table fits, and
-//! each pair of partitions is joined in memory. Output comes partition by partition (not in
-//! key order), the same multiset as every other method.
+//! hash table would not fit in the memory budget, both tables are split by a hash of the
+//! key into partitions on disk, small enough that each outer partition's hash table fits,
+//! and each pair of partitions is joined in memory. Output comes partition by partition
+//! (not in key order), the same multiset as every other method.
+//!
+//! Everything it holds is reserved from the [`MemoryBudget`]: the partition writers'
+//! buffers and one scan while partitioning, then one partition's hash table and one scan
+//! per pair. Its scans read at most an eighth of the budget at a time (at least a block),
+//! so a small budget means small reads rather than a refusal. Not counted: the block
+//! checksums a partition keeps while written and opened (4 bytes per 4 KiB block).
 
 use std::path::Path;
 
-use super::hash::{HashTable, hash_join};
-use super::scan::Scan;
+use super::hash::{HASH_ENTRY_BYTES, HashTable, hash_join};
+use super::scan::{self, Scan};
 use super::{JoinSink, JoinStats};
+use crate::memory::MemoryBudget;
 use crate::storage::table::key_hash;
-use crate::storage::{BLOCK_SIZE, ReadMode, Table, TableWriter};
+use crate::storage::{BLOCK_SIZE, IoStats, ReadMode, TUPLES_PER_BLOCK, Table, TableWriter};
 use crate::{Error, Result};
 
-/// Estimated bytes of one outer tuple in an in-memory hash table (key, value, the map's
-/// slot and the value list's share), used to size partitions against the budget.
-pub const HASH_ENTRY_BYTES: u64 = 48;
-
 /// Write buffer of each partition being written.
-const PARTITION_BUFFER: usize = 16 << 10;
+const PARTITION_BUFFER: usize = 8 << 10;
+
+/// Bytes one open partition writer holds: its write buffer and the block it is filling.
+const WRITER_BYTES: u64 = (PARTITION_BUFFER + BLOCK_SIZE) as u64;
 
 /// Most partitions: each open partition writer costs its buffer and a block.
 const MAX_PARTITIONS: u64 = 1024;
 
-/// Joins `outer` (hashed) with `inner`, keeping the hash table within `budget` bytes:
-/// in memory when it fits, otherwise through partitions written under `temp_dir` (removed
-/// afterwards). Fails with a clear error when the budget cannot hold even the partition
-/// writers, or when one key's tuples alone exceed it.
+/// How a partitioned join fits its budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Plan {
+    /// Partitions of each table.
+    parts: u64,
+    /// Tuples per read of every scan.
+    read_tuples: u64,
+}
+
+/// The partitions and read size that keep a grace join of `outer_tuples` within
+/// `available` bytes, or the error naming what cannot fit.
+fn plan(outer_tuples: u64, read_tuples: u64, available: u64, limit: u64) -> Result<Plan> {
+    // The largest read (whole blocks, at most the one asked for) whose scan buffers take at
+    // most an eighth of the budget; at least one block.
+    let block_bytes = scan::buffer_bytes(TUPLES_PER_BLOCK);
+    let blocks = (available / 8 / block_bytes).clamp(1, read_tuples.div_ceil(TUPLES_PER_BLOCK));
+    let read_tuples = blocks * TUPLES_PER_BLOCK;
+    let scan = scan::buffer_bytes(read_tuples);
+    let over = |what: String, need: u64| Error::OverBudget {
+        what,
+        need,
+        available,
+        limit,
+    };
+    let room = available
+        .checked_sub(scan)
+        .ok_or_else(|| over("the read buffers of a one-block scan".to_string(), scan))?;
+    // Twice the partitions the average needs, so uneven ones still fit.
+    let table = outer_tuples.saturating_mul(HASH_ENTRY_BYTES);
+    let parts = table
+        .div_ceil(room.max(1))
+        .saturating_mul(2)
+        .clamp(2, MAX_PARTITIONS);
+    let writers = parts * WRITER_BYTES;
+    if writers.saturating_add(scan) > available {
+        return Err(over(
+            format!(
+                "partitioning a hash table of about {table} bytes: {parts} partition writers and a scan"
+            ),
+            writers + scan,
+        ));
+    }
+    if table.div_ceil(parts) > room {
+        return Err(over(
+            format!(
+                "the hash table of one of {MAX_PARTITIONS} partitions of {outer_tuples} outer tuples"
+            ),
+            table.div_ceil(parts) + scan,
+        ));
+    }
+    Ok(Plan { parts, read_tuples })
+}
+
+/// Joins `outer` (hashed) with `inner` within `budget`: in memory when the hash table
+/// fits, otherwise through partitions written under `temp_dir` (removed afterwards). Fails
+/// with [`Error::OverBudget`] when the budget cannot hold even the partition writers and
+/// one scan, or when one key's tuples alone exceed it.
 pub fn grace_hash_join(
     outer: &Table,
     inner: &Table,
     mode: ReadMode,
     read_tuples: u64,
-    budget: u64,
+    budget: &MemoryBudget,
     temp_dir: &Path,
     sink: &mut impl JoinSink,
 ) -> Result<JoinStats> {
-    let need = outer.len().saturating_mul(HASH_ENTRY_BYTES);
-    if need <= budget {
-        return hash_join(outer, inner, mode, read_tuples, sink);
+    let available = budget.available();
+    if HashTable::memory_needed(outer.len(), read_tuples) <= available {
+        return hash_join(outer, inner, mode, read_tuples, budget, sink);
     }
-    // Twice the partitions the average needs, so uneven ones still fit.
-    let parts = need
-        .div_ceil(budget.max(1))
-        .saturating_mul(2)
-        .clamp(2, MAX_PARTITIONS);
-    let writers_bytes = parts * (PARTITION_BUFFER + BLOCK_SIZE) as u64;
-    if writers_bytes > budget || need.div_ceil(parts) > budget {
-        return Err(Error::param(
-            "memory budget",
-            format!(
-                "{budget} bytes cannot join {} outer tuples: the hash table needs about {need} bytes, and {parts} partitions need {writers_bytes} bytes of write buffers; raise --memory-budget",
-                outer.len()
-            ),
-        ));
-    }
+    let Plan { parts, read_tuples } = plan(outer.len(), read_tuples, available, budget.limit())?;
     let dir = tempfile::Builder::new()
         .prefix(".lidx-grace-")
         .tempdir_in(temp_dir)
@@ -66,42 +111,34 @@ pub fn grace_hash_join(
             )
         })?;
     let mut stats = JoinStats::default();
-    let outer_parts = partition(
-        outer,
-        "r",
+    let partitioner = Partitioner {
         parts,
-        dir.path(),
+        dir: dir.path(),
         mode,
         read_tuples,
-        &mut stats.outer_io,
-        &mut stats.spilled_bytes,
-    )?;
-    let inner_parts = partition(
-        inner,
-        "s",
-        parts,
-        dir.path(),
-        mode,
-        read_tuples,
-        &mut stats.inner_io,
-        &mut stats.spilled_bytes,
-    )?;
+        budget,
+    };
+    let outer_parts =
+        partitioner.split(outer, "r", &mut stats.outer_io, &mut stats.spilled_bytes)?;
+    let inner_parts =
+        partitioner.split(inner, "s", &mut stats.inner_io, &mut stats.spilled_bytes)?;
     for (r, s) in outer_parts.iter().zip(&inner_parts) {
-        if r.len().saturating_mul(HASH_ENTRY_BYTES) > budget {
-            return Err(Error::param(
-                "memory budget",
-                format!(
-                    "a partition of {} outer tuples (keys too skewed to split by hash) exceeds {budget} bytes; raise --memory-budget",
-                    r.len()
-                ),
-            ));
-        }
-        let part = HashTable::build(r, ReadMode::Buffered, read_tuples)?.probe(
-            s,
-            ReadMode::Buffered,
-            read_tuples,
-            sink,
-        )?;
+        let hashed =
+            HashTable::build(r, ReadMode::Buffered, read_tuples, budget).map_err(|e| match e {
+                Error::OverBudget {
+                    what,
+                    need,
+                    available,
+                    limit,
+                } => Error::OverBudget {
+                    what: format!("{what} in one partition (keys too skewed to split by hash)"),
+                    need,
+                    available,
+                    limit,
+                },
+                other => other,
+            })?;
+        let part = hashed.probe(s, ReadMode::Buffered, read_tuples, sink)?;
         stats.output += part.output;
         stats.outer_io += part.outer_io;
         stats.inner_io += part.inner_io;
@@ -109,44 +146,87 @@ pub fn grace_hash_join(
     Ok(stats)
 }
 
-/// Splits `table` into `parts` tables by the hash of the key, returning them opened.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the partitioner threads the join's settings and counters through"
-)]
-fn partition(
-    table: &Table,
-    name: &str,
+/// Splits tables into partitions by the hash of the key.
+struct Partitioner<'a> {
     parts: u64,
-    dir: &Path,
+    dir: &'a Path,
     mode: ReadMode,
     read_tuples: u64,
-    io: &mut crate::storage::IoStats,
-    spilled: &mut u64,
-) -> Result<Vec<Table>> {
-    let paths: Vec<_> = (0..parts)
-        .map(|i| dir.join(format!("{name}{i}.tbl")))
-        .collect();
-    let mut writers = paths
-        .iter()
-        .map(|p| TableWriter::create_with_buffer(p, PARTITION_BUFFER))
-        .collect::<Result<Vec<_>>>()?;
-    let mut scan = Scan::new(table, mode, read_tuples, 0..table.len())?;
-    while let Some(t) = scan.peek()? {
-        let p = (key_hash(t.key) % parts) as usize;
-        if let Some(w) = writers.get_mut(p) {
-            w.push(t)?;
+    budget: &'a MemoryBudget,
+}
+
+impl Partitioner<'_> {
+    /// Splits `table` into `parts` tables named `{name}{i}.tbl`, returning them opened;
+    /// counts the reads into `io` and the bytes written into `spilled`.
+    fn split(
+        &self,
+        table: &Table,
+        name: &str,
+        io: &mut IoStats,
+        spilled: &mut u64,
+    ) -> Result<Vec<Table>> {
+        let _writers = self.budget.reserve(
+            self.parts * WRITER_BYTES,
+            format!("the write buffers of {} partitions", self.parts),
+        )?;
+        let paths: Vec<_> = (0..self.parts)
+            .map(|i| self.dir.join(format!("{name}{i}.tbl")))
+            .collect();
+        let mut writers = paths
+            .iter()
+            .map(|p| TableWriter::create_with_buffer(p, PARTITION_BUFFER))
+            .collect::<Result<Vec<_>>>()?;
+        let mut scan = Scan::new(
+            table,
+            self.mode,
+            self.read_tuples,
+            0..table.len(),
+            self.budget,
+        )?;
+        while let Some(t) = scan.peek()? {
+            let p = (key_hash(t.key) % self.parts) as usize;
+            if let Some(w) = writers.get_mut(p) {
+                w.push(t)?;
+            }
+            scan.advance();
         }
-        scan.advance();
+        *io += scan.stats();
+        for w in writers {
+            w.finish()?;
+        }
+        let tables = paths
+            .iter()
+            .map(|p| Table::open(p))
+            .collect::<Result<Vec<_>>>()?;
+        *spilled += tables.iter().map(|t| t.layout().file_len()).sum::<u64>();
+        Ok(tables)
     }
-    *io += scan.stats();
-    for w in writers {
-        w.finish()?;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_fit_their_budget_or_name_what_does_not() {
+        for (outer, read, budget) in [
+            (2000, 65536, 90 << 10),
+            (3000, 256, 100_000),
+            (1 << 30, 65536, 256 << 20),
+        ] {
+            let Plan { parts, read_tuples } = plan(outer, read, budget, budget).unwrap();
+            let scan = scan::buffer_bytes(read_tuples);
+            assert!(read_tuples >= TUPLES_PER_BLOCK && read_tuples <= read.max(TUPLES_PER_BLOCK));
+            assert!(parts * WRITER_BYTES + scan <= budget, "{outer} {budget}");
+            assert!(
+                outer * HASH_ENTRY_BYTES / parts + scan <= budget,
+                "{outer} {budget}"
+            );
+        }
+        // No room for a one-block scan, or for the writers of enough partitions.
+        for (outer, budget) in [(2000, 10 << 10), (10_000_000_000, 1 << 20)] {
+            let err = plan(outer, 65536, budget, budget).unwrap_err();
+            assert!(matches!(err, Error::OverBudget { .. }), "{err}");
+        }
     }
-    let tables = paths
-        .iter()
-        .map(|p| Table::open(p))
-        .collect::<Result<Vec<_>>>()?;
-    *spilled += tables.iter().map(|t| t.layout().file_len()).sum::<u64>();
-    Ok(tables)
 }

@@ -21,7 +21,10 @@ use std::ops::Range;
 use super::scan::Scan;
 use super::{JoinSink, JoinStats};
 use crate::index::{AnyIndex, Index, Window};
-use crate::storage::{BlockRange, BlockReader, IoBackend, ReadMode, Table, Tuple};
+use crate::memory::MemoryBudget;
+use crate::storage::{
+    BlockRange, BlockReader, IoBackend, MAX_WINDOW_READ_BLOCKS, ReadMode, Table, Tuple,
+};
 use crate::{Error, Result};
 
 /// How an index nested loop join reads.
@@ -51,7 +54,7 @@ impl Default for InljOptions {
             outer_read_tuples: 1 << 16,
             cursor: true,
             monotone: true,
-            max_window_blocks: 32,
+            max_window_blocks: MAX_WINDOW_READ_BLOCKS,
             io_depth: 1,
             io_backend: IoBackend::Auto,
         }
@@ -122,12 +125,21 @@ pub fn inlj_range<I: Index>(
         return Err(Error::IndexMismatch {
             path: inner.path().to_path_buf(),
             problem: format!(
-                "the index covers {} keys, but the table holds {n}; it was built for another table",
+                "the index indexes {} keys, but the table holds {n}; it was built for another table",
                 index.len()
             ),
         });
     }
-    let mut outer_scan = Scan::new(outer, opts.mode, opts.outer_read_tuples, outer_range)?;
+    // The INLJ's buffers are fixed and small (the outer scan's chunks, one window per read
+    // in flight), so they are counted against no limit.
+    let unlimited = MemoryBudget::unlimited();
+    let mut outer_scan = Scan::new(
+        outer,
+        opts.mode,
+        opts.outer_read_tuples,
+        outer_range,
+        &unlimited,
+    )?;
     let mut reader = BlockReader::new(inner, opts.mode)?;
     reader.set_io_depth(opts.io_depth, opts.io_backend)?;
     // Outer keys planned ahead: one at a time, or enough to keep the deep queue full.

@@ -8,20 +8,24 @@
 //! [`SpillSink`] whose parts are copied into an output table in thread order.
 
 pub mod cost;
+pub mod driver;
 pub mod grace;
 pub mod hash;
 pub mod inlj;
 pub mod merge;
 pub mod output;
 pub mod parallel;
+pub mod record;
 mod scan;
 
+pub use driver::{JoinMethod, JoinRequest, JoinRun, Stage};
 pub use grace::grace_hash_join;
-pub use hash::{HashTable, hash_join};
+pub use hash::{HASH_ENTRY_BYTES, HashTable, hash_join};
 pub use inlj::{InljOptions, inlj, inlj_any, inlj_any_range, inlj_range};
 pub use merge::{merge_join, merge_join_ranges};
 pub use output::SpillSink;
 pub use parallel::{Method, parallel_join, parallel_join_with};
+pub use record::JoinRecord;
 
 use crate::Result;
 use crate::storage::IoStats;

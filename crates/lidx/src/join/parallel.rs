@@ -15,6 +15,7 @@ use super::inlj::{InljOptions, inlj_any_range};
 use super::merge::merge_join_ranges;
 use super::{JoinSink, JoinStats};
 use crate::index::AnyIndex;
+use crate::memory::MemoryBudget;
 use crate::storage::{BlockReader, ReadMode, Table};
 use crate::{Error, Result};
 
@@ -36,6 +37,8 @@ pub enum Method<'a> {
         mode: ReadMode,
         /// Tuples per sequential read.
         read_tuples: u64,
+        /// What every thread's read buffers are reserved from.
+        budget: &'a MemoryBudget,
     },
     /// Probes of a hash table built on the outer table.
     Hash {
@@ -119,13 +122,18 @@ pub fn parallel_join_with<S: JoinSink + Send>(
                         Method::Inlj { index, options } => {
                             inlj_any_range(outer, outer_range, inner, index, options, &mut sink)?
                         }
-                        Method::Merge { mode, read_tuples } => merge_join_ranges(
+                        Method::Merge {
+                            mode,
+                            read_tuples,
+                            budget,
+                        } => merge_join_ranges(
                             outer,
                             outer_range,
                             inner,
                             inner_range,
                             *mode,
                             *read_tuples,
+                            budget,
                             &mut sink,
                         )?,
                         Method::Hash {

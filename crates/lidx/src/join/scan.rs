@@ -12,8 +12,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
-use crate::storage::{BlockReader, IoStats, ReadMode, Table, Tuple};
+use crate::memory::{MemoryBudget, Reservation};
+use crate::storage::{BlockReader, IoStats, ReadMode, TUPLE_SIZE, TUPLES_PER_BLOCK, Table, Tuple};
 use crate::{Error, Result};
+
+/// Bytes a scan reading `chunk` tuples per call holds at most, reserved from the join's
+/// budget: four chunks (the reader's block buffer, the chunk it is filling, the one waiting
+/// in the channel, the one the join works through), each rounded up to whole blocks.
+pub(crate) fn buffer_bytes(chunk: u64) -> u64 {
+    4 * whole_blocks(chunk) * TUPLE_SIZE as u64
+}
+
+/// `chunk` rounded up to whole blocks (at least one).
+fn whole_blocks(chunk: u64) -> u64 {
+    chunk.max(1).next_multiple_of(TUPLES_PER_BLOCK)
+}
 
 /// One chunk read ahead: its first position and its tuples.
 type Chunk = Result<(u64, Vec<Tuple>)>;
@@ -44,6 +57,7 @@ pub(crate) struct Scan<'t> {
     buf: Vec<Tuple>,
     start: u64,
     at: usize,
+    _memory: Reservation,
 }
 
 /// Reads positions `lo..hi` of `reader`'s table: the tuples of exactly those positions.
@@ -100,16 +114,19 @@ fn read_ahead(
 
 impl<'t> Scan<'t> {
     /// A cursor over positions `range` (clipped to the table); `chunk` is rounded up to
-    /// whole blocks.
+    /// whole blocks. Its buffers ([`buffer_bytes`]) are reserved from `budget`.
     pub(crate) fn new(
         table: &'t Table,
         mode: ReadMode,
         chunk: u64,
         range: Range<u64>,
+        budget: &MemoryBudget,
     ) -> Result<Self> {
-        let chunk = chunk
-            .max(1)
-            .next_multiple_of(crate::storage::TUPLES_PER_BLOCK);
+        let memory = budget.reserve(
+            buffer_bytes(chunk),
+            format!("the read buffers of a scan of {}", table.path().display()),
+        )?;
+        let chunk = whole_blocks(chunk);
         let end = range.end.min(table.len());
         let start = range.start.min(end);
         // Made here in either case, so refusals (O_DIRECT, a join output) surface at once.
@@ -132,6 +149,7 @@ impl<'t> Scan<'t> {
             buf: Vec::new(),
             start,
             at: 0,
+            _memory: memory,
         })
     }
 

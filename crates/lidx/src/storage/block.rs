@@ -18,6 +18,11 @@ use super::table::Table;
 use crate::last_mile::lower_bound;
 use crate::{Error, Result};
 
+/// Windows wider than this many blocks (128 KiB) are narrowed by an on-disk binary search
+/// ([`BlockReader::lower_bound`]) instead of being read whole; only the binary-search
+/// baseline's are, at the default settings of the INLJ and of lookup measurements.
+pub const MAX_WINDOW_READ_BLOCKS: u64 = 32;
+
 /// I/O done by a reader: the numbers paper 1 argues in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IoStats {
@@ -138,6 +143,15 @@ impl<'t> BlockReader<'t> {
             verify: true,
             queue: None,
         })
+    }
+
+    /// A reader over `table` with `O_DIRECT` where its file system allows it, buffered
+    /// otherwise; [`mode`](Self::mode) tells which.
+    pub fn direct_or_buffered(table: &'t Table) -> Result<Self> {
+        match Self::new(table, ReadMode::Direct) {
+            Err(Error::DirectUnsupported { .. }) => Self::new(table, ReadMode::Buffered),
+            reader => reader,
+        }
     }
 
     /// Turns checksum checking of each block read on (the default) or off.

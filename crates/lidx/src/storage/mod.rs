@@ -18,7 +18,7 @@ pub mod profile;
 pub mod queue;
 pub mod table;
 
-pub use block::{BlockRange, BlockReader, IoStats, ReadMode, WindowRun};
+pub use block::{BlockRange, BlockReader, IoStats, MAX_WINDOW_READ_BLOCKS, ReadMode, WindowRun};
 pub use format::{
     BLOCK_SIZE, OUTPUT_TUPLE_SIZE, OutputTuple, TUPLE_SIZE, TUPLES_PER_BLOCK, TableHeader,
     TableLayout, Tuple,

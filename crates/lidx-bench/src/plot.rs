@@ -1,4 +1,5 @@
-//! PNG plots of experiment results (plotters, bitmap backend, system fonts).
+//! PNG plots of study results (plotters, bitmap backend, system fonts), in the shape of the
+//! papers' figures.
 
 use std::ops::Range;
 use std::path::Path;
@@ -9,14 +10,18 @@ use plotters::prelude::*;
 
 /// One named series of (x, y) points.
 pub struct Series {
+    /// The legend's label.
     pub name: String,
+    /// The points, in any order (drawn sorted by x).
     pub points: Vec<(f64, f64)>,
 }
 
 /// How an axis is scaled.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
+    /// Evenly spaced values.
     Linear,
+    /// Evenly spaced powers (positive values only).
     Log,
 }
 
@@ -79,43 +84,17 @@ pub fn chart(
     };
     let (xr, yr) = (range(|p| p.0, x_scale), range(|p| p.1, y_scale));
     let tmp = path.with_extension("tmp.png");
+    // Each pair of axis kinds is its own coordinate type in plotters.
+    macro_rules! draw_on {
+        ($x:expr, $y:expr) => {
+            draw(&tmp, title, $x, $y, x_label, y_label, series, lines, &keep)?
+        };
+    }
     match (x_scale, y_scale) {
-        (Scale::Log, Scale::Log) => draw(
-            &tmp,
-            title,
-            xr.log_scale(),
-            yr.log_scale(),
-            x_label,
-            y_label,
-            series,
-            lines,
-            &keep,
-        )?,
-        (Scale::Log, Scale::Linear) => draw(
-            &tmp,
-            title,
-            xr.log_scale(),
-            yr,
-            x_label,
-            y_label,
-            series,
-            lines,
-            &keep,
-        )?,
-        (Scale::Linear, Scale::Log) => draw(
-            &tmp,
-            title,
-            xr,
-            yr.log_scale(),
-            x_label,
-            y_label,
-            series,
-            lines,
-            &keep,
-        )?,
-        (Scale::Linear, Scale::Linear) => {
-            draw(&tmp, title, xr, yr, x_label, y_label, series, lines, &keep)?
-        }
+        (Scale::Log, Scale::Log) => draw_on!(xr.log_scale(), yr.log_scale()),
+        (Scale::Log, Scale::Linear) => draw_on!(xr.log_scale(), yr),
+        (Scale::Linear, Scale::Log) => draw_on!(xr, yr.log_scale()),
+        (Scale::Linear, Scale::Linear) => draw_on!(xr, yr),
     }
     std::fs::rename(&tmp, path)
         .with_context(|| format!("{}: cannot move the plot into place", path.display()))?;

@@ -1,0 +1,330 @@
+//! What every experiment shares (paper 1, section 5.1): the key sets, where data and results
+//! go, the storage profile, scratch files that never outlive the run, and the cold harness
+//! that runs each join as a fresh `lidx join --json` process (its own page cache state,
+//! inputs dropped from the cache and read with `O_DIRECT`) and reads back its
+//! [`JoinRecord`].
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use lidx::data::{Distribution, GenParams, KeyFile, first_unsorted, generate};
+use lidx::files::PendingGuard;
+use lidx::join::{JoinMethod, JoinRecord};
+use lidx::storage::profile::{DiskBenchOptions, StorageProfile};
+use lidx::storage::table::build_distinct_from_keys;
+use lidx::storage::{TableHeader, ValueSource};
+
+use crate::progress::Progress;
+
+/// What every experiment takes: the key sets, where the data and the results go, how the
+/// joins read, and the `lidx` executable each cold join runs in.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// Keys per synthetic key set (paper 1 uses 200M).
+    pub n: u64,
+    /// Synthetic key sets; `None`: lognormal, usparse and normal unless `keys` are given.
+    pub sets: Option<Vec<Distribution>>,
+    /// SOSD key files to study (the paper's FB, Wiki, OSM, Books).
+    pub keys: Vec<PathBuf>,
+    /// Where the tables and indexes go (the device to study); `None`: `OUT/data`.
+    pub dir: Option<PathBuf>,
+    /// Where the CSV, plots and summary go; `None`: `results/EXPERIMENT`.
+    pub out_dir: Option<PathBuf>,
+    /// A storage profile from `lidx bench disk`; `None`: a short one is measured.
+    pub profile: Option<PathBuf>,
+    /// Read through the page cache (dropped first) instead of `O_DIRECT`.
+    pub buffered: bool,
+    /// Keep the generated tables and indexes.
+    pub keep_data: bool,
+    /// Seed of the generators and samples.
+    pub seed: u64,
+    /// The `lidx` executable every cold join runs as.
+    pub exe: PathBuf,
+}
+
+/// Where an experiment's files go.
+pub struct Dirs {
+    /// Tables and indexes.
+    pub data: PathBuf,
+    /// CSV, plots, summary, profile.
+    pub out: PathBuf,
+    /// Whether the experiment made `data` and removes it when done.
+    remove_data: bool,
+}
+
+impl Dirs {
+    /// Removes the data directory when the experiment made it and it is empty.
+    pub fn finish(&self) {
+        if self.remove_data {
+            let _ = std::fs::remove_dir(&self.data);
+        }
+    }
+}
+
+impl Setup {
+    /// Creates the output and data directories of `experiment`.
+    pub fn dirs(&self, experiment: &str) -> anyhow::Result<Dirs> {
+        let out = self
+            .out_dir
+            .clone()
+            .unwrap_or_else(|| Path::new("results").join(experiment));
+        let data = self.dir.clone().unwrap_or_else(|| out.join("data"));
+        for dir in [&out, &data] {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("{}: cannot create the directory", dir.display()))?;
+        }
+        Ok(Dirs {
+            data,
+            out,
+            remove_data: self.dir.is_none() && !self.keep_data,
+        })
+    }
+
+    /// The key sets to study, in order (loaded one at a time by [`KeySet::load`]); key
+    /// files are opened now, so a bad one fails before any measuring.
+    pub fn key_sets(&self) -> anyhow::Result<Vec<KeySet>> {
+        if self.n == 0 {
+            bail!("invalid n: a key set needs at least 1 key");
+        }
+        let n = usize::try_from(self.n).context("invalid n: too large for this machine")?;
+        let sets = match (&self.sets, self.keys.is_empty()) {
+            (Some(sets), _) => sets.clone(),
+            (None, true) => vec![
+                Distribution::Lognormal,
+                Distribution::Usparse,
+                Distribution::Normal,
+            ],
+            (None, false) => Vec::new(),
+        };
+        let mut out: Vec<KeySet> = sets
+            .into_iter()
+            .map(|dist| KeySet::Synthetic {
+                dist,
+                n,
+                seed: self.seed,
+            })
+            .collect();
+        for path in &self.keys {
+            KeyFile::open(path)?;
+            out.push(KeySet::File(path.clone()));
+        }
+        Ok(out)
+    }
+
+    /// How the joins read, in words, for summaries.
+    pub fn reads(&self) -> &'static str {
+        if self.buffered {
+            "buffered (pages dropped)"
+        } else {
+            "O_DIRECT"
+        }
+    }
+
+    /// The storage profile: loaded from [`profile`](Self::profile), or measured briefly on
+    /// `dirs.data` (256 MiB scratch file, 200 ms per point), or an assumed SSD where
+    /// measuring fails (with a warning). Saved as `profile.json` in the output directory,
+    /// where every join reads it.
+    pub fn storage_profile(
+        &self,
+        dirs: &Dirs,
+        progress: &dyn Progress,
+    ) -> anyhow::Result<(StorageProfile, PathBuf)> {
+        let profile = match &self.profile {
+            Some(path) => StorageProfile::load(path)?,
+            None => {
+                let opts = DiskBenchOptions {
+                    dir: dirs.data.clone(),
+                    file_size: 256 << 20,
+                    time_per_point: Duration::from_millis(200),
+                    ..DiskBenchOptions::default()
+                };
+                match crate::disk::measure(&opts, progress) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        progress.warn(&format!(
+                            "cannot measure {} ({e:#}); the cost model assumes an SSD",
+                            dirs.data.display()
+                        ));
+                        lidx::join::cost::assumed_ssd()
+                    }
+                }
+            }
+        };
+        let path = dirs.out.join("profile.json");
+        profile.save(&path)?;
+        Ok((profile, path))
+    }
+
+    /// Runs `join` as a fresh `lidx join ... --json --count-only` process, cold (and
+    /// `O_DIRECT` unless buffered), and returns its figures.
+    pub fn cold_join(&self, join: &ColdJoin<'_>) -> anyhow::Result<JoinRecord> {
+        let mut args: Vec<OsString> = vec![
+            "--outer".into(),
+            join.outer.into(),
+            "--inner".into(),
+            join.inner.into(),
+            "--method".into(),
+            join.method.to_string().into(),
+            "--threads".into(),
+            join.threads.to_string().into(),
+            "--read-size".into(),
+            join.read_size.to_string().into(),
+            "--profile".into(),
+            join.profile.into(),
+            "--cold".into(),
+        ];
+        if !self.buffered {
+            args.push("--direct".into());
+        }
+        if let Some(index) = join.index {
+            args.extend(["--index".into(), index.into()]);
+        }
+        if join.io_depth != 1 {
+            args.extend(["--io-depth".into(), join.io_depth.to_string().into()]);
+        }
+        let output = Command::new(&self.exe)
+            .arg("join")
+            .args(&args)
+            .args(["--json", "--count-only", "--quiet"])
+            .output()
+            .with_context(|| format!("cannot run {}", self.exe.display()))?;
+        let shown = || {
+            args.iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        if !output.status.success() {
+            let err = String::from_utf8_lossy(&output.stderr);
+            let line = err.lines().last().unwrap_or("no message");
+            bail!("the measurement `lidx join {}` failed: {line}", shown());
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        serde_json::from_str(stdout.trim())
+            .with_context(|| format!("`lidx join {}` printed no JSON record", shown()))
+    }
+}
+
+/// One join measured by [`Setup::cold_join`].
+#[derive(Clone, Copy, Debug)]
+pub struct ColdJoin<'a> {
+    /// The outer table.
+    pub outer: &'a Path,
+    /// The inner table.
+    pub inner: &'a Path,
+    /// The method.
+    pub method: JoinMethod,
+    /// A saved index of the inner table (INLJ).
+    pub index: Option<&'a Path>,
+    /// Threads.
+    pub threads: usize,
+    /// Bytes per read of a scanned table.
+    pub read_size: u64,
+    /// Window reads in flight per INLJ thread.
+    pub io_depth: usize,
+    /// The storage profile the join's cost model uses.
+    pub profile: &'a Path,
+}
+
+/// A key set of an experiment.
+#[derive(Clone, Debug)]
+pub enum KeySet {
+    /// Generated keys.
+    Synthetic {
+        /// The distribution.
+        dist: Distribution,
+        /// How many keys.
+        n: usize,
+        /// The generator's seed.
+        seed: u64,
+    },
+    /// A SOSD key file.
+    File(PathBuf),
+}
+
+impl KeySet {
+    /// The name in file names, CSV rows and plots.
+    pub fn name(&self) -> String {
+        match self {
+            KeySet::Synthetic { dist, .. } => dist.name().to_string(),
+            KeySet::File(path) => path
+                .file_name()
+                .map_or("keys".to_string(), |s| s.to_string_lossy().into_owned()),
+        }
+    }
+
+    /// The sorted keys, duplicates removed (paper 1's tables hold distinct keys).
+    pub fn load(&self) -> anyhow::Result<Vec<u64>> {
+        let mut keys = match self {
+            KeySet::Synthetic { dist, n, seed } => generate(&GenParams::new(*dist, *n, *seed))?,
+            KeySet::File(path) => {
+                let file = KeyFile::open(path)?;
+                if let Some(i) = first_unsorted(file.keys()) {
+                    bail!(
+                        "{}: the keys are not sorted (key {i} is smaller than key {})",
+                        path.display(),
+                        i - 1
+                    );
+                }
+                file.keys().to_vec()
+            }
+        };
+        keys.dedup();
+        if keys.is_empty() {
+            bail!("{}: the key set is empty", self.name());
+        }
+        Ok(keys)
+    }
+}
+
+/// Writes `keys` (sorted, distinct) as a table of (key, row id) at `path`.
+pub fn write_table(keys: &[u64], path: &Path) -> anyhow::Result<TableHeader> {
+    Ok(build_distinct_from_keys(
+        keys,
+        ValueSource::RowId,
+        path,
+        |_| {},
+    )?)
+}
+
+/// Generated tables and indexes, removed when dropped (on success or error) or on Ctrl-C,
+/// unless kept.
+pub struct Scratch {
+    paths: Vec<(PathBuf, Option<PendingGuard>)>,
+    keep: bool,
+}
+
+impl Scratch {
+    /// Files to remove when dropped, unless `keep`.
+    pub fn new(keep: bool) -> Self {
+        Self {
+            paths: Vec::new(),
+            keep,
+        }
+    }
+
+    /// Registers `path` and returns it.
+    pub fn add(&mut self, path: PathBuf) -> PathBuf {
+        let guard = (!self.keep).then(|| PendingGuard::new(&path));
+        self.paths.push((path.clone(), guard));
+        path
+    }
+
+    /// Removes the files registered so far (unless kept).
+    pub fn clear(&mut self) {
+        for (path, guard) in self.paths.drain(..) {
+            if guard.is_some() {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}

@@ -1,0 +1,32 @@
+//! lidx-bench: the studies behind `lidx experiment`, `lidx index bench` and
+//! `lidx bench disk`, kept out of the `lidx` library (they need plots and CSV) and out of
+//! the command line (which only parses arguments, draws progress and prints).
+//!
+//! One module per study, each a `run` over typed options that returns the report to
+//! print, beside the parts they share:
+//!
+//! - [`join_sorted`]: paper 1's joins of sorted tables (Figs. 6, 8, 10, 11).
+//! - [`indexes`]: paper 1's index study (Fig. 5, Table 2).
+//! - [`index_bench`]: every index kind on one table, with a sweep of window widths.
+//! - [`disk`]: the disk benchmark and the storage profile it saves.
+//!
+//! Shared: [`harness`] (key sets, directories, scratch files, the storage profile, and
+//! the cold harness that runs each join as a fresh `lidx join --json` process), [`stats`]
+//! (medians over repeats), [`csv_rows`] (CSV rows as typed records), [`plot`] (PNG
+//! charts), [`text`] and [`machine`] (what summaries and rows say), and [`progress`] (what
+//! a study reports while it works).
+
+pub mod csv_rows;
+pub mod disk;
+pub mod harness;
+pub mod index_bench;
+pub mod indexes;
+pub mod join_sorted;
+pub mod machine;
+pub mod plot;
+pub mod progress;
+pub mod stats;
+pub mod text;
+
+pub use harness::Setup;
+pub use progress::{Progress, Quiet};

@@ -1,0 +1,167 @@
+//! `lidx experiment`: paper 1's studies, one command each, under paper 1's protocol
+//! (section 5.1): indexes are built and saved first; every join is a fresh `lidx join`
+//! process that loads its index, drops the inputs' pages and reads them with `O_DIRECT`.
+//! Each experiment prints a summary table and writes CSV (one row per measurement, with
+//! every parameter, the I/O counted, the cost model's estimate, the machine and the storage
+//! profile), PNG plots in the shape of the paper's figures, and `summary.md`. The studies
+//! themselves are lidx-bench's; this module turns the command line into their options.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use lidx::data::Distribution;
+use lidx::index::IndexKind;
+use lidx_bench::{Setup, indexes, join_sorted};
+
+use crate::progress::Context;
+use crate::units::{parse_count, parse_size};
+
+/// Paper 1's experiments.
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Paper 1's joins of sorted tables (sections 5.3, 5.5, 5.6): INLJ through sampled PGM
+    /// and a B+tree, sort-merge and hash, at size ratios 1 to 1000, over threads, window
+    /// sizes and I/O depths (Figs. 6, 10, 11; Fig. 8 predicted by the cost model).
+    #[command(
+        after_help = "Examples:\n  lidx experiment join-sorted\n  lidx experiment join-sorted --n 50M --dir /mnt/nvme/lidx --threads 1,2,4,8\n  lidx experiment join-sorted --keys fb_200M_uint64 --keys books_200M_uint64"
+    )]
+    JoinSorted(JoinSortedArgs),
+    /// Paper 1's index study (section 5.2): size, build time and a cold INLJ self-join for
+    /// every index kind (Fig. 5), and sampled PGM's size against its window (Table 2).
+    #[command(
+        after_help = "Examples:\n  lidx experiment indexes\n  lidx experiment indexes --n 20M --sets lognormal,usparse"
+    )]
+    Indexes(IndexesArgs),
+}
+
+/// What every experiment takes: the key sets, where the data and the results go, the device.
+#[derive(clap::Args)]
+pub struct Common {
+    /// Keys per synthetic key set (paper 1 uses 200M).
+    #[arg(long, value_parser = parse_count, default_value = "4M")]
+    n: u64,
+    /// Synthetic key sets, comma-separated (udense, usparse, normal, lognormal, clustered,
+    /// heavytail) [default: lognormal,usparse,normal, unless --keys is given].
+    #[arg(long, value_delimiter = ',')]
+    sets: Option<Vec<Distribution>>,
+    /// SOSD key files to study (the paper's FB, Wiki, OSM, Books); repeat for several.
+    #[arg(long = "keys", value_name = "FILE.keys")]
+    keys: Vec<PathBuf>,
+    /// Directory for the tables and indexes: put it on the device to study
+    /// [default: OUT_DIR/data].
+    #[arg(long, value_name = "D")]
+    dir: Option<PathBuf>,
+    /// Directory for the CSV, plots and summary [default: results/EXPERIMENT].
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+    /// Storage profile from `lidx bench disk`; without it a short one is measured on --dir.
+    #[arg(long, value_name = "PROFILE.json")]
+    profile: Option<PathBuf>,
+    /// Read the inputs through the page cache (dropped first) instead of O_DIRECT, for file
+    /// systems without O_DIRECT.
+    #[arg(long)]
+    buffered: bool,
+    /// Keep the generated tables and indexes in --dir.
+    #[arg(long)]
+    keep_data: bool,
+    /// Seed of the generators and samples.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+}
+
+impl Common {
+    /// The study's setup; every cold join runs this executable.
+    fn setup(self) -> anyhow::Result<Setup> {
+        Ok(Setup {
+            n: self.n,
+            sets: self.sets,
+            keys: self.keys,
+            dir: self.dir,
+            out_dir: self.out_dir,
+            profile: self.profile,
+            buffered: self.buffered,
+            keep_data: self.keep_data,
+            seed: self.seed,
+            exe: std::env::current_exe().context("cannot find the lidx executable")?,
+        })
+    }
+}
+
+/// Run paper 1's study of joins over sorted tables.
+#[derive(clap::Args)]
+pub struct JoinSortedArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Size ratios |S|/|R|: the outer table is a uniform 1/ratio sample of the inner.
+    #[arg(long, value_delimiter = ',', default_value = "1,10,100,1000")]
+    ratios: Vec<u64>,
+    /// Thread counts [default: those of 1,2,4,6,8 up to the machine's cores].
+    #[arg(long, value_delimiter = ',')]
+    threads: Option<Vec<usize>>,
+    /// Index windows in tuples for the INLJ methods; each window is read with one call.
+    #[arg(long, value_delimiter = ',', default_value = "256,1024,4096")]
+    windows: Vec<u64>,
+    /// Window reads in flight per INLJ thread (1 is paper 1's synchronous reading).
+    #[arg(long, value_delimiter = ',', default_value = "1,32")]
+    io_depths: Vec<usize>,
+    /// Indexes of the INLJ methods: the learned one first, then the baseline.
+    #[arg(long, value_delimiter = ',', default_value = "sampled-pgm,btree")]
+    indexes: Vec<IndexKind>,
+    /// Bytes per sequential read of a scanned table (merge, hash, the INLJ's outer table).
+    #[arg(long, value_parser = parse_size, default_value = "1MiB")]
+    read_size: u64,
+    /// Measurements per cell; the summary takes the median.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+}
+
+/// Run paper 1's index study.
+#[derive(clap::Args)]
+pub struct IndexesArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Index kinds for Fig. 5, each built for windows of at most 256 positions (the paper's
+    /// B+tree indexes every 256th key; RMI is the hybrid that bounds its leaves' windows).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "pgm,sampled-pgm,rs,rmi,btree"
+    )]
+    indexes: Vec<IndexKind>,
+    /// Windows for Table 2 (PGM and sampled PGM sizes).
+    #[arg(long, value_delimiter = ',', default_value = "256,1024,2048,4096")]
+    windows: Vec<u64>,
+    /// Tune RadixSpline and RMI on each key set, as the paper takes SOSD's Pareto-optimal
+    /// settings (`lidx index build --tune`: the fastest lookups within 1% of the data's size;
+    /// RMI windows are then unbounded) instead of their 256-position settings.
+    #[arg(long)]
+    tune: bool,
+}
+
+pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
+    let progress = ctx.progress();
+    let report = match command {
+        Command::JoinSorted(a) => {
+            let options = join_sorted::Options {
+                ratios: a.ratios,
+                threads: a.threads,
+                windows: a.windows,
+                io_depths: a.io_depths,
+                indexes: a.indexes,
+                read_size: a.read_size,
+                repeat: a.repeat,
+            };
+            join_sorted::run(&a.common.setup()?, options, &progress)?
+        }
+        Command::Indexes(a) => {
+            let options = indexes::Options {
+                indexes: a.indexes,
+                windows: a.windows,
+                tune: a.tune,
+            };
+            indexes::run(&a.common.setup()?, &options, &progress)?
+        }
+    };
+    say_text!(report);
+    Ok(())
+}

@@ -1,0 +1,89 @@
+//! [`JoinRecord`]: every figure of one finished join, the contract between a join and
+//! whoever measures it. `lidx join --json` prints one as a JSON object; paper 1's
+//! experiments start each join as a fresh process (cold, its own page cache state) and read
+//! the record back.
+
+use serde::{Deserialize, Serialize};
+
+use crate::storage::IoStats;
+
+/// Every figure of one join: its settings, sizes, time, I/O and the cost model's estimate.
+/// Serialized as one flat JSON object with these field names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JoinRecord {
+    /// The method as named on the command line (`inlj:sampled-pgm`, `merge`, ...), followed
+    /// by ` no-cursor` and ` no-monotone` where an INLJ ran without paper 1's optimizations.
+    pub method: String,
+    /// Threads joining.
+    pub threads: usize,
+    /// Whether the inputs were read with `O_DIRECT`.
+    pub direct: bool,
+    /// Window reads each INLJ thread kept in flight (1 for every other method).
+    pub io_depth: usize,
+    /// What kept them in flight: `uring`, `threads`, or `sync` (one at a time).
+    pub io_backend: String,
+    /// Paper 1's first optimization (moving along the index's lowest level) was on.
+    pub cursor: bool,
+    /// Paper 1's monotone-window optimization was on.
+    pub monotone: bool,
+    /// The widest window an INLJ reads whole, in blocks (0 for other methods).
+    pub max_window_blocks: u64,
+    /// Bytes per sequential read of a scanned table.
+    pub read_size: u64,
+    /// Tuples of the outer table.
+    pub outer_tuples: u64,
+    /// Tuples of the inner table.
+    pub inner_tuples: u64,
+    /// Output tuples.
+    pub output_tuples: u64,
+    /// Seconds of the join itself (without building an index or hash table).
+    pub join_s: f64,
+    /// Seconds spent building the index (INLJ without a saved one) or the hash table.
+    pub build_s: Option<f64>,
+    /// Seconds spent copying the output into the output table.
+    pub write_s: Option<f64>,
+    /// Seconds of the output table's fsync and rename.
+    pub fsync_s: Option<f64>,
+    /// Index searches.
+    pub lookups: u64,
+    /// 4 KiB blocks read from the outer table.
+    pub outer_blocks: u64,
+    /// Bytes read from the outer table.
+    pub outer_bytes: u64,
+    /// Read calls on the outer table.
+    pub outer_reads: u64,
+    /// 4 KiB blocks read from the inner table.
+    pub inner_blocks: u64,
+    /// Bytes read from the inner table.
+    pub inner_bytes: u64,
+    /// Read calls on the inner table.
+    pub inner_reads: u64,
+    /// Bytes written to temporary partitions (grace hash join).
+    pub spilled_bytes: u64,
+    /// The index window the cost model assumed, in positions (0 for the grace join).
+    pub index_window: f64,
+    /// The cost model's prediction for this method, in seconds.
+    pub model_s: f64,
+    /// The storage profile the model used.
+    pub model_device: String,
+}
+
+impl JoinRecord {
+    /// The reads of the outer table.
+    pub fn outer_io(&self) -> IoStats {
+        IoStats {
+            blocks: self.outer_blocks,
+            bytes: self.outer_bytes,
+            reads: self.outer_reads,
+        }
+    }
+
+    /// The reads of the inner table.
+    pub fn inner_io(&self) -> IoStats {
+        IoStats {
+            blocks: self.inner_blocks,
+            bytes: self.inner_bytes,
+            reads: self.inner_reads,
+        }
+    }
+}
