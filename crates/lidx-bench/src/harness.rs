@@ -7,11 +7,11 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use lidx::data::{Distribution, GenParams, KeyFile, first_unsorted, generate};
-use lidx::files::PendingGuard;
+use lidx::files::{AtomicFile, PendingGuard};
 use lidx::join::{JoinMethod, JoinRecord};
 use lidx::storage::profile::{DiskBenchOptions, StorageProfile};
 use lidx::storage::table::build_distinct_from_keys;
@@ -64,9 +64,72 @@ impl Dirs {
     }
 }
 
+/// What every experiment starts from.
+pub struct Study {
+    /// The key sets, in order.
+    pub sets: Vec<KeySet>,
+    /// Where data and results go.
+    pub dirs: Dirs,
+    /// The machine, as every CSV row names it.
+    pub machine: String,
+    /// The storage profile every join's cost model uses.
+    pub profile: StorageProfile,
+    /// Where it was saved (beside the results), for the joins to read.
+    pub profile_path: PathBuf,
+    /// When the measuring began.
+    pub started: Instant,
+}
+
+/// A result file of an experiment: created before any measuring (an unwritable path fails
+/// at once, not after minutes), published when the study is done.
+pub struct Output {
+    /// Where it appears.
+    pub path: PathBuf,
+    /// The unpublished file.
+    pub file: AtomicFile,
+}
+
+impl Output {
+    /// Publishes the file.
+    pub fn finish(self) -> anyhow::Result<()> {
+        Ok(self.file.finish()?)
+    }
+}
+
 impl Setup {
+    /// Begins `experiment`: its key sets (a bad key file fails now), its directories, the
+    /// result files named `outputs` in the output directory, and the storage profile.
+    pub fn begin<const N: usize>(
+        &self,
+        experiment: &str,
+        outputs: [&str; N],
+        progress: &dyn Progress,
+    ) -> anyhow::Result<(Study, [Output; N])> {
+        let sets = self.key_sets()?;
+        let dirs = self.dirs(experiment)?;
+        let mut files = Vec::with_capacity(N);
+        for name in outputs {
+            let path = dirs.out.join(name);
+            let file = AtomicFile::create(&path)?;
+            files.push(Output { path, file });
+        }
+        let files: [Output; N] = files
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("one output per name"))?;
+        let (profile, profile_path) = self.storage_profile(&dirs, progress)?;
+        let study = Study {
+            sets,
+            dirs,
+            machine: crate::machine::describe(),
+            profile,
+            profile_path,
+            started: Instant::now(),
+        };
+        Ok((study, files))
+    }
+
     /// Creates the output and data directories of `experiment`.
-    pub fn dirs(&self, experiment: &str) -> anyhow::Result<Dirs> {
+    fn dirs(&self, experiment: &str) -> anyhow::Result<Dirs> {
         let out = self
             .out_dir
             .clone()
@@ -85,7 +148,7 @@ impl Setup {
 
     /// The key sets to study, in order (loaded one at a time by [`KeySet::load`]); key
     /// files are opened now, so a bad one fails before any measuring.
-    pub fn key_sets(&self) -> anyhow::Result<Vec<KeySet>> {
+    fn key_sets(&self) -> anyhow::Result<Vec<KeySet>> {
         if self.n == 0 {
             bail!("invalid n: a key set needs at least 1 key");
         }
@@ -127,7 +190,7 @@ impl Setup {
     /// `dirs.data` (256 MiB scratch file, 200 ms per point), or an assumed SSD where
     /// measuring fails (with a warning). Saved as `profile.json` in the output directory,
     /// where every join reads it.
-    pub fn storage_profile(
+    fn storage_profile(
         &self,
         dirs: &Dirs,
         progress: &dyn Progress,

@@ -8,7 +8,6 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::bail;
-use lidx::files::AtomicFile;
 use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::measure::Queries;
 use lidx::index::{AnyIndex, AnyParams, IndexKind, tune};
@@ -17,7 +16,7 @@ use lidx::storage::TUPLE_SIZE;
 use serde::Serialize;
 
 use crate::csv_rows::{Fixed, write_rows};
-use crate::harness::{ColdJoin, Scratch, Setup, write_table};
+use crate::harness::{ColdJoin, Scratch, Setup, Study, write_table};
 use crate::plot::{Scale, Series, chart};
 use crate::progress::Progress;
 use crate::text::{human_bytes, times};
@@ -117,23 +116,25 @@ pub fn run(setup: &Setup, options: &Options, progress: &dyn Progress) -> anyhow:
     if options.windows.iter().any(|&w| w < 4) {
         bail!("invalid windows: each must be at least 4 tuples");
     }
-    let sets = setup.key_sets()?;
-    let dirs = setup.dirs("indexes")?;
-    let machine = crate::machine::describe();
-    let csv_path = dirs.out.join("indexes.csv");
-    let sizes_path = dirs.out.join("table2_sizes.csv");
-    let summary_path = dirs.out.join("summary.md");
-    let mut csv_out = AtomicFile::create(&csv_path)?;
-    let mut sizes_out = AtomicFile::create(&sizes_path)?;
-    let mut summary_out = AtomicFile::create(&summary_path)?;
-    let (profile, profile_path) = setup.storage_profile(&dirs, progress)?;
-    let started = Instant::now();
+    let (study, [mut csv_out, mut sizes_out, mut summary_out]) = setup.begin(
+        "indexes",
+        ["indexes.csv", "table2_sizes.csv", "summary.md"],
+        progress,
+    )?;
+    let Study {
+        sets,
+        dirs,
+        machine,
+        profile,
+        profile_path,
+        started,
+    } = &study;
 
     let per_set = options.indexes.len() + 2 * options.windows.len();
     progress.start((sets.len() * per_set) as u64, "indexes", "steps");
     let mut rows = Vec::new();
     let mut sizes = Vec::new();
-    for set in &sets {
+    for set in sets {
         let name = set.name();
         progress.message(&format!("{name}: data"));
         let keys = set.load()?;
@@ -156,7 +157,7 @@ pub fn run(setup: &Setup, options: &Options, progress: &dyn Progress) -> anyhow:
                 threads: 1,
                 read_size: 1 << 20,
                 io_depth: 1,
-                profile: &profile_path,
+                profile: profile_path,
             })?;
             progress.step();
             rows.push(Row {
@@ -209,12 +210,12 @@ pub fn run(setup: &Setup, options: &Options, progress: &dyn Progress) -> anyhow:
             inner_reads: r.join.inner_reads,
             outer_reads: r.join.outer_reads,
             model_s: Fixed(r.join.model_s),
-            machine: &machine,
+            machine,
             device: &profile.device,
         })
         .collect();
-    write_rows(&mut csv_out, &csv_rows)?;
-    write_rows(&mut sizes_out, &sizes)?;
+    write_rows(&mut csv_out.file, &csv_rows)?;
+    write_rows(&mut sizes_out.file, &sizes)?;
 
     let summary = summarize(options, &rows, &sizes);
     let md = format!(
@@ -223,7 +224,8 @@ pub fn run(setup: &Setup, options: &Options, progress: &dyn Progress) -> anyhow:
         setup.n,
         setup.reads()
     );
-    summary_out.write_all(md.as_bytes())?;
+    summary_out.file.write_all(md.as_bytes())?;
+    let paths = [&csv_out, &sizes_out, &summary_out].map(|o| o.path.display().to_string());
     csv_out.finish()?;
     sizes_out.finish()?;
     summary_out.finish()?;
@@ -233,9 +235,9 @@ pub fn run(setup: &Setup, options: &Options, progress: &dyn Progress) -> anyhow:
         "{summary}\n\n{} indexes in {:.0} s. Wrote {}, {}, {} and 3 plots in {}\n",
         rows.len() + sizes.len(),
         started.elapsed().as_secs_f64(),
-        csv_path.display(),
-        sizes_path.display(),
-        summary_path.display(),
+        paths[0],
+        paths[1],
+        paths[2],
         dirs.out.display()
     ))
 }

@@ -12,7 +12,6 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::bail;
-use lidx::files::AtomicFile;
 use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
 use lidx::join::cost::{self, Choice};
@@ -22,7 +21,7 @@ use lidx::storage::profile::StorageProfile;
 use serde::Serialize;
 
 use crate::csv_rows::{Fixed, write_rows};
-use crate::harness::{ColdJoin, KeySet, Scratch, Setup, write_table};
+use crate::harness::{ColdJoin, KeySet, Scratch, Setup, Study, write_table};
 use crate::plot::{Scale, Series, chart};
 use crate::progress::Progress;
 use crate::stats::medians;
@@ -157,18 +156,23 @@ impl Row {
 pub fn run(setup: &Setup, mut options: Options, progress: &dyn Progress) -> anyhow::Result<String> {
     options.validate()?;
     let options = &options;
-    let sets = setup.key_sets()?;
-    let dirs = setup.dirs("join-sorted")?;
-    let machine = crate::machine::describe();
-    // Outputs are created first: an unwritable path fails before minutes of measuring.
-    let csv_path = dirs.out.join("join_sorted.csv");
-    let hdd_path = dirs.out.join("join_sorted_hdd_prediction.csv");
-    let summary_path = dirs.out.join("summary.md");
-    let mut csv_out = AtomicFile::create(&csv_path)?;
-    let mut hdd_out = AtomicFile::create(&hdd_path)?;
-    let mut summary_out = AtomicFile::create(&summary_path)?;
-    let (profile, profile_path) = setup.storage_profile(&dirs, progress)?;
-    let started = Instant::now();
+    let (study, [mut csv_out, mut hdd_out, mut summary_out]) = setup.begin(
+        "join-sorted",
+        [
+            "join_sorted.csv",
+            "join_sorted_hdd_prediction.csv",
+            "summary.md",
+        ],
+        progress,
+    )?;
+    let Study {
+        sets,
+        dirs,
+        machine,
+        profile,
+        profile_path,
+        started,
+    } = &study;
 
     let total = sets.len() as u64
         * options.ratios.len() as u64
@@ -177,7 +181,7 @@ pub fn run(setup: &Setup, mut options: Options, progress: &dyn Progress) -> anyh
     progress.start(total, "join-sorted", "joins");
     let mut rows: Vec<Row> = Vec::new();
     let mut hdd_rows: Vec<HddRow> = Vec::new();
-    for set in &sets {
+    for set in sets {
         let name = set.name();
         progress.message(&format!("{name}: data"));
         rows.extend(measure_set(
@@ -185,7 +189,7 @@ pub fn run(setup: &Setup, mut options: Options, progress: &dyn Progress) -> anyh
             options,
             set,
             &dirs.data,
-            &profile_path,
+            profile_path,
             progress,
         )?);
         hdd_rows.extend(hdd_prediction(options, &name, &rows));
@@ -194,11 +198,11 @@ pub fn run(setup: &Setup, mut options: Options, progress: &dyn Progress) -> anyh
 
     let csv_rows: Vec<CsvRow<'_>> = rows
         .iter()
-        .map(|r| CsvRow::new(r, &machine, &profile))
+        .map(|r| CsvRow::new(r, machine, profile))
         .collect();
-    write_rows(&mut csv_out, &csv_rows)?;
-    write_rows(&mut hdd_out, &hdd_rows)?;
-    let summary = summarize(options, &sets, &rows, &profile);
+    write_rows(&mut csv_out.file, &csv_rows)?;
+    write_rows(&mut hdd_out.file, &hdd_rows)?;
+    let summary = summarize(options, sets, &rows, profile);
     let mut md = format!(
         "# lidx experiment join-sorted\n\nMachine: {machine}. Device: {}. {} key sets of {} keys; every join a fresh process, cold, {}.\n\n",
         profile.device,
@@ -207,21 +211,21 @@ pub fn run(setup: &Setup, mut options: Options, progress: &dyn Progress) -> anyh
         setup.reads()
     );
     md.push_str(&summary);
-    summary_out.write_all(md.as_bytes())?;
+    summary_out.file.write_all(md.as_bytes())?;
+    let paths = [&csv_out, &hdd_out, &summary_out].map(|o| o.path.display().to_string());
     csv_out.finish()?;
     hdd_out.finish()?;
     summary_out.finish()?;
-    let plots = plot_all(options, &sets, &rows, &hdd_rows, &dirs.out)?;
+    let plots = plot_all(options, sets, &rows, &hdd_rows, &dirs.out)?;
     dirs.finish();
     Ok(format!(
-        "{summary}\n\n{} joins in {:.0} s. Wrote {}, {}, {}, {} and {} plots in {}\n",
+        "{summary}\n\n{} joins in {:.0} s. Wrote {}, {}, {}, {} and {plots} plots in {}\n",
         rows.len(),
         started.elapsed().as_secs_f64(),
-        csv_path.display(),
-        hdd_path.display(),
-        summary_path.display(),
+        paths[0],
+        paths[1],
+        paths[2],
         profile_path.display(),
-        plots,
         dirs.out.display()
     ))
 }

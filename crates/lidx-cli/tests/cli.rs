@@ -1,7 +1,7 @@
 //! The `lidx` binary on good and bad input: every bad input ends in exactly one
 //! `lidx: error:` line naming the file and the problem, exit code 1, and no output file.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
     reason = "tests may unwrap: a panic is a failed test"
 )]
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::{lidx, ok};
+use common::{lidx, ok, short_disk_bench};
 use tempfile::TempDir;
 
 /// Runs `lidx args` in `dir`, expects exit code 1 and one error line containing every
@@ -476,23 +476,7 @@ fn usage_errors_exit_with_2() {
 fn the_disk_bench_writes_csv_and_a_profile() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let d = dir.path();
-    let out = ok(
-        d,
-        &[
-            "bench",
-            "disk",
-            "--dir",
-            ".",
-            "--file-size",
-            "8MiB",
-            "--read-sizes",
-            "4KiB,1MiB",
-            "--ms-per-point",
-            "20",
-            "--queue-depths",
-            "1,4",
-        ],
-    );
+    let out = short_disk_bench(d, "20", &[]);
     assert!(out.contains("model, random"), "{out}");
     let csv = std::fs::read_to_string(d.join("lidx-bench-disk.csv")).unwrap();
     // 2 patterns × 2 read sizes, and random 4 KiB reads at depths 1 and 4.

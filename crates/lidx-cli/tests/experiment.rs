@@ -2,7 +2,7 @@
 //! and `lidx join --io-depth` against depth 1: every measurement's output checked against
 //! what the inputs imply, every file the experiments promise present, no data left behind.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
     reason = "tests may unwrap: a panic is a failed test"
 )]
@@ -12,29 +12,11 @@ use std::path::Path;
 
 mod common;
 
-use common::{lidx, ok};
+use common::{lidx, ok, short_disk_bench};
 
 /// A short storage profile of `dir`, so the experiments need not measure one.
 fn profile(dir: &Path) {
-    ok(
-        dir,
-        &[
-            "bench",
-            "disk",
-            "--dir",
-            ".",
-            "--file-size",
-            "8MiB",
-            "--read-sizes",
-            "4KiB,1MiB",
-            "--ms-per-point",
-            "10",
-            "--queue-depths",
-            "1,4",
-            "--profile",
-            "p.json",
-        ],
-    );
+    short_disk_bench(dir, "10", &["--profile", "p.json"]);
 }
 
 fn read_csv(path: &Path) -> Vec<HashMap<String, String>> {

@@ -1,19 +1,27 @@
 //! lidx: learned indexes on data that lives on disk.
 //!
-//! Data flows through the modules in the order they are listed:
+//! The layers point one way: each module uses only those listed before it.
 //!
+//! - [`files`]: opening, memory-mapping, atomic writes and page-cache control of files.
+//! - [`last_mile`]: the branchless lower bound that finishes every search in a window.
+//! - [`memory`]: the one [`MemoryBudget`](memory::MemoryBudget) everything a command may
+//!   limit reserves its memory from.
 //! - [`data`]: key sets: SOSD key files, seeded synthetic distributions, samples.
-//! - [`storage`]: the `.tbl` table format, atomic writers, block reads (buffered or
-//!   `O_DIRECT`) that count their I/O, page-cache control and the disk benchmark that
-//!   produces a storage profile.
+//! - [`storage`]: the `.tbl` table format, block reads (buffered or `O_DIRECT`, one at a
+//!   time or many in flight) that count their I/O, and the disk benchmark that produces a
+//!   storage profile.
 //! - [`pla`]: the optimal piecewise-linear approximation (PGM, hardness, partitioning).
 //! - [`index`]: one [`Index`](index::Index) trait and its kinds (PGM, sampled PGM,
 //!   RadixSpline, RMI, B+tree, binary search), with one window convention, index files,
 //!   lookup measurement and per-data-set tuning.
+//! - [`join`]: index nested loop, sort-merge, hash and grace hash joins of tables on disk,
+//!   on threads, with paper 1's cost model and the driver `lidx join` runs.
 //!
-//! - [`join`]: index nested loop, sort-merge and hash joins of tables on disk (first part).
+//! Later modules (partitioning, key-value paths, updatable indexes) build on these.
 //!
-//! Later modules (partitioning, key-value paths) build on these.
+//! `unsafe` code is denied everywhere but in two places, each with its argument: the memory
+//! map of an input file (`files`) and the submission of a read to `io_uring`, which writes
+//! into a buffer after the call returns (`storage`'s read queue).
 //!
 //! # Example
 //!
@@ -43,6 +51,8 @@
 //! # }
 //! ```
 //! `docs/FORMAT.md` in the repository gives every file format byte by byte.
+
+#![warn(missing_docs)]
 
 #[cfg(not(target_endian = "little"))]
 compile_error!(

@@ -2,7 +2,7 @@
 //! current writers must reproduce them byte for byte. FORMAT.md, the version number and these
 //! files change together.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
     reason = "tests may unwrap: a panic is a failed test"
 )]

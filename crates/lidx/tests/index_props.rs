@@ -2,7 +2,7 @@
 //! window holds the lower bound, never exceeds its stated width, and survives saving and
 //! loading.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
     reason = "tests may unwrap: a panic is a failed test"
 )]

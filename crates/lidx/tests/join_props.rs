@@ -2,7 +2,7 @@
 //! `(key, outer value, inner value)` triples, on inputs with duplicates on both sides,
 //! empty tables, 0 and u64::MAX, no matches and all matches.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
     reason = "tests may unwrap: a panic is a failed test"
 )]

@@ -1,6 +1,6 @@
 //! Property tests of key files, table files and block reads against simple references.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
     reason = "tests may unwrap: a panic is a failed test"
 )]

@@ -74,82 +74,59 @@ impl KindArgs {
     /// not apply to the kind is an error.
     fn params(&self) -> anyhow::Result<AnyParams> {
         let mut p = AnyParams::default_for(self.kind);
-        let mut used: Vec<&str> = Vec::new();
+        // The flags the kind takes, each applied where given.
+        let mut takes: Vec<&str> = Vec::new();
+        macro_rules! apply {
+            ($field:expr, $flag:ident) => {{
+                takes.push(stringify!($flag));
+                if let Some(v) = self.$flag {
+                    $field = v;
+                }
+            }};
+        }
+        macro_rules! apply_pgm {
+            ($pgm:expr) => {{
+                apply!($pgm.epsilon, epsilon);
+                apply!($pgm.epsilon_rec, epsilon_rec);
+                apply!($pgm.max_height, max_height);
+            }};
+        }
         match &mut p {
-            AnyParams::Pgm(p) => {
-                set(&mut p.epsilon, self.epsilon, "--epsilon", &mut used);
-                set(
-                    &mut p.epsilon_rec,
-                    self.epsilon_rec,
-                    "--epsilon-rec",
-                    &mut used,
-                );
-                set(
-                    &mut p.max_height,
-                    self.max_height,
-                    "--max-height",
-                    &mut used,
-                );
-            }
+            AnyParams::Pgm(p) => apply_pgm!(p),
             AnyParams::SampledPgm(p) => {
-                set(&mut p.every, self.every, "--every", &mut used);
-                set(&mut p.inner.epsilon, self.epsilon, "--epsilon", &mut used);
-                set(
-                    &mut p.inner.epsilon_rec,
-                    self.epsilon_rec,
-                    "--epsilon-rec",
-                    &mut used,
-                );
-                set(
-                    &mut p.inner.max_height,
-                    self.max_height,
-                    "--max-height",
-                    &mut used,
-                );
+                apply!(p.every, every);
+                apply_pgm!(p.inner);
             }
             AnyParams::RadixSpline(p) => {
-                set(&mut p.epsilon, self.epsilon, "--epsilon", &mut used);
-                set(
-                    &mut p.radix_bits,
-                    self.radix_bits,
-                    "--radix-bits",
-                    &mut used,
-                );
+                apply!(p.epsilon, epsilon);
+                apply!(p.radix_bits, radix_bits);
             }
             AnyParams::Rmi(p) => {
-                set(&mut p.root, self.root, "--root", &mut used);
-                set(&mut p.branching, self.branching, "--branching", &mut used);
-                set(
-                    &mut p.max_window,
-                    self.max_window,
-                    "--max-window",
-                    &mut used,
-                );
+                apply!(p.root, root);
+                apply!(p.branching, branching);
+                apply!(p.max_window, max_window);
             }
-            AnyParams::BTree(p) => set(&mut p.every, self.every, "--every", &mut used),
+            AnyParams::BTree(p) => apply!(p.every, every),
             AnyParams::Binary => {}
         }
         let given = [
-            ("--epsilon", self.epsilon.is_some()),
-            ("--epsilon-rec", self.epsilon_rec.is_some()),
-            ("--max-height", self.max_height.is_some()),
-            ("--every", self.every.is_some()),
-            ("--radix-bits", self.radix_bits.is_some()),
-            ("--root", self.root.is_some()),
-            ("--branching", self.branching.is_some()),
-            ("--max-window", self.max_window.is_some()),
+            ("epsilon", self.epsilon.is_some()),
+            ("epsilon_rec", self.epsilon_rec.is_some()),
+            ("max_height", self.max_height.is_some()),
+            ("every", self.every.is_some()),
+            ("radix_bits", self.radix_bits.is_some()),
+            ("root", self.root.is_some()),
+            ("branching", self.branching.is_some()),
+            ("max_window", self.max_window.is_some()),
         ];
-        if let Some((flag, _)) = given.iter().find(|(flag, on)| *on && !used.contains(flag)) {
-            bail!("{flag} does not apply to --kind {}", self.kind);
+        if let Some((name, _)) = given.iter().find(|(name, on)| *on && !takes.contains(name)) {
+            bail!(
+                "--{} does not apply to --kind {}",
+                name.replace('_', "-"),
+                self.kind
+            );
         }
         Ok(p)
-    }
-}
-
-fn set<T: Copy>(field: &mut T, value: Option<T>, flag: &'static str, used: &mut Vec<&'static str>) {
-    used.push(flag);
-    if let Some(v) = value {
-        *field = v;
     }
 }
 

@@ -2,7 +2,9 @@
 //! publishing outputs atomically and dropping cached pages. `data` and `storage` both stand
 //! on this module; it knows nothing of key sets or tables.
 //!
-//! - [`open_regular`] and [`reopen`]: the checked ways lidx opens a file to read.
+//! - `open_regular` and `reopen` (crate-private): the checked ways lidx opens a file to
+//!   read; [`refuse_same_file`] keeps an output from overwriting an input.
+//! - [`parent_dir`]: where temporary files beside an output go.
 //! - [`atomic`]: every output file is written to a temporary file, fsynced and renamed.
 //! - [`cache`]: start cold by dropping a file's pages or the whole OS page cache.
 //! - `map` (crate-private): the memory map, the one place in this module that needs

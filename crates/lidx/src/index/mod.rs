@@ -71,7 +71,7 @@ impl Window {
 /// A learned or classic index over a sorted array of `u64` keys.
 ///
 /// Built once from the keys (validated in `build`, so `search` never fails or allocates),
-/// queried many times, saved and loaded through [`file`].
+/// queried many times, saved and loaded through [`file`](mod@file).
 pub trait Index: Sized {
     /// The kind's parameters.
     type Params: Clone + fmt::Debug;

@@ -269,7 +269,7 @@ mod tests {
             inner: 4_000_000,
             window: 256.0,
             read_bytes: 4096,
-            tuple_bytes: 16,
+            tuple_bytes: TUPLE_SIZE as u64,
             threads: 1,
             io_depth: 1,
         };
@@ -295,7 +295,7 @@ mod tests {
             inner: 100_000_000,
             window: 256.0,
             read_bytes: 1 << 20,
-            tuple_bytes: 16,
+            tuple_bytes: TUPLE_SIZE as u64,
             threads: 1,
             io_depth: 1,
         };

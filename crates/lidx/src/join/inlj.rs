@@ -65,33 +65,178 @@ impl Default for InljOptions {
 /// one window's blocks.
 const PLANNED_PER_READ: usize = 256;
 
+/// What became of the read of a planned key's window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WindowRead {
+    /// None was started (its blocks were on their way already, the queue was full, or the
+    /// window is too wide to read whole): the key reads what it needs when it comes.
+    NotStarted,
+    /// A read of the window's blocks is in flight.
+    Whole,
+    /// A read of only the blocks past those already on their way is in flight; when it
+    /// arrives, the held blocks from `keep_from` on stay in front of it.
+    Continuing {
+        /// The window's first block.
+        keep_from: u64,
+    },
+    /// Its read was taken early, for an earlier key whose matches ran into its blocks.
+    TakenEarly,
+}
+
+impl WindowRead {
+    /// True while the read is in flight and not yet taken.
+    fn pending(self) -> bool {
+        matches!(self, WindowRead::Whole | WindowRead::Continuing { .. })
+    }
+
+    /// The blocks to keep in front of the read when it is taken.
+    fn keep_from(self) -> Option<u64> {
+        match self {
+            WindowRead::Continuing { keep_from } => Some(keep_from),
+            _ => None,
+        }
+    }
+}
+
 /// An outer tuple whose window is known and whose read may be in flight.
 #[derive(Clone, Copy)]
 struct Planned {
     tuple: Tuple,
     window: Window,
-    /// Whether a read was started for this key, and from which block on the blocks held
-    /// before it arrives are to be kept in front of it (`None`: not at all).
-    prefetched: Option<Option<u64>>,
-    /// Its read was taken early, for an earlier key whose match lay in its blocks.
-    taken: bool,
+    read: WindowRead,
 }
 
-/// Where the block of position `pos` is on its way in the oldest read in flight, takes that
-/// read now (for the later key it was started for) instead of reading the block again.
-fn take_early(reader: &mut BlockReader<'_>, later: &mut [Planned], pos: u64) -> Result<()> {
-    let block = BlockRange::for_window(pos, pos + 1);
-    if !reader.next_prefetched().is_some_and(|r| r.contains(&block)) {
-        return Ok(());
+/// The outer keys planned ahead of the join (one at a time at depth 1), their windows taken
+/// from the index alone, with the reads of their windows started while the queue has room.
+struct Plan {
+    /// Keys planned ahead are `keys[next..]`; the vector is emptied whenever all are done
+    /// (cheaper than a ring buffer for the one-key plan of depth 1).
+    keys: Vec<Planned>,
+    next: usize,
+    /// Most keys planned ahead.
+    lookahead: usize,
+    /// The blocks the buffer will hold once the reads started so far have arrived.
+    covered: BlockRange,
+    /// The index's cursor (paper 1's first optimization).
+    hint: usize,
+    /// Index searches so far.
+    lookups: u64,
+}
+
+impl Plan {
+    fn new(io_depth: usize) -> Self {
+        let lookahead = if io_depth > 1 {
+            io_depth.saturating_mul(PLANNED_PER_READ)
+        } else {
+            1
+        };
+        Plan {
+            keys: Vec::with_capacity(lookahead.min(1 << 16)),
+            next: 0,
+            lookahead,
+            covered: BlockRange::default(),
+            hint: 0,
+            lookups: 0,
+        }
     }
-    let owner = later
-        .iter_mut()
-        .find(|p| p.prefetched.is_some() && !p.taken);
-    if let Some(owner) = owner {
-        reader.take_prefetched(owner.prefetched.flatten())?;
-        owner.taken = true;
+
+    /// Plans outer keys ahead until the plan is full, the queue has no room, or the outer
+    /// table ends; starts the reads of their windows (blocks already on their way by an
+    /// earlier key's read are not read again).
+    fn fill<I: Index>(
+        &mut self,
+        outer: &mut Scan<'_>,
+        reader: &mut BlockReader<'_>,
+        index: &I,
+        opts: &InljOptions,
+        n: u64,
+    ) -> Result<()> {
+        if self.next == self.keys.len() {
+            self.keys.clear();
+            self.next = 0;
+        }
+        while self.keys.len() - self.next < self.lookahead
+            && (self.next == self.keys.len() || reader.can_prefetch())
+        {
+            let Some(tuple) = outer.peek()? else {
+                break;
+            };
+            outer.advance();
+            let window = if opts.cursor {
+                index.search_from(tuple.key, &mut self.hint)
+            } else {
+                index.search(tuple.key)
+            };
+            self.lookups += 1;
+            let read = self.start_read(reader, window, opts, n)?;
+            self.keys.push(Planned {
+                tuple,
+                window,
+                read,
+            });
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// Starts the read of `window`'s blocks (of its first position, if empty) where the
+    /// queue has room and the window is narrow enough. A match just past them (at `hi`,
+    /// where the window ends on a block boundary) is usually in the next key's read, taken
+    /// early; otherwise it is read when needed.
+    fn start_read(
+        &mut self,
+        reader: &mut BlockReader<'_>,
+        window: Window,
+        opts: &InljOptions,
+        n: u64,
+    ) -> Result<WindowRead> {
+        let blocks = BlockRange::for_window(window.lo, window.hi.max(window.lo + 1).min(n));
+        let covered = self.covered;
+        if !reader.can_prefetch()
+            || blocks.count == 0
+            || blocks.count > opts.max_window_blocks
+            || (opts.monotone && covered.contains(&blocks))
+        {
+            return Ok(WindowRead::NotStarted);
+        }
+        self.covered = blocks;
+        // With monotone windows, blocks an earlier read brings are not read again: a window
+        // that starts inside them reads only the blocks past them.
+        if opts.monotone && covered.first <= blocks.first && blocks.first < covered.end() {
+            reader.prefetch(BlockRange {
+                first: covered.end(),
+                count: blocks.end() - covered.end(),
+            })?;
+            Ok(WindowRead::Continuing {
+                keep_from: blocks.first,
+            })
+        } else {
+            reader.prefetch(blocks)?;
+            Ok(WindowRead::Whole)
+        }
+    }
+
+    /// The next planned key, if any.
+    fn pop(&mut self) -> Option<Planned> {
+        let key = self.keys.get(self.next).copied()?;
+        self.next += 1;
+        Some(key)
+    }
+
+    /// Where the block of position `pos` is on its way in the oldest read in flight, takes
+    /// that read now (for the later key it was started for) instead of reading the block
+    /// again.
+    fn take_early(&mut self, reader: &mut BlockReader<'_>, pos: u64) -> Result<()> {
+        let block = BlockRange::for_window(pos, pos + 1);
+        if !reader.next_prefetched().is_some_and(|r| r.contains(&block)) {
+            return Ok(());
+        }
+        let later = self.keys.get_mut(self.next..).unwrap_or_default();
+        if let Some(owner) = later.iter_mut().find(|p| p.read.pending()) {
+            reader.take_prefetched(owner.read.keep_from())?;
+            owner.read = WindowRead::TakenEarly;
+        }
+        Ok(())
+    }
 }
 
 /// Joins `outer` with the sorted `inner` through `index`, built on `inner`'s keys.
@@ -142,86 +287,18 @@ pub fn inlj_range<I: Index>(
     )?;
     let mut reader = BlockReader::new(inner, opts.mode)?;
     reader.set_io_depth(opts.io_depth, opts.io_backend)?;
-    // Outer keys planned ahead: one at a time, or enough to keep the deep queue full.
-    let lookahead = if opts.io_depth > 1 {
-        opts.io_depth.saturating_mul(PLANNED_PER_READ)
-    } else {
-        1
-    };
-    // Keys planned ahead are `planned[next..]`; the vector is emptied whenever all are done
-    // (cheaper than a ring buffer for the one-key plan of depth 1).
-    let mut planned: Vec<Planned> = Vec::with_capacity(lookahead.min(1 << 16));
-    let mut next = 0usize;
-    // The blocks the buffer will hold once the reads started so far have arrived.
-    let mut covered = BlockRange::default();
-    let (mut lookups, mut output, mut floor) = (0u64, 0u64, 0u64);
-    let mut hint = 0usize;
+    let mut plan = Plan::new(opts.io_depth);
+    let (mut output, mut floor) = (0u64, 0u64);
     loop {
-        // Plan ahead: windows come from the index alone; their reads start while the queue
-        // has room (windows already being read by an earlier key are not read again).
-        if next == planned.len() {
-            planned.clear();
-            next = 0;
-        }
-        while planned.len() - next < lookahead && (next == planned.len() || reader.can_prefetch()) {
-            let Some(tuple) = outer_scan.peek()? else {
-                break;
-            };
-            outer_scan.advance();
-            let window = if opts.cursor {
-                index.search_from(tuple.key, &mut hint)
-            } else {
-                index.search(tuple.key)
-            };
-            lookups += 1;
-            // The blocks of the window (of its first position, if empty). A match just past
-            // them (at `hi`, where the window ends on a block boundary) is usually in the next
-            // key's read, taken early below; otherwise it is read when needed.
-            let window_blocks =
-                BlockRange::for_window(window.lo, window.hi.max(window.lo + 1).min(n));
-            let mut prefetched = None;
-            if reader.can_prefetch()
-                && window_blocks.count > 0
-                && window_blocks.count <= opts.max_window_blocks
-                && !(opts.monotone && covered.contains(&window_blocks))
-            {
-                // With monotone windows, blocks an earlier read brings are not read again:
-                // a window that starts inside them reads only the blocks past them.
-                let continues = opts.monotone
-                    && covered.first <= window_blocks.first
-                    && window_blocks.first < covered.end();
-                let read = if continues {
-                    BlockRange {
-                        first: covered.end(),
-                        count: window_blocks.end() - covered.end(),
-                    }
-                } else {
-                    window_blocks
-                };
-                reader.prefetch(read)?;
-                covered = BlockRange {
-                    first: window_blocks.first,
-                    count: window_blocks.end() - window_blocks.first,
-                };
-                prefetched = Some(continues.then_some(window_blocks.first));
-            }
-            planned.push(Planned {
-                tuple,
-                window,
-                prefetched,
-                taken: false,
-            });
-        }
-        let Some(&Planned {
+        plan.fill(&mut outer_scan, &mut reader, index, opts, n)?;
+        let Some(Planned {
             tuple: t,
             window: mut w,
-            prefetched,
-            taken,
-        }) = planned.get(next)
+            read,
+        }) = plan.pop()
         else {
             break;
         };
-        next += 1;
         let key = t.key;
         if opts.monotone {
             // The previous key's answer bounds this one's from below (outer keys ascend).
@@ -229,15 +306,15 @@ pub fn inlj_range<I: Index>(
         } else {
             reader.clear_buffer();
         }
-        if let (Some(keep_from), false) = (prefetched, taken) {
-            reader.take_prefetched(keep_from)?;
+        if read.pending() {
+            reader.take_prefetched(read.keep_from())?;
         }
         let mut pos = reader.lower_bound(w.lo, w.hi, key, opts.max_window_blocks)?;
         floor = pos;
         // Emit the run of equal inner keys, block by block.
         while pos < n {
             if !reader.holds(pos) {
-                take_early(&mut reader, &mut planned[next..], pos)?;
+                plan.take_early(&mut reader, pos)?;
             }
             let run = reader.read_window(pos, pos + 1)?;
             let from = (pos - run.first_position) as usize;
@@ -258,7 +335,7 @@ pub fn inlj_range<I: Index>(
     Ok(JoinStats {
         outer_io: outer_scan.stats(),
         inner_io: reader.stats(),
-        lookups,
+        lookups: plan.lookups,
         output,
         spilled_bytes: 0,
     })

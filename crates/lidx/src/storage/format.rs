@@ -37,8 +37,14 @@ use crate::FormatError;
 
 /// Bytes in a block: the unit of every read and checksum.
 pub const BLOCK_SIZE: usize = 4096;
+/// Bytes of a key.
+pub const KEY_WIDTH: u8 = 8;
+/// Value width of a (key, value) table.
+pub const PAIR_VALUE_WIDTH: u8 = 8;
+/// Value width of a join output table: the outer value, then the inner value.
+pub const OUTPUT_VALUE_WIDTH: u8 = 16;
 /// Bytes in a tuple: an 8-byte key and an 8-byte value.
-pub const TUPLE_SIZE: usize = 16;
+pub const TUPLE_SIZE: usize = (KEY_WIDTH + PAIR_VALUE_WIDTH) as usize;
 /// Tuples in a data block.
 pub const TUPLES_PER_BLOCK: u64 = (BLOCK_SIZE / TUPLE_SIZE) as u64;
 /// The first eight bytes of every table file.
@@ -80,7 +86,7 @@ pub struct Tuple {
 }
 
 /// Bytes of a join output tuple: key, outer value, inner value (value width 16).
-pub const OUTPUT_TUPLE_SIZE: usize = 24;
+pub const OUTPUT_TUPLE_SIZE: usize = (KEY_WIDTH + OUTPUT_VALUE_WIDTH) as usize;
 
 /// One output tuple of a join, as stored in a table of value width 16.
 #[repr(C)]
@@ -119,7 +125,7 @@ impl TableHeader {
     /// The header of an empty table.
     pub const EMPTY: TableHeader = TableHeader {
         version: CURRENT_VERSION,
-        value_width: 8,
+        value_width: PAIR_VALUE_WIDTH,
         count: 0,
         sorted: true,
         distinct: true,
@@ -129,12 +135,12 @@ impl TableHeader {
 
     /// Where everything lives in a file with this header.
     pub fn layout(&self) -> Result<TableLayout, FormatError> {
-        TableLayout::new(self.count, 8 + usize::from(self.value_width))
+        TableLayout::new(self.count, usize::from(KEY_WIDTH + self.value_width))
     }
 
     /// True for a join output table (value width 16).
     pub fn is_output(&self) -> bool {
-        self.value_width == 16
+        self.value_width == OUTPUT_VALUE_WIDTH
     }
 
     /// Encodes the 4096-byte header block, its checksum included.
@@ -142,7 +148,7 @@ impl TableHeader {
         let mut b = [0u8; BLOCK_SIZE];
         b[OFF_MAGIC..OFF_VERSION].copy_from_slice(&MAGIC);
         b[OFF_VERSION..OFF_KEY_WIDTH].copy_from_slice(&CURRENT_VERSION.to_le_bytes());
-        b[OFF_KEY_WIDTH] = 8;
+        b[OFF_KEY_WIDTH] = KEY_WIDTH;
         b[OFF_VALUE_WIDTH] = self.value_width;
         b[OFF_FLAGS] = (if self.sorted { FLAG_SORTED } else { 0 })
             | (if self.distinct { FLAG_DISTINCT } else { 0 });
@@ -190,9 +196,9 @@ impl TableHeader {
                 got: computed,
             });
         }
-        check_field("key width", b[OFF_KEY_WIDTH].into(), 8, "8")?;
+        check_field("key width", b[OFF_KEY_WIDTH].into(), KEY_WIDTH.into(), "8")?;
         let value_width = b[OFF_VALUE_WIDTH];
-        if value_width != 8 && value_width != 16 {
+        if value_width != PAIR_VALUE_WIDTH && value_width != OUTPUT_VALUE_WIDTH {
             return Err(FormatError::BadField {
                 field: "value width",
                 value: value_width.into(),
@@ -382,7 +388,7 @@ pub fn decode_checksums(bytes: &[u8], data_blocks: u64) -> Result<Vec<u32>, Form
 }
 
 #[cfg(test)]
-#[allow(
+#[expect(
     clippy::indexing_slicing,
     reason = "tests may index: a panic is a failed test"
 )]

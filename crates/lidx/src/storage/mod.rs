@@ -1,12 +1,12 @@
 //! Tables on disk and the reads that fetch them (paper 1, section 4.1).
 //!
-//! - [`format`]: the `.tbl` header and layout, as bytes in and bytes out.
+//! - [`format`](mod@format): the `.tbl` header and layout, as bytes in and bytes out.
 //! - [`table`]: the streaming [`TableWriter`], the [`Table`] reader (memory map or block
 //!   reads) and full verification.
 //! - [`block`]: [`BlockReader`], which reads the blocks under a window of tuple positions as
 //!   one contiguous read into a reused, aligned buffer and counts its I/O in [`IoStats`].
-//! - [`queue`]: deep I/O queues (`io_uring` or threads) that keep many block reads in
-//!   flight for [`BlockReader::prefetch`].
+//! - `queue` (crate-private): deep I/O queues (`io_uring` or threads) that keep many block
+//!   reads in flight for [`BlockReader::prefetch`]; their backend is an [`IoBackend`].
 //! - [`paper1`]: import and export of paper 1's table layout.
 //! - [`profile`]: the disk benchmark and the storage profile it saves.
 
@@ -15,7 +15,7 @@ pub mod block;
 pub mod format;
 pub mod paper1;
 pub mod profile;
-pub mod queue;
+mod queue;
 pub mod table;
 
 pub use block::{BlockRange, BlockReader, IoStats, MAX_WINDOW_READ_BLOCKS, ReadMode, WindowRun};

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use super::format::{
-    BLOCK_SIZE, OUTPUT_TUPLE_SIZE, OutputTuple, TUPLE_SIZE, TableHeader, TableLayout, Tuple,
-    block_checksum, decode_checksums,
+    BLOCK_SIZE, OUTPUT_TUPLE_SIZE, OUTPUT_VALUE_WIDTH, OutputTuple, PAIR_VALUE_WIDTH, TUPLE_SIZE,
+    TableHeader, TableLayout, Tuple, block_checksum, decode_checksums,
 };
 use crate::files::{AtomicFile, map_readonly, open_regular};
 use crate::{Error, FormatError, Result};
@@ -60,18 +60,18 @@ pub struct TableWriter {
 impl TableWriter {
     /// Starts a table of (key, value) tuples at `path`.
     pub fn create(path: &Path) -> Result<Self> {
-        Self::with_value_width(path, 8)
+        Self::with_value_width(path, PAIR_VALUE_WIDTH)
     }
 
     /// Starts a join output table of (key, outer value, inner value) tuples at `path`.
     pub fn create_output(path: &Path) -> Result<Self> {
-        Self::with_value_width(path, 16)
+        Self::with_value_width(path, OUTPUT_VALUE_WIDTH)
     }
 
     /// A (key, value) table whose writer buffers only `buffer` bytes (for many tables
     /// written at once, such as a partitioning join's partitions).
     pub fn create_with_buffer(path: &Path, buffer: usize) -> Result<Self> {
-        Self::new_writer(AtomicFile::with_buffer(path, buffer)?, 8)
+        Self::new_writer(AtomicFile::with_buffer(path, buffer)?, PAIR_VALUE_WIDTH)
     }
 
     fn with_value_width(path: &Path, value_width: u8) -> Result<Self> {
@@ -94,13 +94,13 @@ impl TableWriter {
 
     /// Appends one (key, value) tuple; fails on a join output table.
     pub fn push(&mut self, tuple: Tuple) -> Result<()> {
-        self.check_width(8)?;
+        self.check_width(PAIR_VALUE_WIDTH)?;
         self.append(tuple.key, bytemuck::bytes_of(&tuple))
     }
 
     /// Appends one join output tuple; fails on a (key, value) table.
     pub fn push_output(&mut self, tuple: OutputTuple) -> Result<()> {
-        self.check_width(16)?;
+        self.check_width(OUTPUT_VALUE_WIDTH)?;
         self.append(tuple.key, bytemuck::bytes_of(&tuple))
     }
 
