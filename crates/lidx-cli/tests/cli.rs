@@ -1123,3 +1123,44 @@ fn the_grace_hash_join_spills_over_its_budget() {
         &["memory budget", "raise --memory-budget"],
     );
 }
+
+#[test]
+fn a_memory_budget_limits_hash_and_merge_joins_too() {
+    let dir = setup();
+    let d = dir.path();
+    for method in ["hash", "merge"] {
+        fails(
+            d,
+            &[
+                "join",
+                "--outer",
+                "s.tbl",
+                "--inner",
+                "s.tbl",
+                "--method",
+                method,
+                "--memory-budget",
+                "8KiB",
+                "--out",
+                "j.tbl",
+            ],
+            &["memory budget", "would take", "raise --memory-budget"],
+        );
+        let out = ok(
+            d,
+            &[
+                "join",
+                "--outer",
+                "s.tbl",
+                "--inner",
+                "s.tbl",
+                "--method",
+                method,
+                "--memory-budget",
+                "16MiB",
+                "--count-only",
+            ],
+        );
+        assert!(out.contains(": 2000 output tuples"), "{out}");
+    }
+}

@@ -132,7 +132,7 @@ pub enum Error {
 
     /// A [`MemoryBudget`](crate::memory::MemoryBudget) could not grant a reservation.
     #[error(
-        "memory budget: {what} needs {need} bytes, but only {available} of the budget's {limit} bytes are free"
+        "memory budget: {what} would take {need} bytes, but only {available} of the budget's {limit} bytes are free"
     )]
     OverBudget {
         /// What asked for the memory.

@@ -160,7 +160,7 @@ mod tests {
             "{err}"
         );
         assert!(
-            err.to_string().contains("the second needs 50 bytes"),
+            err.to_string().contains("the second would take 50 bytes"),
             "{err}"
         );
         let mut b = budget.reserve(40, "b").unwrap();

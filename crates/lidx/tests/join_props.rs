@@ -327,3 +327,71 @@ fn backends() -> Vec<IoBackend> {
         _ => vec![IoBackend::Threads, IoBackend::Auto],
     }
 }
+
+/// Hash and merge joins under a memory budget: within it they give the nested-loop output
+/// and never reserve past it, giving back everything; beyond it they fail naming what did
+/// not fit.
+#[test]
+fn hash_and_merge_joins_stay_within_their_budget_or_say_what_did_not_fit() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outer: Vec<u64> = (0..3000).map(|i| i / 2).collect();
+    // A run of 2000 equal inner keys: the merge join holds all their values at once.
+    let inner: Vec<u64> = (0..4000).map(|i| if i < 2000 { 7 } else { i }).collect();
+    let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
+    let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
+    let mut want = nested_loop(&outer, &inner);
+    want.sort_unstable();
+    let mut fitted = 0;
+    for limit in [1_000u64, 20_000, 40_000, 60_000, 200_000, 1 << 30] {
+        let budget = MemoryBudget::new(limit);
+        let joins: [(
+            &str,
+            Box<dyn Fn(&mut Vec<(u64, u64, u64)>) -> lidx::Result<_>>,
+        ); 2] = [
+            (
+                "merge",
+                Box::new(|got| merge_join(&r, &s, ReadMode::Buffered, 256, &budget, got)),
+            ),
+            (
+                "hash",
+                Box::new(|got| hash_join(&r, &s, ReadMode::Buffered, 256, &budget, got)),
+            ),
+        ];
+        for (name, join) in &joins {
+            let mut got = Vec::new();
+            match join(&mut got) {
+                Ok(_) => {
+                    got.sort_unstable();
+                    assert_eq!(got, want, "{name} at {limit}");
+                    fitted += 1;
+                }
+                Err(e) => assert!(
+                    matches!(e, Error::OverBudget { .. }),
+                    "{name} at {limit}: {e}"
+                ),
+            }
+            assert!(
+                budget.peak() <= limit,
+                "{name} at {limit}: peak {}",
+                budget.peak()
+            );
+            assert_eq!(budget.used(), 0, "{name} at {limit}: all given back");
+        }
+    }
+    assert!(fitted >= 2, "the unlimited budget fits both");
+    let tiny = MemoryBudget::new(1_000);
+    let err = hash_join(
+        &r,
+        &s,
+        ReadMode::Buffered,
+        256,
+        &tiny,
+        &mut CountSink::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the hash table of 3000 outer tuples"),
+        "{err}"
+    );
+}
