@@ -36,7 +36,8 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 
-/// Short tick labels: 1.5k, 20M, 3G.
+/// Short tick labels: 1.5k, 20M, 3G, and below 1 as many decimals as two significant
+/// digits need (0.05, 0.0012), so small times do not all read 0.
 fn tick(v: &f64) -> String {
     let a = v.abs();
     let (x, unit) = match a {
@@ -45,8 +46,18 @@ fn tick(v: &f64) -> String {
         a if a >= 1e3 => (v / 1e3, "k"),
         _ => (*v, ""),
     };
-    let s = format!("{x:.1}");
-    format!("{}{unit}", s.trim_end_matches(".0"))
+    let decimals = if a > 0.0 && a < 1.0 {
+        (1 - a.log10().floor() as i64).clamp(1, 12) as usize
+    } else {
+        1
+    };
+    let s = format!("{x:.decimals$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &s
+    };
+    format!("{s}{unit}")
 }
 
 /// A chart of `series` at `path` (PNG, 1000×650), each axis linear or logarithmic, points
@@ -160,4 +171,27 @@ where
     root.present()
         .with_context(|| format!("{}: cannot write the plot", path.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tick;
+
+    #[test]
+    fn ticks_are_short_and_small_values_keep_their_digits() {
+        let cases = [
+            (0.0, "0"),
+            (1.0, "1"),
+            (2.5, "2.5"),
+            (1500.0, "1.5k"),
+            (2e7, "20M"),
+            (0.05, "0.05"),
+            (0.012, "0.012"),
+            (0.0012, "0.0012"),
+            (-0.5, "-0.5"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(tick(&v), want, "{v}");
+        }
+    }
 }
