@@ -20,17 +20,28 @@ impl<const D: usize> Serialize for Fixed<D> {
 }
 
 /// Writes `rows` as CSV into `out` (an output not yet published): the header named by the
-/// row type's fields, then one line per row. No rows, no header.
-pub fn write_rows<T: Serialize>(out: &mut AtomicFile, rows: &[T]) -> anyhow::Result<()> {
-    let mut csv = csv::Writer::from_writer(Vec::new());
-    for row in rows {
-        csv.serialize(row)
-            .with_context(|| format!("{}: cannot encode a CSV row", out.path().display()))?;
+/// row type's fields, then one line per row (with no rows, the header alone).
+pub fn write_rows<T: Serialize + Default>(out: &mut AtomicFile, rows: &[T]) -> anyhow::Result<()> {
+    let encode = |rows: &[T]| -> anyhow::Result<Vec<u8>> {
+        let mut csv = csv::Writer::from_writer(Vec::new());
+        for row in rows {
+            csv.serialize(row)?;
+        }
+        Ok(csv.into_inner().map_err(|e| e.into_error())?)
+    };
+    let bytes = match rows {
+        // The header comes with the first row: take it from a default one.
+        [] => encode(&[T::default()]).map(|mut one| {
+            let end = one
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(one.len(), |i| i + 1);
+            one.truncate(end);
+            one
+        }),
+        rows => encode(rows),
     }
-    let bytes = csv
-        .into_inner()
-        .map_err(|e| e.into_error())
-        .with_context(|| format!("{}: cannot encode CSV", out.path().display()))?;
+    .with_context(|| format!("{}: cannot encode CSV", out.path().display()))?;
     out.write_all(&bytes)?;
     Ok(())
 }
@@ -39,7 +50,7 @@ pub fn write_rows<T: Serialize>(out: &mut AtomicFile, rows: &[T]) -> anyhow::Res
 mod tests {
     use super::*;
 
-    #[derive(Serialize)]
+    #[derive(Serialize, Default)]
     struct Row {
         name: String,
         seconds: Fixed<3>,
@@ -67,5 +78,12 @@ mod tests {
         out.finish().unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text, "name,seconds,built\n\"a, b\",0.123,\nc,NaN,2.0\n");
+        let mut out = AtomicFile::create(&path).unwrap();
+        write_rows::<Row>(&mut out, &[]).unwrap();
+        out.finish().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "name,seconds,built\n"
+        );
     }
 }

@@ -96,7 +96,7 @@ pub fn profile_table(p: &StorageProfile) -> String {
 }
 
 /// One measured point, as a row of `lidx-bench-disk.csv`.
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 struct DiskRow {
     lidx_version: &'static str,
     machine: String,

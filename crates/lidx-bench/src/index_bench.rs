@@ -168,7 +168,7 @@ pub fn measurements_table(
 }
 
 /// One configuration, as a row of `index-bench.csv`.
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 struct BenchRow<'a> {
     lidx_version: &'static str,
     machine: &'a str,

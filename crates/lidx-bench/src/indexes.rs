@@ -48,7 +48,7 @@ struct Row {
 }
 
 /// One size of Table 2, as a row of `table2_sizes.csv`.
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 struct SizeRow {
     key_set: String,
     index: &'static str,
@@ -59,7 +59,7 @@ struct SizeRow {
 }
 
 /// One index of Fig. 5, as a row of `indexes.csv`.
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 struct CsvRow<'a> {
     experiment: &'static str,
     key_set: &'a str,

@@ -339,7 +339,7 @@ fn measure_set(
 }
 
 /// One predicted time of Fig. 8, as a row of `join_sorted_hdd_prediction.csv`.
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 struct HddRow {
     key_set: String,
     inner_tuples: u64,
@@ -383,7 +383,7 @@ fn hdd_prediction(options: &Options, set: &str, rows: &[Row]) -> Vec<HddRow> {
 }
 
 /// One join, as a row of `join_sorted.csv`.
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 struct CsvRow<'a> {
     experiment: &'static str,
     key_set: &'a str,

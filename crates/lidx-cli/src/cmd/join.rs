@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use anyhow::bail;
+use lidx::index::IndexKind;
 use lidx::join::cost;
 use lidx::join::driver::{self, JoinMethod, JoinRequest, JoinRun};
 use lidx::memory::MemoryBudget;
@@ -25,13 +26,19 @@ struct MethodArg(Option<JoinMethod>);
 impl FromStr for MethodArg {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(MethodArg(None)),
-            _ => s
-                .parse()
-                .map(|m| MethodArg(Some(m)))
-                .map_err(|e: lidx::Error| format!("{e}, auto")),
+        if s == "auto" {
+            return Ok(MethodArg(None));
         }
+        s.parse()
+            .map(|m| MethodArg(Some(m)))
+            .map_err(|e: lidx::Error| {
+                if s.starts_with("inlj:") {
+                    e.to_string() // the index kind is what is wrong
+                } else {
+                    let kinds = IndexKind::ALL.map(IndexKind::name).join(", ");
+                    format!("'{s}' is not one of inlj:KIND ({kinds}), merge, hash, grace, auto")
+                }
+            })
     }
 }
 
@@ -150,12 +157,24 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         output: args.out.clone(),
         memory,
     };
+    let plan = driver::plan(&request)?;
+    if request.method.is_none() && !args.json {
+        let e = plan.estimate();
+        say!(
+            "auto: the cost model predicts inlj {:.3} s, merge {:.3} s, hash {:.3} s on {}; running {}",
+            e.inlj_s,
+            e.merge_s,
+            e.hash_s,
+            request.profile.device,
+            plan.method()
+        );
+    }
     // The JSON object is the only output: no progress either.
     let spinner = Context {
         quiet: ctx.quiet || args.json,
     }
-    .spinner("opening the tables");
-    let run = driver::run(&request, |stage| spinner.set_message(stage.to_string()));
+    .spinner("joining");
+    let run = plan.run(|stage| spinner.set_message(stage.to_string()));
     spinner.finish_and_clear();
     let run = run.map_err(|e| match e {
         lidx::Error::OverBudget { .. } => anyhow::anyhow!("{e}; raise --memory-budget"),
@@ -172,15 +191,6 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
 fn report(request: &JoinRequest, run: &JoinRun) -> anyhow::Result<()> {
     let (r, e) = (&run.record, &run.estimate);
     let device = &request.profile.device;
-    if request.method.is_none() {
-        say!(
-            "auto: the cost model predicts inlj {:.3} s, merge {:.3} s, hash {:.3} s on {device}; running {}",
-            e.inlj_s,
-            e.merge_s,
-            e.hash_s,
-            run.method
-        );
-    }
     let deep = if r.io_depth > 1 {
         format!(
             ", {} reads in flight per thread ({})",
@@ -262,5 +272,10 @@ mod tests {
         assert_eq!("merge".parse(), Ok(MethodArg(Some(JoinMethod::Merge))));
         let err = "nested".parse::<MethodArg>().unwrap_err();
         assert!(err.contains("merge, hash, grace, auto"), "{err}");
+        let err = "inlj:alex".parse::<MethodArg>().unwrap_err();
+        assert!(
+            err.contains("'alex' is not one of pgm") && !err.contains("auto"),
+            "{err}"
+        );
     }
 }

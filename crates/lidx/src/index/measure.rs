@@ -128,7 +128,7 @@ pub fn last_mile_ns(index: &AnyIndex, keys: &[u64], queries: &[u64]) -> (f64, f6
 }
 
 /// Lookups to time: existing keys drawn at random from the keys (`count`, seeded), and
-/// values drawn uniformly from the key range (mostly absent). `keys` must not be empty.
+/// values drawn uniformly from the key range (mostly absent).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Queries {
     /// Keys of the set.
@@ -266,7 +266,13 @@ pub fn measure(
             reader.clear_buffer();
             let found = reader.lower_bound(w.lo, w.hi, q, MAX_WINDOW_READ_BLOCKS)?;
             if keys.get(found as usize) != Some(&q) {
-                return Err(wrong());
+                return Err(Error::Internal {
+                    problem: format!(
+                        "the on-disk lookup of {q} through {} {} went wrong",
+                        index.kind(),
+                        index.describe()
+                    ),
+                });
             }
         }
         let per = probes.len().max(1) as f64;

@@ -1,5 +1,6 @@
 //! One whole join of two table files, as `lidx join` runs it (paper 1, sections 3, 4.3 and
-//! 5): the inputs opened and checked before any output exists, the cost model's estimate
+//! 5), in two steps, [`plan`] and [`JoinPlan::run`]: the inputs opened and checked before
+//! any output exists, the cost model's estimate
 //! (and, where no method is asked for, its pick), the index loaded and checked against the
 //! inner table or built, the join on its threads, the output copied into a table in
 //! thread order, and a [`JoinRecord`] of every figure.
@@ -32,8 +33,8 @@ pub enum JoinMethod {
     Merge,
     /// Hash join: the outer table in memory, the inner streamed past it.
     Hash,
-    /// Grace hash join: both tables partitioned to disk when the outer's hash table would
-    /// exceed the memory budget (one thread).
+    /// Grace hash join: both tables partitioned to disk when the outer's hash table and
+    /// read buffers would exceed the memory budget (one thread).
     Grace,
 }
 
@@ -162,10 +163,26 @@ struct Inputs {
     read_tuples: u64,
 }
 
-/// Runs the join `request` asks for; `stage` hears what it is doing. Every input is checked
-/// (files, sortedness, the index against the inner table, the output not an input) before
-/// any output exists, and a failed join leaves none.
-pub fn run(request: &JoinRequest, mut stage: impl FnMut(Stage)) -> Result<JoinRun> {
+/// Runs the join `request` asks for: [`plan`], then [`JoinPlan::run`].
+pub fn run(request: &JoinRequest, stage: impl FnMut(Stage)) -> Result<JoinRun> {
+    plan(request)?.run(stage)
+}
+
+/// A join whose inputs are open and checked, with the cost model's estimate and the
+/// method it will run (the model's pick where none was asked for); nothing is read or
+/// written yet.
+pub struct JoinPlan<'r> {
+    request: &'r JoinRequest,
+    inputs: Inputs,
+    saved: Option<SavedIndex<'r>>,
+    window: f64,
+    method: JoinMethod,
+    estimate: Estimate,
+}
+
+/// Opens and checks what `request` names (the files, the output not an input, the index
+/// file) and estimates the join, before any output exists.
+pub fn plan(request: &JoinRequest) -> Result<JoinPlan<'_>> {
     if request.threads == 0 {
         return Err(Error::param("threads", "0 is not a number of threads"));
     }
@@ -212,31 +229,63 @@ pub fn run(request: &JoinRequest, mut stage: impl FnMut(Stage)) -> Result<JoinRu
         let both_sorted = outer.header().sorted && inner.header().sorted;
         cost::fastest(both_sorted, |c| estimate.seconds(c)).into()
     });
-    let inputs = Inputs {
-        read_tuples: (request.read_size / TUPLE_SIZE as u64).max(1),
-        outer,
-        inner,
-    };
-    let (mut record, predicted) = match method {
-        JoinMethod::Inlj(kind) => (
-            run_inlj(request, &inputs, kind, saved, &mut stage)?,
-            Choice::Inlj,
-        ),
-        JoinMethod::Merge => (run_merge(request, &inputs, &mut stage)?, Choice::Merge),
-        JoinMethod::Hash => (run_hash(request, &inputs, &mut stage)?, Choice::Hash),
-        // The model predicts the in-memory hash join for it.
-        JoinMethod::Grace => (run_grace(request, &inputs, &mut stage)?, Choice::Hash),
-    };
-    if method != JoinMethod::Grace {
-        record.index_window = window;
-    }
-    record.model_s = estimate.seconds(predicted);
-    record.model_device = request.profile.device.clone();
-    Ok(JoinRun {
+    Ok(JoinPlan {
+        request,
+        inputs: Inputs {
+            read_tuples: (request.read_size / TUPLE_SIZE as u64).max(1),
+            outer,
+            inner,
+        },
+        saved,
+        window,
         method,
-        record,
         estimate,
     })
+}
+
+impl JoinPlan<'_> {
+    /// The method it will run.
+    pub fn method(&self) -> JoinMethod {
+        self.method
+    }
+
+    /// The cost model's estimate of the methods it weighs.
+    pub fn estimate(&self) -> &Estimate {
+        &self.estimate
+    }
+
+    /// Runs the join; `stage` hears what it is doing. The method's own checks (sortedness,
+    /// the index against the inner table) come first, and a failed join leaves no output.
+    pub fn run(self, mut stage: impl FnMut(Stage)) -> Result<JoinRun> {
+        let JoinPlan {
+            request,
+            inputs,
+            saved,
+            window,
+            method,
+            estimate,
+        } = self;
+        let (mut record, predicted) = match method {
+            JoinMethod::Inlj(kind) => (
+                run_inlj(request, &inputs, kind, saved, &mut stage)?,
+                Choice::Inlj,
+            ),
+            JoinMethod::Merge => (run_merge(request, &inputs, &mut stage)?, Choice::Merge),
+            JoinMethod::Hash => (run_hash(request, &inputs, &mut stage)?, Choice::Hash),
+            // The model predicts the in-memory hash join for it.
+            JoinMethod::Grace => (run_grace(request, &inputs, &mut stage)?, Choice::Hash),
+        };
+        if method != JoinMethod::Grace {
+            record.index_window = window;
+        }
+        record.model_s = estimate.seconds(predicted);
+        record.model_device = request.profile.device.clone();
+        Ok(JoinRun {
+            method,
+            record,
+            estimate,
+        })
+    }
 }
 
 /// An index file given with the join, loaded once.

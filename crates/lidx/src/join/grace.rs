@@ -1,7 +1,7 @@
 //! Grace hash join (beyond paper 1's in-memory hash join, issue 10): when the outer table's
-//! hash table would not fit in the memory budget, both tables are split by a hash of the
-//! key into partitions on disk, small enough that each outer partition's hash table fits,
-//! and each pair of partitions is joined in memory. Output comes partition by partition
+//! hash table and a scan's read buffers would not fit in the memory budget, both tables are
+//! split by a hash of the key into partitions on disk, small enough that each outer
+//! partition's hash table fits, and each pair of partitions is joined in memory. Output comes partition by partition
 //! (not in key order), the same multiset as every other method.
 //!
 //! Everything it holds is reserved from the [`MemoryBudget`]: the partition writers'
@@ -29,6 +29,14 @@ const WRITER_BYTES: u64 = (PARTITION_BUFFER + BLOCK_SIZE) as u64;
 /// Most partitions: each open partition writer costs its buffer and a block.
 const MAX_PARTITIONS: u64 = 1024;
 
+/// The largest read (whole blocks, at most the blocks `read_tuples` spans) whose scan
+/// buffers take at most an eighth of `available` bytes; at least one block.
+fn fitted_read(read_tuples: u64, available: u64) -> u64 {
+    let block_bytes = scan::buffer_bytes(TUPLES_PER_BLOCK);
+    let most = read_tuples.max(1).div_ceil(TUPLES_PER_BLOCK);
+    (available / 8 / block_bytes).clamp(1, most) * TUPLES_PER_BLOCK
+}
+
 /// How a partitioned join fits its budget.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Plan {
@@ -41,11 +49,7 @@ struct Plan {
 /// The partitions and read size that keep a grace join of `outer_tuples` within
 /// `available` bytes, or the error naming what cannot fit.
 fn plan(outer_tuples: u64, read_tuples: u64, available: u64, limit: u64) -> Result<Plan> {
-    // The largest read (whole blocks, at most the one asked for) whose scan buffers take at
-    // most an eighth of the budget; at least one block.
-    let block_bytes = scan::buffer_bytes(TUPLES_PER_BLOCK);
-    let blocks = (available / 8 / block_bytes).clamp(1, read_tuples.div_ceil(TUPLES_PER_BLOCK));
-    let read_tuples = blocks * TUPLES_PER_BLOCK;
+    let read_tuples = fitted_read(read_tuples, available);
     let scan = scan::buffer_bytes(read_tuples);
     let over = |what: String, need: u64| Error::OverBudget {
         what,
@@ -82,8 +86,9 @@ fn plan(outer_tuples: u64, read_tuples: u64, available: u64, limit: u64) -> Resu
     Ok(Plan { parts, read_tuples })
 }
 
-/// Joins `outer` (hashed) with `inner` within `budget`: in memory when the hash table
-/// fits, otherwise through partitions written under `temp_dir` (removed afterwards). Fails
+/// Joins `outer` (hashed) with `inner` within `budget`: in memory when the hash table and
+/// one scan's buffers fit (reading less at a time if that makes them fit), otherwise
+/// through partitions written under `temp_dir` (removed afterwards). Fails
 /// with [`Error::OverBudget`] when the budget cannot hold even the partition writers and
 /// one scan, or when one key's tuples alone exceed it.
 pub fn grace_hash_join(
@@ -96,8 +101,11 @@ pub fn grace_hash_join(
     sink: &mut impl JoinSink,
 ) -> Result<JoinStats> {
     let available = budget.available();
-    if HashTable::memory_needed(outer.len(), read_tuples) <= available {
-        return hash_join(outer, inner, mode, read_tuples, budget, sink);
+    // In memory where the table fits with reads as asked, or with smaller ones.
+    for read in [read_tuples, fitted_read(read_tuples, available)] {
+        if HashTable::memory_needed(outer.len(), read) <= available {
+            return hash_join(outer, inner, mode, read, budget, sink);
+        }
     }
     let Plan { parts, read_tuples } = plan(outer.len(), read_tuples, available, budget.limit())?;
     let dir = tempfile::Builder::new()

@@ -28,8 +28,9 @@ pub struct HashTable {
 }
 
 impl HashTable {
-    /// Bytes a hash join of an outer table of `outer_tuples` reserves, read `read_tuples` at
-    /// a time: the table and the buffers of one scan.
+    /// Bytes a one-thread hash join of an outer table of `outer_tuples` reserves, read
+    /// `read_tuples` at a time: the table and the buffers of one scan (each further
+    /// thread's probe reserves its own scan's).
     pub fn memory_needed(outer_tuples: u64, read_tuples: u64) -> u64 {
         outer_tuples
             .saturating_mul(HASH_ENTRY_BYTES)

@@ -1,6 +1,8 @@
-//! Joins of two sorted tables on disk (paper 1, sections 3 and 4.3): index nested loop
-//! join through any [`Index`](crate::index::Index), sort-merge join and hash join, each
-//! counting the blocks, bytes and reads it costs.
+//! Joins of two tables on disk (paper 1, sections 3 and 4.3): index nested loop join
+//! through any [`Index`](crate::index::Index) and sort-merge join (both need sorted
+//! tables), hash and grace hash join (any order), each counting the blocks, bytes and reads
+//! it costs; [`parallel`] runs them on threads, [`cost`] is paper 1's cost model, and
+//! [`driver`] runs one whole join as `lidx join` does, returning a [`JoinRecord`].
 //!
 //! Every method emits the same multiset of `(key, outer value, inner value)` triples: one
 //! for each pair of an outer and an inner tuple with equal keys (duplicates on both sides
@@ -18,7 +20,7 @@ pub mod parallel;
 pub mod record;
 mod scan;
 
-pub use driver::{JoinMethod, JoinRequest, JoinRun, Stage};
+pub use driver::{JoinMethod, JoinPlan, JoinRequest, JoinRun, Stage};
 pub use grace::grace_hash_join;
 pub use hash::{HASH_ENTRY_BYTES, HashTable, hash_join};
 pub use inlj::{InljOptions, inlj, inlj_any, inlj_any_range, inlj_range};

@@ -12,6 +12,7 @@ use std::ops::{AddAssign, Range};
 use std::os::unix::fs::FileExt;
 
 use super::aligned::AlignedBuf;
+use super::block_range::BlockRange;
 use super::format::{BLOCK_SIZE, TUPLE_SIZE, TUPLES_PER_BLOCK, TableLayout, Tuple};
 use super::queue::{IoBackend, ReadQueue};
 use super::table::Table;
@@ -50,51 +51,6 @@ pub enum ReadMode {
     /// `O_DIRECT`: straight from the device into the aligned buffer, bypassing the page
     /// cache (paper 1 reads its inputs this way to measure cold I/O).
     Direct,
-}
-
-/// A run of consecutive data blocks: `first .. first + count` (0-based data block numbers).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BlockRange {
-    /// First data block.
-    pub first: u64,
-    /// Number of blocks; 0 for an empty run.
-    pub count: u64,
-}
-
-impl BlockRange {
-    /// The blocks holding tuple positions `lo..hi` (half-open). An empty window (`lo >= hi`)
-    /// covers no blocks.
-    pub fn for_window(lo: u64, hi: u64) -> BlockRange {
-        if lo >= hi {
-            return BlockRange {
-                first: lo / TUPLES_PER_BLOCK,
-                count: 0,
-            };
-        }
-        let first = lo / TUPLES_PER_BLOCK;
-        let last = (hi - 1) / TUPLES_PER_BLOCK;
-        BlockRange {
-            first,
-            count: last - first + 1,
-        }
-    }
-
-    /// One past the last block (saturating, so an absurd range cannot overflow).
-    pub fn end(&self) -> u64 {
-        self.first.saturating_add(self.count)
-    }
-
-    /// True when every block of `other` is in `self` (an empty `other` is always contained).
-    pub fn contains(&self, other: &BlockRange) -> bool {
-        other.count == 0 || (self.first <= other.first && other.end() <= self.end())
-    }
-
-    /// The tuple positions these blocks hold in a table of `n` tuples.
-    pub fn positions(&self, n: u64) -> Range<u64> {
-        let lo = self.first.saturating_mul(TUPLES_PER_BLOCK).min(n);
-        let hi = self.end().saturating_mul(TUPLES_PER_BLOCK).min(n);
-        lo..hi
-    }
 }
 
 /// The tuples of the blocks that cover a window, as returned by [`BlockReader::read_window`].

@@ -12,13 +12,15 @@
 
 mod aligned;
 pub mod block;
+mod block_range;
 pub mod format;
 pub mod paper1;
 pub mod profile;
 mod queue;
 pub mod table;
 
-pub use block::{BlockRange, BlockReader, IoStats, MAX_WINDOW_READ_BLOCKS, ReadMode, WindowRun};
+pub use block::{BlockReader, IoStats, MAX_WINDOW_READ_BLOCKS, ReadMode, WindowRun};
+pub use block_range::BlockRange;
 pub use format::{
     BLOCK_SIZE, OUTPUT_TUPLE_SIZE, OutputTuple, TUPLE_SIZE, TUPLES_PER_BLOCK, TableHeader,
     TableLayout, Tuple,

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 
 use super::aligned::AlignedBuf;
-use super::block::BlockRange;
+use super::block_range::BlockRange;
 
 /// Which machinery keeps a deep queue's reads in flight.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
