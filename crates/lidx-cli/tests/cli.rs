@@ -665,9 +665,20 @@ fn a_terminated_command_leaves_no_partial_output() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Wait until the outputs' temporary files exist, then terminate the process.
+    // Wait until the outputs' temporary files are open, then terminate the process. They
+    // have no name where the file system has O_TMPFILE: look at the process's open files.
+    let real = d.canonicalize().unwrap();
+    let fds = format!("/proc/{}/fd", child.id());
+    let open_here = || {
+        std::fs::read_dir(&fds)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.parent() == Some(&*real)))
+            .count()
+    };
     let started = std::time::Instant::now();
-    while std::fs::read_dir(d).unwrap().count() < 2 {
+    while open_here() < 2 {
         assert!(
             started.elapsed().as_secs() < 60,
             "the bench never created its outputs"

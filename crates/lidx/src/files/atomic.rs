@@ -1,29 +1,66 @@
 //! Publish-or-nothing output files.
 //!
 //! An [`AtomicFile`] writes to a temporary file in the destination's directory. Only
-//! [`AtomicFile::finish`] makes it visible: it flushes, fsyncs the file, renames it over the
-//! destination and fsyncs the directory. Dropping an unfinished `AtomicFile` (an error, a
-//! panic) deletes the temporary file, so a failed command never leaves partial output.
+//! [`AtomicFile::finish`] makes it visible: it flushes, fsyncs the file, gives it its name
+//! with a rename over the destination and fsyncs the directory. A reader therefore never
+//! sees a partly written output. Dropping an unfinished `AtomicFile` (an error, a panic)
+//! removes the temporary file, so a failed command never leaves partial output.
+//!
+//! What a process that dies mid-write leaves behind depends on the file system:
+//!
+//! - **Unnamed temporary files** (Linux, on file systems with `O_TMPFILE`: ext4, XFS, Btrfs,
+//!   tmpfs and others). The output is written to a file that has no name, so nothing of it
+//!   is left when the process is killed, even by SIGKILL or a crash. `finish` links the
+//!   complete file to a hidden name and renames that over the destination (`linkat` cannot
+//!   replace a file); only a kill in the moment between those two calls leaves a name
+//!   behind, and the next `AtomicFile` in that directory removes it (below).
+//! - **Named temporary files** elsewhere (file systems without `O_TMPFILE`, such as NFS and
+//!   FAT, or where `/proc` is not mounted). The output is written to a hidden file beside
+//!   the destination. SIGINT and SIGTERM remove it through [`remove_pending_files`], which
+//!   the `lidx` program calls from its signal handler; SIGKILL cannot be caught, so the
+//!   file stays until the next `AtomicFile` in that directory removes it.
+//!
+//! Every named temporary file is called `.lidx-tmp-<pid>-<host>-<random>`: the id of the
+//! process that made it, 8 hex digits that stand for the machine's boot and the process's
+//! pid namespace (so a pid is only ever judged where it means the same process), and random
+//! letters and digits. The first `AtomicFile` a process creates in a directory removes the
+//! temporary files there whose `<host>` is its own and whose process is gone. It touches
+//! no other file: not one whose owner is alive or cannot be told (another machine sharing
+//! the directory, another pid namespace, a pid since reused, no `/proc`), nor anything not
+//! named exactly so.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
-use tempfile::NamedTempFile;
+use tempfile::TempPath;
 
 use crate::{Error, Result};
 
 /// Size of the write buffer in front of the temporary file.
 const WRITE_BUFFER: usize = 1 << 20;
 
+/// How the name of every named temporary file of lidx starts.
+const TEMP_PREFIX: &str = ".lidx-tmp-";
+
+/// Random letters and digits at the end of a temporary file's name.
+const TEMP_RANDOM: usize = 8;
+
 /// Temporary files of unfinished outputs in this process, for [`remove_pending_files`].
 static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// Directories this process has already removed stale temporary files from.
+static SWEPT: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+
 /// Removes the temporary files of every unfinished output in this process. Destructors do
 /// not run when a process is killed by a signal, so a command-line program calls this from
-/// its SIGINT/SIGTERM handler before exiting; nothing partial is then left behind.
+/// its SIGINT/SIGTERM handler before exiting; nothing partial is then left behind. (An
+/// output written to an unnamed temporary file has nothing to remove: it vanishes with the
+/// process.)
 pub fn remove_pending_files() {
     let pending = PENDING
         .lock()
@@ -60,14 +97,32 @@ impl Drop for PendingGuard {
 }
 
 /// A file that appears at its path only when [`finish`](Self::finish) succeeds.
+///
+/// It is written to an unnamed temporary file where the file system allows (nothing is
+/// left if the process is killed), else to a named one beside the destination (SIGKILL
+/// leaves it, and the next `AtomicFile` in the directory removes it); see the
+/// [module documentation](self).
 pub struct AtomicFile {
     path: PathBuf,
-    writer: BufWriter<NamedTempFile>,
-    _pending: PendingGuard,
+    writer: BufWriter<File>,
+    temp: Temp,
+}
+
+/// Where an [`AtomicFile`] is written until it is finished.
+enum Temp {
+    /// An `O_TMPFILE` file: it has no name until `finish` links it.
+    Unnamed,
+    /// A hidden file beside the destination, removed when dropped or on SIGINT/SIGTERM.
+    Named {
+        path: TempPath,
+        _pending: PendingGuard,
+    },
 }
 
 impl AtomicFile {
-    /// Starts writing `path`: creates a hidden temporary file beside it.
+    /// Starts writing `path`: creates a temporary file in its directory (unnamed where the
+    /// file system supports it, else hidden), after removing stale temporary files of dead
+    /// lidx processes there.
     pub fn create(path: &Path) -> Result<Self> {
         Self::with_buffer(path, WRITE_BUFFER)
     }
@@ -75,6 +130,12 @@ impl AtomicFile {
     /// [`create`](Self::create) with a write buffer of `buffer` bytes (many files open at
     /// once, as a partitioning join keeps, need small ones).
     pub fn with_buffer(path: &Path, buffer: usize) -> Result<Self> {
+        Self::open(path, buffer, true)
+    }
+
+    /// [`with_buffer`](Self::with_buffer); `unnamed: false` forces a named temporary file
+    /// (for tests of the fallback).
+    fn open(path: &Path, buffer: usize, unnamed: bool) -> Result<Self> {
         let dir = super::parent_dir(path);
         if path.is_dir() {
             return Err(Error::io(
@@ -83,16 +144,32 @@ impl AtomicFile {
                 std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"),
             ));
         }
+        sweep_once(dir);
+        let create_error = |e| Error::io(path, "create a temporary file beside the output", e);
+        if unnamed {
+            if let Some(file) = open_unnamed(dir).map_err(create_error)? {
+                return Ok(Self {
+                    path: path.to_path_buf(),
+                    writer: BufWriter::with_capacity(buffer, file),
+                    temp: Temp::Unnamed,
+                });
+            }
+        }
         let tmp = tempfile::Builder::new()
-            .prefix(".lidx-tmp-")
+            .prefix(&temp_prefix())
+            .rand_bytes(TEMP_RANDOM)
             // Ordinary file permissions (0666 less the umask), not the 0600 of a temp file.
             .permissions(std::fs::Permissions::from_mode(0o666))
             .tempfile_in(dir)
-            .map_err(|e| Error::io(path, "create a temporary file beside the output", e))?;
+            .map_err(create_error)?;
+        let (file, temp_path) = tmp.into_parts();
         Ok(Self {
             path: path.to_path_buf(),
-            _pending: PendingGuard::new(tmp.path()),
-            writer: BufWriter::with_capacity(buffer, tmp),
+            temp: Temp::Named {
+                _pending: PendingGuard::new(&temp_path),
+                path: temp_path,
+            },
+            writer: BufWriter::with_capacity(buffer, file),
         })
     }
 
@@ -114,30 +191,111 @@ impl AtomicFile {
         let path = self.path.clone();
         let io = |e| Error::io(&path, "write", e);
         self.writer.flush().map_err(io)?;
-        let file = self.writer.get_mut().as_file_mut();
+        let file = self.writer.get_mut();
         file.seek(SeekFrom::Start(offset)).map_err(io)?;
         file.write_all(bytes).map_err(io)?;
         file.seek(SeekFrom::End(0)).map_err(io)?;
         Ok(())
     }
 
-    /// Flushes, fsyncs, renames into place and fsyncs the directory.
+    /// Flushes, fsyncs, renames into place (an unnamed file is first linked to a hidden
+    /// name) and fsyncs the directory.
     pub fn finish(self) -> Result<()> {
-        let AtomicFile {
-            path,
-            writer,
-            _pending,
-        } = self;
-        let tmp = writer
+        let AtomicFile { path, writer, temp } = self;
+        let file = writer
             .into_inner()
             .map_err(|e| Error::io(&path, "write", e.into_error()))?;
-        tmp.as_file()
-            .sync_all()
-            .map_err(|e| Error::io(&path, "fsync", e))?;
-        tmp.persist(&path)
-            .map_err(|e| Error::io(&path, "rename the temporary file into place", e.error))?;
+        file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+        match temp {
+            Temp::Unnamed => link_into_place(&file, &path)?,
+            Temp::Named {
+                path: tmp,
+                _pending,
+            } => tmp
+                .persist(&path)
+                .map_err(|e| Error::io(&path, "rename the temporary file into place", e.error))?,
+        }
         sync_parent_dir(&path)
     }
+}
+
+/// Opens an unnamed (`O_TMPFILE`) file in `dir`, or `None` where that is not to be had:
+/// the file system does not support it, or there is no `/proc/self/fd` to link it through
+/// at the end.
+#[cfg(target_os = "linux")]
+fn open_unnamed(dir: &Path) -> std::io::Result<Option<File>> {
+    use rustix::fs::{Mode, OFlags};
+    use rustix::io::Errno;
+    static PROC_FD: OnceLock<bool> = OnceLock::new();
+    if !*PROC_FD.get_or_init(|| Path::new("/proc/self/fd").is_dir()) {
+        return Ok(None);
+    }
+    match rustix::fs::openat(
+        rustix::fs::CWD,
+        dir,
+        OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC,
+        // 0666 less the umask, as for any new file.
+        Mode::from_bits_truncate(0o666),
+    ) {
+        Ok(fd) => Ok(Some(File::from(fd))),
+        // No O_TMPFILE on this file system; EISDIR from kernels older than it (they read
+        // the flag as O_DIRECTORY).
+        Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_unnamed(_dir: &Path) -> std::io::Result<Option<File>> {
+    Ok(None)
+}
+
+/// Gives the finished unnamed `file` the name `path`, replacing any file there: links it
+/// to a fresh hidden name in the same directory (`linkat` through `/proc/self/fd`, which
+/// needs no privilege, unlike `AT_EMPTY_PATH`), then renames that over `path`.
+#[cfg(target_os = "linux")]
+fn link_into_place(file: &File, path: &Path) -> Result<()> {
+    use rustix::fs::AtFlags;
+    use rustix::io::Errno;
+    use std::os::fd::AsRawFd;
+    let dir = super::parent_dir(path);
+    let source = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let mut tries = 0;
+    let (link, _pending) = loop {
+        let link = dir.join(temp_name());
+        // Registered first: SIGINT or SIGTERM after the link removes it.
+        let pending = PendingGuard::new(&link);
+        match rustix::fs::linkat(
+            rustix::fs::CWD,
+            source.as_str(),
+            rustix::fs::CWD,
+            &link,
+            AtFlags::SYMLINK_FOLLOW,
+        ) {
+            Ok(()) => break (link, pending),
+            Err(Errno::EXIST) if tries < 100 => tries += 1,
+            Err(e) => {
+                return Err(Error::io(
+                    path,
+                    "link the finished file into the output's directory",
+                    e.into(),
+                ));
+            }
+        }
+    };
+    std::fs::rename(&link, path).map_err(|e| {
+        let _ = std::fs::remove_file(&link);
+        Error::io(path, "rename the temporary file into place", e)
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn link_into_place(_file: &File, path: &Path) -> Result<()> {
+    Err(Error::io(
+        path,
+        "link the finished file into the output's directory",
+        std::io::Error::from(std::io::ErrorKind::Unsupported),
+    ))
 }
 
 /// Fsyncs the directory holding `path`, so a rename into it is durable.
@@ -146,4 +304,332 @@ fn sync_parent_dir(path: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir, "fsync the directory", e))
+}
+
+/// 8 hex digits for this machine's boot and this process's pid namespace: where two
+/// processes' tags are equal, so is the meaning of their pids. `None` where `/proc` does
+/// not tell.
+fn host_tag() -> Option<&'static str> {
+    static TAG: OnceLock<Option<String>> = OnceLock::new();
+    TAG.get_or_init(|| {
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+        let namespace = std::fs::read_link("/proc/self/ns/pid").ok()?;
+        // FNV-1a folded to 32 bits: a fixed hash, so that every build of lidx agrees.
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in boot
+            .trim()
+            .as_bytes()
+            .iter()
+            .chain(b"/")
+            .chain(namespace.as_os_str().as_bytes())
+        {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        Some(format!("{:08x}", (hash ^ (hash >> 32)) as u32))
+    })
+    .as_deref()
+}
+
+/// `.lidx-tmp-<pid>-<host>-`: how this process's temporary files are named, before the
+/// random part. `<host>` is `x` where it cannot be told (no sweep ever matches that).
+fn temp_prefix() -> String {
+    format!(
+        "{TEMP_PREFIX}{}-{}-",
+        std::process::id(),
+        host_tag().unwrap_or("x")
+    )
+}
+
+/// A fresh temporary file name of this process.
+#[cfg(target_os = "linux")]
+fn temp_name() -> String {
+    use rand::Rng;
+    let random: String = rand::rng()
+        .sample_iter(rand::distr::Alphanumeric)
+        .take(TEMP_RANDOM)
+        .map(char::from)
+        .collect();
+    temp_prefix() + &random
+}
+
+/// The pid in `name` when it is exactly the name of a temporary file that a process with
+/// host tag `tag` made: `.lidx-tmp-<pid>-<tag>-<letters and digits>`.
+fn temp_owner(name: &str, tag: &str) -> Option<u32> {
+    let rest = name.strip_prefix(TEMP_PREFIX)?;
+    let (pid, rest) = rest.split_once('-')?;
+    let (host, random) = rest.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if host != tag
+        || !digits(pid)
+        || random.is_empty()
+        || !random.bytes().all(|b| b.is_ascii_alphanumeric())
+    {
+        return None;
+    }
+    pid.parse().ok().filter(|&pid| pid != 0)
+}
+
+/// Whether no process `pid` exists (in this process's pid namespace). False where that
+/// cannot be told.
+fn process_is_gone(pid: u32) -> bool {
+    matches!(
+        std::fs::symlink_metadata(format!("/proc/{pid}")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound
+    )
+}
+
+/// [`remove_stale_temp_files`] in `dir`, the first time this process writes there.
+fn sweep_once(dir: &Path) {
+    let first = SWEPT
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .get_or_insert_with(HashSet::new)
+        .insert(dir.to_path_buf());
+    if first {
+        remove_stale_temp_files(dir);
+    }
+}
+
+/// Removes from `dir` the temporary files that processes of this machine and pid namespace
+/// left when killed (see the module documentation); returns how many. Best effort: a file
+/// that cannot be removed, or a directory that cannot be read, is left as it is.
+fn remove_stale_temp_files(dir: &Path) -> usize {
+    // Without /proc no owner can be told apart from a dead one.
+    let Some(tag) = host_tag() else { return 0 };
+    if !Path::new("/proc/self").exists() {
+        return 0;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|name| temp_owner(name, tag)) else {
+            continue;
+        };
+        if entry.file_type().is_ok_and(|t| t.is_file())
+            && process_is_gone(pid)
+            && std::fs::remove_file(entry.path()).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// A pid no process has: that of a child that has exited and been reaped.
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(process_is_gone(pid), "pid {pid} was reused at once");
+        pid
+    }
+
+    /// Writes `a`, rewrites its first bytes with `write_at`, appends and finishes; checks
+    /// nothing is visible before `finish`, and nothing but the output after.
+    fn write_and_finish(unnamed: bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        let mut f = AtomicFile::open(&path, 4, unnamed).unwrap();
+        if !unnamed {
+            assert!(matches!(f.temp, Temp::Named { .. }));
+        }
+        f.write_all(b"xxxx-body").unwrap();
+        f.write_at(0, b"head").unwrap();
+        f.write_all(b"-tail").unwrap();
+        assert!(!path.exists(), "output visible before finish");
+        if unnamed && matches!(f.temp, Temp::Unnamed) {
+            assert!(listing(dir.path()).is_empty(), "an unnamed file has a name");
+        } else {
+            let names = listing(dir.path());
+            assert_eq!(names.len(), 1);
+            assert!(names[0].starts_with(&temp_prefix()), "{names:?}");
+        }
+        f.finish().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"head-body-tail");
+        assert_eq!(listing(dir.path()), ["out.bin"]);
+    }
+
+    #[test]
+    fn output_appears_only_at_finish() {
+        write_and_finish(true);
+    }
+
+    #[test]
+    fn named_fallback_appears_only_at_finish() {
+        write_and_finish(false);
+    }
+
+    /// Where the test's temp directory supports O_TMPFILE (ext4, XFS, Btrfs, tmpfs do), the
+    /// output is an unnamed file in the destination's directory; elsewhere the test says so
+    /// and checks nothing more.
+    #[test]
+    fn unnamed_file_is_in_the_destination_directory() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let f = AtomicFile::create(&dir.path().join("out")).unwrap();
+        if !matches!(f.temp, Temp::Unnamed) {
+            eprintln!(
+                "no O_TMPFILE in {}: the fallback was used",
+                dir.path().display()
+            );
+            return;
+        }
+        let fd = format!("/proc/self/fd/{}", f.writer.get_ref().as_raw_fd());
+        let target = std::fs::read_link(fd).unwrap();
+        let dir = dir.path().canonicalize().unwrap();
+        assert_eq!(target.parent(), Some(dir.as_path()), "{}", target.display());
+        assert!(
+            target.to_string_lossy().ends_with(" (deleted)"),
+            "{}",
+            target.display()
+        );
+    }
+
+    #[test]
+    fn dropping_leaves_nothing() {
+        for unnamed in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("out.bin");
+            let mut f = AtomicFile::open(&path, 1 << 20, unnamed).unwrap();
+            f.write_all(&[7; 3 << 20]).unwrap();
+            drop(f);
+            assert!(listing(dir.path()).is_empty(), "unnamed: {unnamed}");
+        }
+    }
+
+    #[test]
+    fn finish_replaces_an_existing_file() {
+        for unnamed in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("out.bin");
+            std::fs::write(&path, b"old contents, longer than the new").unwrap();
+            let mut f = AtomicFile::open(&path, 1 << 20, unnamed).unwrap();
+            f.write_all(b"new").unwrap();
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                b"old contents, longer than the new"
+            );
+            f.finish().unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), b"new");
+            assert_eq!(listing(dir.path()), ["out.bin"]);
+        }
+    }
+
+    #[test]
+    fn outputs_get_ordinary_permissions() {
+        // The umask is process-wide and unknown here: compare with a file made as usual.
+        for unnamed in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let plain = dir.path().join("plain");
+            std::fs::write(&plain, b"").unwrap();
+            let path = dir.path().join("out.bin");
+            AtomicFile::open(&path, 16, unnamed)
+                .unwrap()
+                .finish()
+                .unwrap();
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&path), mode(&plain), "unnamed: {unnamed}");
+        }
+    }
+
+    #[test]
+    fn refuses_a_directory_and_a_missing_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = AtomicFile::create(dir.path()).err().unwrap();
+        assert!(err.to_string().contains("directory"), "{err}");
+        let missing = dir.path().join("no/such/dir/out");
+        for unnamed in [true, false] {
+            let err = AtomicFile::open(&missing, 16, unnamed).err().unwrap();
+            assert!(
+                err.to_string().contains("no/such/dir/out"),
+                "unnamed {unnamed}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn temp_names_are_recognised_exactly() {
+        let tag = "0123abcd";
+        assert_eq!(temp_owner(".lidx-tmp-42-0123abcd-Ab9xYz12", tag), Some(42));
+        for other in [
+            ".lidx-tmp-42-0123abcd-",           // no random part
+            ".lidx-tmp-42-0123abcd-ab.c",       // not letters and digits
+            ".lidx-tmp-42-0123abce-abc",        // another host or pid namespace
+            ".lidx-tmp--0123abcd-abc",          // no pid
+            ".lidx-tmp-4x2-0123abcd-abc",       // not a pid
+            ".lidx-tmp-0-0123abcd-abc",         // pid 0
+            ".lidx-tmp-99999999999-0123abcd-a", // beyond u32
+            ".lidx-tmp-42-x-abc",               // the host could not be told
+            ".lidx-tmp-abc123",                 // the naming of older lidx versions
+            "lidx-tmp-42-0123abcd-abc",
+            "out.tbl",
+        ] {
+            assert_eq!(temp_owner(other, tag), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn stale_temp_files_of_dead_processes_are_removed_and_nothing_else() {
+        let Some(tag) = host_tag() else {
+            eprintln!("no /proc: nothing is ever removed");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let dead = dead_pid();
+        let live = std::process::id();
+        let stale = format!("{TEMP_PREFIX}{dead}-{tag}-x");
+        let keep = [
+            format!("{TEMP_PREFIX}{live}-{tag}-x"),
+            format!("{TEMP_PREFIX}{dead}-0000000g-x"),
+            format!("{TEMP_PREFIX}{dead}-{tag}-x.tbl"),
+            format!("{TEMP_PREFIX}{dead}"),
+            format!("keep-{dead}-{tag}-x"),
+            ".lidx-tmp-abc123".to_string(),
+            "out.tbl".to_string(),
+        ];
+        for name in keep.iter().chain([&stale]) {
+            std::fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        // A directory of the exact naming is not a temporary file of lidx.
+        let stale_dir = format!("{TEMP_PREFIX}{dead}-{tag}-d");
+        std::fs::create_dir(dir.path().join(&stale_dir)).unwrap();
+
+        assert_eq!(remove_stale_temp_files(dir.path()), 1);
+        let mut want: Vec<String> = keep.iter().cloned().chain([stale_dir]).collect();
+        want.sort();
+        assert_eq!(listing(dir.path()), want);
+    }
+
+    #[test]
+    fn creating_an_output_removes_stale_temp_files_beside_it() {
+        let Some(tag) = host_tag() else {
+            eprintln!("no /proc: nothing is ever removed");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let stale = format!("{TEMP_PREFIX}{}-{tag}-Zz9", dead_pid());
+        std::fs::write(dir.path().join(&stale), b"partial").unwrap();
+        let path = dir.path().join("out.bin");
+        let mut f = AtomicFile::create(&path).unwrap();
+        assert!(!dir.path().join(&stale).exists());
+        f.write_all(b"done").unwrap();
+        f.finish().unwrap();
+        assert_eq!(listing(dir.path()), ["out.bin"]);
+    }
 }

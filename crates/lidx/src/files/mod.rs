@@ -5,7 +5,8 @@
 //! - `open_regular` and `reopen` (crate-private): the checked ways lidx opens a file to
 //!   read; [`refuse_same_file`] keeps an output from overwriting an input.
 //! - [`parent_dir`]: where temporary files beside an output go.
-//! - [`atomic`]: every output file is written to a temporary file, fsynced and renamed.
+//! - [`atomic`]: every output file is written to a temporary file (unnamed where the file
+//!   system allows, so a killed process leaves nothing), fsynced and renamed into place.
 //! - [`cache`]: start cold by dropping a file's pages or the whole OS page cache.
 //! - `map` (crate-private): the memory map, the one place in this module that needs
 //!   `unsafe`, with its argument.
