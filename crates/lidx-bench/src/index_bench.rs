@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use lidx::data::KeyFile;
 use lidx::files::AtomicFile;
 use lidx::index::measure::{Baseline, IndexMeasurement, Queries, measure};
 use lidx::index::{AnyParams, IndexKind, PgmParams, SampledParams, tune};
@@ -25,6 +26,11 @@ pub struct Options {
     pub kinds: Vec<IndexKind>,
     /// In-memory lookups timed per configuration (half existing keys, half random).
     pub queries: u64,
+    /// An SOSD key file whose keys are the lookups timed in place of the drawn existing
+    /// keys, in the file's order (so another library can time exactly the same lookups).
+    pub queries_file: Option<PathBuf>,
+    /// Threads for the parallel PGM builds, timed beside the one-thread build (1: none).
+    pub threads: usize,
     /// Cold `O_DIRECT` lookups per configuration (0: none).
     pub disk_queries: u64,
     /// Also tune RadixSpline and RMI on the data and add the chosen configurations.
@@ -34,26 +40,33 @@ pub struct Options {
 }
 
 /// The configurations measured: a sweep of window widths 64 to 4096 for every kind that
-/// bounds its windows (RMI as a hybrid), each kind's 256-position setting among them; beside
-/// it PGM recursive, paper 1's sampled PGM (every 128th key, ε′ = 2), a plain RMI and binary
-/// search. Each with the width it aims at (0: none).
+/// bounds its windows (RMI as a hybrid), each kind's 256-position setting among them, and
+/// the recursive PGM (ε_rec = 4, as the C++ library's default) at the same widths; beside
+/// them paper 1's sampled PGM (every 128th key, ε′ = 2), a plain RMI and binary search. Each
+/// with the width it aims at (0: none).
+const WIDTHS: [u64; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
+
 fn configurations(kinds: &[IndexKind]) -> Vec<(AnyParams, u64)> {
     let mut configs = Vec::new();
     for &kind in kinds {
         if kind == IndexKind::Binary {
             configs.push((AnyParams::default_for(kind), 0));
         }
-        for width in [64u64, 128, 256, 512, 1024, 2048, 4096] {
+        for width in WIDTHS {
             configs.extend(AnyParams::for_width(kind, width).map(|p| (p, width)));
         }
         match kind {
-            IndexKind::Pgm => configs.push((
-                AnyParams::Pgm(PgmParams {
-                    max_height: 16,
-                    ..PgmParams::default()
-                }),
-                0,
-            )),
+            IndexKind::Pgm => {
+                for width in WIDTHS {
+                    if let Some(AnyParams::Pgm(flat)) = AnyParams::for_width(kind, width) {
+                        let recursive = PgmParams {
+                            max_height: 16,
+                            ..flat
+                        };
+                        configs.push((AnyParams::Pgm(recursive), width));
+                    }
+                }
+            }
             IndexKind::Rmi => configs.push((AnyParams::default_for(kind), 0)),
             IndexKind::SampledPgm => configs.push((
                 AnyParams::SampledPgm(SampledParams {
@@ -88,7 +101,10 @@ pub fn run(
     let q = usize::try_from(options.queries / 2)
         .unwrap_or(usize::MAX)
         .max(1);
-    let queries = Queries::draw(keys, q, 42);
+    let mut queries = Queries::draw(keys, q, 42);
+    if let Some(path) = &options.queries_file {
+        queries.existing = KeyFile::open(path)?.keys().to_vec();
+    }
     let baseline = Baseline::measure(keys, &queries);
     std::fs::create_dir_all(&options.out_dir)
         .with_context(|| format!("{}: cannot create the directory", options.out_dir.display()))?;
@@ -97,7 +113,18 @@ pub fn run(
     let disk = Some((table, options.disk_queries));
     let mut rows = Vec::new();
     for (params, width) in &configs {
-        rows.push(measure(keys, params, *width, &queries, &baseline, disk)?.0);
+        rows.push(
+            measure(
+                keys,
+                params,
+                *width,
+                &queries,
+                &baseline,
+                disk,
+                options.threads,
+            )?
+            .0,
+        );
         progress.step();
     }
     if options.tune {
@@ -107,12 +134,29 @@ pub fn run(
         {
             let budget = table.len() * TUPLE_SIZE as u64 / 100;
             let (tuned, _) = tune::tune(kind, keys, &queries.existing, 127, budget, |_| {})?;
-            rows.push(measure(keys, &tuned.params(), 0, &queries, &baseline, disk)?.0);
+            rows.push(measure(keys, &tuned.params(), 0, &queries, &baseline, disk, 1)?.0);
         }
     }
     progress.finish();
     let mut report = measurements_table(&rows, &baseline, table, keys.len());
-    report.push_str(&write_outputs(options, table, keys.len(), &rows)?);
+    if let Some(path) = &options.queries_file {
+        let _ = writeln!(
+            report,
+            "lookups of existing keys: the {} keys of {}, in its order",
+            queries.existing.len(),
+            path.display()
+        );
+    }
+    if options.threads > 1 {
+        report.push_str(&parallel_builds(&rows, options.threads));
+    }
+    report.push_str(&write_outputs(
+        options,
+        table,
+        keys.len(),
+        queries.existing.len(),
+        &rows,
+    )?);
     Ok(report)
 }
 
@@ -167,6 +211,28 @@ pub fn measurements_table(
     s
 }
 
+/// The PGM builds on one thread and on `threads`: times and bottom-level segments.
+fn parallel_builds(rows: &[IndexMeasurement], threads: usize) -> String {
+    let mut s = format!(
+        "\nPGM builds on 1 and {threads} threads\n{:<12} {:<40} {:>9} {:>9} {:>7} {:>10} {:>10}\n",
+        "kind", "parameters", "1 thr s", "N thr s", "speedup", "segs 1 thr", "segs N thr"
+    );
+    for r in rows.iter().filter(|r| !r.build_threads_s.is_nan()) {
+        let _ = writeln!(
+            s,
+            "{:<12} {:<40} {:>9.3} {:>9.3} {:>6.2}x {:>10} {:>10}",
+            r.kind.name(),
+            r.params,
+            r.build_s,
+            r.build_threads_s,
+            r.build_s / r.build_threads_s,
+            r.segments.0,
+            r.segments.1
+        );
+    }
+    s
+}
+
 /// One configuration, as a row of `index-bench.csv`.
 #[derive(Serialize, Default)]
 struct BenchRow<'a> {
@@ -192,6 +258,12 @@ struct BenchRow<'a> {
     disk_reads_per_lookup: Fixed<3>,
     last_mile_branchless_ns: Fixed<2>,
     last_mile_partition_point_ns: Fixed<2>,
+    queries_file: String,
+    existing_queries: usize,
+    segments: u64,
+    threads: usize,
+    build_threads_s: Fixed<6>,
+    segments_threads: u64,
 }
 
 /// Writes `index-bench.csv` and the two plots; returns the line saying so.
@@ -199,6 +271,7 @@ fn write_outputs(
     options: &Options,
     table: &Table,
     n: usize,
+    existing_queries: usize,
     rows: &[IndexMeasurement],
 ) -> anyhow::Result<String> {
     let machine = crate::machine::describe();
@@ -227,6 +300,16 @@ fn write_outputs(
             disk_reads_per_lookup: Fixed(r.disk_reads),
             last_mile_branchless_ns: Fixed(r.last_mile_ns.0),
             last_mile_partition_point_ns: Fixed(r.last_mile_ns.1),
+            queries_file: options
+                .queries_file
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            existing_queries,
+            segments: r.segments.0,
+            threads: r.threads,
+            build_threads_s: Fixed(r.build_threads_s),
+            segments_threads: r.segments.1,
         })
         .collect();
     let csv_path = options.out_dir.join("index-bench.csv");

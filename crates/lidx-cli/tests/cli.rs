@@ -790,8 +790,9 @@ fn indexes_build_load_check_and_bench() {
     );
     assert!(bench.contains("partition_point"), "{bench}");
     let csv = std::fs::read_to_string(d.join("ib/index-bench.csv")).unwrap();
-    // 5 kinds × 7 window sizes, PGM recursive, paper 1's sampled PGM, a plain RMI, binary.
-    assert_eq!(csv.lines().count(), 1 + 5 * 7 + 4, "{csv}");
+    // 5 kinds × 7 window sizes, PGM recursive at the 7 sizes, paper 1's sampled PGM, a plain
+    // RMI, binary.
+    assert_eq!(csv.lines().count(), 1 + 5 * 7 + 7 + 3, "{csv}");
     for png in ["index-size-vs-lookup.png", "index-size-vs-window.png"] {
         let bytes = std::fs::read(d.join("ib").join(png)).unwrap();
         assert!(
@@ -799,6 +800,80 @@ fn indexes_build_load_check_and_bench() {
             "{png}"
         );
     }
+}
+
+#[test]
+fn index_bench_times_the_lookups_of_a_file_and_parallel_builds() {
+    let dir = setup();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "gen",
+            "--sample-of",
+            "s.keys",
+            "--fraction",
+            "0.5",
+            "--shuffle",
+            "--out",
+            "q.keys",
+        ],
+    );
+    let queries = lidx::data::KeyFile::open(&d.join("q.keys")).unwrap();
+    let mut sorted = queries.keys().to_vec();
+    sorted.sort_unstable();
+    assert!(
+        queries.len() > 500 && sorted != queries.keys(),
+        "a shuffled sample"
+    );
+    let bench = ok(
+        d,
+        &[
+            "index",
+            "bench",
+            "--table",
+            "s.tbl",
+            "--kinds",
+            "pgm",
+            "--queries-file",
+            "q.keys",
+            "--threads",
+            "2",
+            "--disk-queries",
+            "0",
+            "--out-dir",
+            "ib",
+        ],
+    );
+    let expected = format!("the {} keys of q.keys", queries.len());
+    assert!(bench.contains(&expected), "{bench}");
+    assert!(bench.contains("PGM builds on 1 and 2 threads"), "{bench}");
+    let csv = std::fs::read_to_string(d.join("ib/index-bench.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    // Counted from the end: the quoted machine column holds commas.
+    let from_end = |name: &str| header.len() - header.iter().position(|h| *h == name).unwrap();
+    for row in csv.lines().skip(1) {
+        let all: Vec<&str> = row.split(',').collect();
+        let cell = |name: &str| all[all.len() - from_end(name)];
+        assert_eq!(cell("queries_file"), "q.keys", "{row}");
+        assert_eq!(cell("existing_queries"), queries.len().to_string());
+        assert_eq!(cell("threads"), "2");
+        assert_ne!(cell("build_threads_s"), "NaN", "{row}");
+        // 2,000 keys are too few to cut: both builds find the same segments.
+        assert_eq!(cell("segments"), cell("segments_threads"));
+    }
+    fails(
+        d,
+        &[
+            "index",
+            "bench",
+            "--table",
+            "s.tbl",
+            "--queries-file",
+            "missing.keys",
+        ],
+        &["missing.keys"],
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
-//! Golden files: format version 1 as committed must read back to known contents, and the
-//! current writers must reproduce them byte for byte. FORMAT.md, the version number and these
-//! files change together.
+//! Golden files: every format version as committed must read back to known contents, and
+//! the current writers must reproduce the newest byte for byte. FORMAT.md, the version
+//! numbers and these files change together; the files of older versions stay.
 
 #![expect(
     clippy::unwrap_used,
@@ -13,7 +13,7 @@ use lidx::data::{KeyFile, write_keys};
 use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::{
     AnyIndex, AnyParams, BTreeParams, IndexKind, PgmParams, RadixSplineParams, RmiParams, RootKind,
-    SampledParams,
+    SampledParams, SegmentForm,
 };
 use lidx::storage::table::key_hash;
 use lidx::storage::{Table, TableWriter, Tuple, paper1};
@@ -140,7 +140,7 @@ fn bless() {
     for (name, params) in golden_indexes() {
         let index = AnyIndex::build(&keys, &params).unwrap();
         file::save(
-            &golden(&format!("v1-{name}.idx")),
+            &golden(&format!("v{}-{name}.idx", file::VERSION)),
             &index,
             &KeysFingerprint::of(&keys),
         )
@@ -169,28 +169,75 @@ fn paper1_file_imports_to_the_golden_table_and_exports_byte_for_byte() {
     assert_eq!(std::fs::read(&exported).unwrap(), bytes);
 }
 
+/// Loads the index file `v{version}-{name}.idx`, checks its header and that it answers the
+/// golden keys' queries, and returns it.
+fn load_golden_index(version: u32, name: &str, keys: &[u64]) -> AnyIndex {
+    let path = golden(&format!("v{version}-{name}.idx"));
+    let (index, fp) = file::load(&path).unwrap();
+    assert_eq!(index.kind(), name.parse::<IndexKind>().unwrap());
+    assert_eq!(fp, KeysFingerprint::of(keys));
+    for q in [
+        0,
+        1,
+        2,
+        3,
+        4,
+        899,
+        900,
+        901,
+        902,
+        1 << 40,
+        u64::MAX - 1,
+        u64::MAX,
+    ] {
+        let lb = keys.partition_point(|&k| k < q) as u64;
+        let w = index.search(q);
+        assert!(
+            w.lo <= lb && lb <= w.hi,
+            "v{version} {name}: key {q}: {w:?} misses {lb}"
+        );
+    }
+    index
+}
+
 #[test]
-fn version_1_index_files_load_answer_and_are_rewritten_byte_for_byte() {
+fn version_2_index_files_load_answer_and_are_rewritten_byte_for_byte() {
     bless();
     let keys: Vec<u64> = small_tuples().iter().map(|t| t.key).collect();
     for (name, params) in golden_indexes() {
-        let path = golden(&format!("v1-{name}.idx"));
-        let (index, fp) = file::load(&path).unwrap();
-        assert_eq!(index.kind(), name.parse::<IndexKind>().unwrap());
-        assert_eq!(fp, KeysFingerprint::of(&keys));
-        for q in [0, 1, 3, 899, 900, 901, u64::MAX - 1, u64::MAX] {
-            let lb = keys.partition_point(|&k| k < q) as u64;
-            let w = index.search(q);
-            assert!(
-                w.lo <= lb && lb <= w.hi,
-                "{name}: key {q}: {w:?} misses {lb}"
-            );
+        let index = load_golden_index(2, name, &keys);
+        if let AnyIndex::Pgm(pgm) = &index {
+            assert_eq!(pgm.form(), SegmentForm::Compact);
         }
         let rebuilt = AnyIndex::build(&keys, &params).unwrap();
         assert_eq!(
-            file::encode(&rebuilt, &fp),
-            std::fs::read(&path).unwrap(),
+            file::encode(&rebuilt, &KeysFingerprint::of(&keys)),
+            std::fs::read(golden(&format!("v2-{name}.idx"))).unwrap(),
             "{name}: the encoding changed"
         );
+    }
+}
+
+#[test]
+fn version_1_index_files_still_load_and_answer() {
+    let keys: Vec<u64> = small_tuples().iter().map(|t| t.key).collect();
+    for (name, params) in golden_indexes() {
+        let old = load_golden_index(1, name, &keys);
+        assert_eq!(old.params(), params, "{name}");
+        match &old {
+            // Version 1 stored PGM segments in 32 bytes: they load in the wide form.
+            AnyIndex::Pgm(pgm) => assert_eq!(pgm.form(), SegmentForm::Wide),
+            AnyIndex::SampledPgm(s) => assert_eq!(s.inner().form(), SegmentForm::Wide),
+            // The other kinds' payloads did not change.
+            other => {
+                let mut payload = Vec::new();
+                other.encode(&mut payload);
+                let mut rebuilt = Vec::new();
+                AnyIndex::build(&keys, &params)
+                    .unwrap()
+                    .encode(&mut rebuilt);
+                assert_eq!(payload, rebuilt, "{name}");
+            }
+        }
     }
 }

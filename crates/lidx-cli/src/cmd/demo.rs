@@ -222,7 +222,7 @@ fn indexes(table: &Table, keys: &[u64]) -> anyhow::Result<()> {
     for kind in IndexKind::ALL {
         let params = AnyParams::default_for(kind);
         let disk = Some((table, 300));
-        rows.push(measure(keys, &params, 0, &queries, &baseline, disk)?.0);
+        rows.push(measure(keys, &params, 0, &queries, &baseline, disk, 1)?.0);
     }
     say_text!(index_bench::measurements_table(
         &rows,

@@ -11,7 +11,7 @@ use crate::units::{human_bytes, parse_count};
 /// Generate a key set or a sample of one.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  lidx gen --dist lognormal --n 10M --seed 1 --out lognormal.keys\n  lidx gen --sample-of lognormal.keys --ratio 100 --out outer.keys"
+    after_help = "Examples:\n  lidx gen --dist lognormal --n 10M --seed 1 --out lognormal.keys\n  lidx gen --sample-of lognormal.keys --ratio 100 --out outer.keys\n  lidx gen --sample-of lognormal.keys --fraction 0.1 --shuffle --out lookups.keys"
 )]
 pub struct Args {
     /// Distribution: udense, usparse, normal, lognormal (paper 1's synthetic sets), or the
@@ -39,8 +39,9 @@ pub struct Args {
     #[arg(long, conflicts_with = "sample_of")]
     extremes: bool,
 
-    /// Shuffle the keys (for unsorted tables) instead of writing them sorted.
-    #[arg(long, conflicts_with = "sample_of")]
+    /// Shuffle the keys (for unsorted tables, or a sample as lookups in random order)
+    /// instead of writing them sorted.
+    #[arg(long)]
     shuffle: bool,
 
     /// Sample this SOSD key file instead of generating keys.
@@ -114,7 +115,7 @@ fn sample_of(args: &Args, src: &std::path::Path) -> anyhow::Result<(Vec<u64>, St
             src.display()
         );
     }
-    let sampled = match (args.every, args.fraction, args.ratio) {
+    let sampled: (Vec<u64>, String) = match (args.every, args.fraction, args.ratio) {
         (Some(k), None, None) => {
             let k = usize::try_from(k).unwrap_or(usize::MAX);
             (
@@ -137,5 +138,13 @@ fn sample_of(args: &Args, src: &std::path::Path) -> anyhow::Result<(Vec<u64>, St
         }
         _ => bail!("with --sample-of, give one of --every, --fraction or --ratio"),
     };
-    Ok(sampled)
+    let (mut keys, what) = sampled;
+    if args.shuffle {
+        use rand::{SeedableRng, seq::SliceRandom};
+        keys.shuffle(&mut rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(
+            args.seed,
+        ));
+        return Ok((keys, format!("{what}, shuffled")));
+    }
+    Ok((keys, what))
 }

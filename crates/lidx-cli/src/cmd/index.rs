@@ -146,6 +146,10 @@ pub struct BuildArgs {
     /// Largest index the tuner may pick [default: 1% of the table's data].
     #[arg(long, value_parser = parse_size, requires = "tune")]
     size_budget: Option<u64>,
+    /// Threads for the PGM's bottom level (pgm, sampled-pgm), cut into one chunk per thread
+    /// as the C++ PGM-index does; each cut may add a segment [default: all cores].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
     /// Output index file.
     #[arg(long, short, value_name = "FILE.idx")]
     out: PathBuf,
@@ -236,7 +240,11 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         index
     } else {
         let bar = ctx.spinner(&format!("building {}", args.kind.kind));
-        let index = AnyIndex::build(&keys, &params)?;
+        let threads = match args.threads {
+            Some(t) => t as usize,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let index = AnyIndex::build_on(&keys, &params, threads)?;
         bar.finish_and_clear();
         index
     };
@@ -277,7 +285,25 @@ fn info(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> 
         ),
         ("max window", format!("{} positions", index.max_width())),
     ];
-    for (k, v) in rows {
+    let pgm = match &index {
+        AnyIndex::Pgm(p) => Some(p),
+        AnyIndex::SampledPgm(s) => Some(s.inner()),
+        _ => None,
+    };
+    let pgm_rows = pgm.map(|p| {
+        [
+            (
+                "segments",
+                format!("{:?} (bottom level first)", p.segments_per_level()),
+            ),
+            ("segment form", p.form().to_string()),
+            (
+                "float slack",
+                format!("{:?} positions (bottom, above)", p.slack()),
+            ),
+        ]
+    });
+    for (k, v) in rows.into_iter().chain(pgm_rows.into_iter().flatten()) {
         say!("{k:<12} {v}");
     }
     if let Some(table) = table {
@@ -303,6 +329,14 @@ pub struct BenchArgs {
     /// Cold O_DIRECT lookups per configuration (0 = none).
     #[arg(long, value_parser = parse_count, default_value = "2000")]
     disk_queries: u64,
+    /// Time these lookups (an SOSD key file, any order, duplicates allowed) in place of
+    /// drawn existing keys, so that another library can time exactly the same ones.
+    #[arg(long, value_name = "FILE.keys")]
+    queries_file: Option<PathBuf>,
+    /// Also build each PGM on this many threads and report its time and segments beside
+    /// the one-thread build (lookups are always timed on one thread).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: u32,
     /// Also tune rs and rmi on the data, and add the chosen configurations as rows.
     #[arg(long)]
     tune: bool,
@@ -316,6 +350,8 @@ fn bench(ctx: &Context, args: BenchArgs) -> anyhow::Result<()> {
     let options = lidx_bench::index_bench::Options {
         kinds: args.kinds,
         queries: args.queries,
+        queries_file: args.queries_file,
+        threads: args.threads as usize,
         disk_queries: args.disk_queries,
         tune: args.tune,
         out_dir: args.out_dir,

@@ -21,6 +21,12 @@ impl Encoder<'_> {
     pub(crate) fn f64(&mut self, v: f64) {
         self.0.extend_from_slice(&v.to_bits().to_le_bytes());
     }
+    pub(crate) fn f32(&mut self, v: f32) {
+        self.0.extend_from_slice(&v.to_bits().to_le_bytes());
+    }
+    pub(crate) fn i32(&mut self, v: i32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
 }
 
 /// Reads fixed-width little-endian values, failing with [`FormatError::Truncated`] at the end.
@@ -59,6 +65,12 @@ impl<'a> Decoder<'a> {
     }
     pub(crate) fn f64(&mut self) -> Result<f64, FormatError> {
         Ok(f64::from_bits(u64::from_le_bytes(self.take()?)))
+    }
+    pub(crate) fn f32(&mut self) -> Result<f32, FormatError> {
+        Ok(f32::from_bits(u32::from_le_bytes(self.take()?)))
+    }
+    pub(crate) fn i32(&mut self) -> Result<i32, FormatError> {
+        Ok(i32::from_le_bytes(self.take()?))
     }
 
     /// A count of items of `item_bytes` each, checked against the bytes left before anyone

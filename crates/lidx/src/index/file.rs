@@ -4,7 +4,7 @@
 //! | offset | size | field                                                 |
 //! |-------:|-----:|-------------------------------------------------------|
 //! | 0      | 8    | magic `LIDXIDX\0`                                     |
-//! | 8      | 4    | format version (1)                                    |
+//! | 8      | 4    | format version (2; 1 is still read)                   |
 //! | 12     | 1    | kind tag ([`IndexKind`])                              |
 //! | 13     | 3    | reserved, zero                                        |
 //! | 16     | 8    | keys indexed, n                                       |
@@ -31,8 +31,11 @@ use crate::{Error, FormatError, Result};
 
 /// The first eight bytes of every index file.
 pub const MAGIC: [u8; 8] = *b"LIDXIDX\0";
-/// Format version written; history: 1 = first version.
-pub const VERSION: u32 = 1;
+/// Format version written; history: 1 = first version; 2 = PGM segments in 16 bytes (the
+/// PGM payload gained a form field).
+pub const VERSION: u32 = 2;
+/// Oldest format version read.
+pub const OLDEST_VERSION: u32 = 1;
 const HEADER_BYTES: usize = 56;
 
 /// What an index file says about the keys it was built on.
@@ -158,10 +161,10 @@ pub fn decode(bytes: &[u8]) -> Result<(AnyIndex, KeysFingerprint), FormatError> 
         d.u8()?;
     }
     let version = d.u32()?;
-    if version != VERSION {
+    if !(OLDEST_VERSION..=VERSION).contains(&version) {
         return Err(FormatError::UnsupportedVersion {
             found: version,
-            oldest: VERSION,
+            oldest: OLDEST_VERSION,
             newest: VERSION,
         });
     }
@@ -202,7 +205,7 @@ pub fn decode(bytes: &[u8]) -> Result<(AnyIndex, KeysFingerprint), FormatError> 
             actual: bytes.len() as u64,
         });
     }
-    let index = AnyIndex::decode(kind, payload)?;
+    let index = AnyIndex::decode_version(kind, payload, version)?;
     if index.len() != fingerprint.n {
         return Err(FormatError::HeaderDisagrees {
             field: "key count",

@@ -218,12 +218,22 @@ pub struct IndexMeasurement {
     pub disk_reads: f64,
     /// Last-mile search alone: branchless lower bound and `partition_point`, ns.
     pub last_mile_ns: (f64, f64),
+    /// Threads of the parallel build (1: none was timed).
+    pub threads: usize,
+    /// Build time on `threads` threads, seconds (NaN when `threads` is 1 or the kind builds
+    /// on one thread only).
+    pub build_threads_s: f64,
+    /// Bottom-level segments of a PGM kind built on one thread, and on `threads` threads
+    /// (each cut between threads may add one); 0 for the other kinds.
+    pub segments: (u64, u64),
 }
 
-/// Builds `params` over `keys` and measures it: build time, size, lookups of `queries`
-/// (checked against `baseline`'s answers), windows, the last mile alone, and with `disk`
-/// (the table of `keys`, a number of lookups) that many cold lookups on disk, `O_DIRECT`
-/// where the file system allows it. Fails if any lookup finds a wrong position.
+/// Builds `params` over `keys` and measures it: build time on one thread (and, with
+/// `threads` above 1, on that many, for the kinds that build in parallel), size, lookups of
+/// `queries` on one thread (checked against `baseline`'s answers), windows, the last mile
+/// alone, and with `disk` (the table of `keys`, a number of lookups) that many cold lookups
+/// on disk, `O_DIRECT` where the file system allows it. Fails if any lookup finds a wrong
+/// position. The index measured is the one built on one thread.
 pub fn measure(
     keys: &[u64],
     params: &AnyParams,
@@ -231,10 +241,19 @@ pub fn measure(
     queries: &Queries,
     baseline: &Baseline,
     disk: Option<(&Table, u64)>,
+    threads: usize,
 ) -> Result<(IndexMeasurement, AnyIndex)> {
     let t = Instant::now();
     let index = AnyIndex::build(keys, params)?;
     let build_s = t.elapsed().as_secs_f64();
+    let segments = index.pgm_segments().unwrap_or(0) as u64;
+    let (mut build_threads_s, mut segments_threads) = (f64::NAN, segments);
+    if threads > 1 && index.pgm_segments().is_some() {
+        let t = Instant::now();
+        let parallel = AnyIndex::build_on(keys, params, threads)?;
+        build_threads_s = t.elapsed().as_secs_f64();
+        segments_threads = parallel.pgm_segments().unwrap_or(0) as u64;
+    }
     let (existing_ns, sum) = lookup_ns(&index, keys, &queries.existing);
     let (absent_ns, absent_sum) = lookup_ns(&index, keys, &queries.random);
     let wrong = || Error::Internal {
@@ -299,6 +318,9 @@ pub fn measure(
         disk_blocks,
         disk_reads,
         last_mile_ns,
+        threads,
+        build_threads_s,
+        segments: (segments, segments_threads),
     };
     Ok((row, index))
 }

@@ -43,7 +43,7 @@ use std::fmt;
 pub use crate::last_mile::lower_bound;
 pub use binary::Binary;
 pub use btree::{BTree, BTreeParams};
-pub use pgm::{Pgm, PgmParams};
+pub use pgm::{Pgm, PgmParams, SegmentForm};
 pub use radix_spline::{RadixSpline, RadixSplineParams};
 pub use rmi::{Rmi, RmiParams, RootKind};
 pub use sampled::{Sampled, SampledParams};
@@ -311,6 +311,16 @@ impl AnyIndex {
         }
     }
 
+    /// Segments in the bottom level of a PGM-index (sampled or not); `None` for other kinds.
+    pub fn pgm_segments(&self) -> Option<usize> {
+        let pgm = match self {
+            AnyIndex::Pgm(p) => p,
+            AnyIndex::SampledPgm(s) => s.inner(),
+            _ => return None,
+        };
+        Some(pgm.segments_per_level().first().copied().unwrap_or(0))
+    }
+
     /// The parameters, as text (`eps=127 eps_rec=4 max_height=8`).
     pub fn describe(&self) -> String {
         self.params().to_string()
@@ -323,9 +333,15 @@ impl AnyIndex {
 
     /// Builds an index of the kind `params` names over sorted `keys`.
     pub fn build(keys: &[u64], params: &AnyParams) -> Result<AnyIndex> {
+        Self::build_on(keys, params, 1)
+    }
+
+    /// [`build`](Self::build) on up to `threads` threads where the kind builds in parallel
+    /// (PGM and sampled PGM: [`Pgm::build_on`]); the other kinds build on one.
+    pub fn build_on(keys: &[u64], params: &AnyParams, threads: usize) -> Result<AnyIndex> {
         Ok(match params {
-            AnyParams::Pgm(p) => AnyIndex::Pgm(Pgm::build(keys, p)?),
-            AnyParams::SampledPgm(p) => AnyIndex::SampledPgm(Sampled::build(keys, p)?),
+            AnyParams::Pgm(p) => AnyIndex::Pgm(Pgm::build_on(keys, p, threads)?),
+            AnyParams::SampledPgm(p) => AnyIndex::SampledPgm(Sampled::build_on(keys, p, threads)?),
             AnyParams::RadixSpline(p) => AnyIndex::RadixSpline(RadixSpline::build(keys, p)?),
             AnyParams::Rmi(p) => AnyIndex::Rmi(Rmi::build(keys, p)?),
             AnyParams::BTree(p) => AnyIndex::BTree(BTree::build(keys, p)?),
@@ -333,11 +349,21 @@ impl AnyIndex {
         })
     }
 
-    /// Decodes a payload of `kind`.
+    /// Decodes a payload of `kind` written by this version of lidx.
     pub fn decode(kind: IndexKind, bytes: &[u8]) -> Result<AnyIndex, FormatError> {
+        Self::decode_version(kind, bytes, file::VERSION)
+    }
+
+    /// Decodes a payload of `kind` from an index file of format version `version` (PGM
+    /// payloads changed in version 2; the other kinds' did not).
+    pub(crate) fn decode_version(
+        kind: IndexKind,
+        bytes: &[u8],
+        version: u32,
+    ) -> Result<AnyIndex, FormatError> {
         Ok(match kind {
-            IndexKind::Pgm => AnyIndex::Pgm(Pgm::decode(bytes)?),
-            IndexKind::SampledPgm => AnyIndex::SampledPgm(Sampled::decode(bytes)?),
+            IndexKind::Pgm => AnyIndex::Pgm(Pgm::decode_version(bytes, version)?),
+            IndexKind::SampledPgm => AnyIndex::SampledPgm(Sampled::decode_version(bytes, version)?),
             IndexKind::RadixSpline => AnyIndex::RadixSpline(RadixSpline::decode(bytes)?),
             IndexKind::Rmi => AnyIndex::Rmi(Rmi::decode(bytes)?),
             IndexKind::BTree => AnyIndex::BTree(BTree::decode(bytes)?),
@@ -349,22 +375,72 @@ impl AnyIndex {
 /// The lower-bound points of sorted `keys`: each distinct key with its first position, and
 /// after a run of duplicates followed by a gap, the key after the run's with the position
 /// after the run.
-pub(crate) fn lower_bound_points(keys: &[u64]) -> impl Iterator<Item = (u64, u64)> + Clone + '_ {
-    let n = keys.len();
-    let mut i = 0usize;
-    let mut pending: Option<(u64, u64)> = None;
-    std::iter::from_fn(move || {
-        if let Some(p) = pending.take() {
+pub(crate) fn lower_bound_points(keys: &[u64]) -> LowerBoundPoints<'_> {
+    LowerBoundPoints::range(keys, 0, keys.len())
+}
+
+/// The iterator of [`lower_bound_points`], over the runs of equal keys that start in a range
+/// of positions. Copying it saves where it stands (a few words), so a build can come back to
+/// a segment's first point.
+#[derive(Clone, Debug)]
+pub(crate) struct LowerBoundPoints<'a> {
+    keys: &'a [u64],
+    next: usize,
+    end: usize,
+    pending: Option<(u64, u64)>,
+}
+
+impl<'a> LowerBoundPoints<'a> {
+    /// The points of the runs that start in `start..end`; `start` and `end` must each be 0,
+    /// `keys.len()` or the start of a run (no run crosses them).
+    pub(crate) fn range(keys: &'a [u64], start: usize, end: usize) -> Self {
+        Self {
+            keys,
+            next: start,
+            end: end.min(keys.len()),
+            pending: None,
+        }
+    }
+}
+
+impl Iterator for LowerBoundPoints<'_> {
+    type Item = (u64, u64);
+
+    #[inline]
+    fn next(&mut self) -> Option<(u64, u64)> {
+        if let Some(p) = self.pending.take() {
             return Some(p);
         }
-        let &k = keys.get(i)?;
-        let start = i;
-        i += keys[i..].iter().take_while(|&&x| x == k).count();
-        if i - start > 1 && i < n && k + 1 < keys[i] {
-            pending = Some((k + 1, i as u64));
+        if self.next >= self.end {
+            return None;
+        }
+        let start = self.next;
+        let k = *self.keys.get(start)?;
+        let mut i = start + 1;
+        // Distinct keys, the common case, cost one comparison.
+        while self.keys.get(i) == Some(&k) {
+            i += 1;
+        }
+        self.next = i;
+        if i - start > 1 {
+            if let Some(&after) = self.keys.get(i) {
+                if k + 1 < after {
+                    self.pending = Some((k + 1, i as u64));
+                }
+            }
         }
         Some((k, start as u64))
-    })
+    }
+}
+
+/// The first position at or after `at` that starts a run of equal keys (`keys.len()` when
+/// none does): where a chunk of a parallel build may begin.
+pub(crate) fn run_start_from(keys: &[u64], at: usize) -> usize {
+    let mut i = at.min(keys.len());
+    while i > 0 && i < keys.len() && keys[i - 1] == keys[i] {
+        i += 1;
+    }
+    i
 }
 
 /// The window of a model that predicted position `p` within `reach` positions below and

@@ -3,6 +3,21 @@
 //! segments' first keys at ε_rec until one segment remains or the height limit is reached.
 //! Height 1 is the flat PGM paper 1 uses: binary search over the segments' first keys.
 //!
+//! # Segments in 16 bytes
+//!
+//! As in the C++ PGM-index, a segment is its first key (`u64`), an `f32` slope and an `i32`
+//! intercept: the line's value at the first key, a whole position. The slope is the `f32`
+//! nearest the middle of the feasible range that lies inside it, and the line passes through
+//! the point where the least and the steepest feasible lines cross, so it is feasible as it
+//! is stored; its intercept is then rounded *up*, which moves the line by less than one
+//! position, all of it upwards, and the prediction (rounded down) stays within ε of every
+//! point. The build still checks every point with the search's own arithmetic, right after
+//! the segment closes while its keys are in cache, and records any miss as the slack `s`
+//! (0 in every test and benchmark so far). Where the compact form cannot be exact enough —
+//! more than `i32::MAX` positions, or a measured slack above that of the wide form — the
+//! index falls back, as a whole, to the wide form of format version 1: first key, first
+//! position, `f64` slope and `f64` intercept, 32 bytes. Files of version 1 load in that form.
+//!
 //! # Why the windows hold on every input
 //!
 //! The model is fitted to the lower-bound function, not only to the keys: its points are
@@ -10,21 +25,29 @@
 //! followed by a gap, `(k + 1, position after the run)`. For every integer strictly between
 //! two consecutive points, the lower bound then equals the right point's position, which is
 //! at most 1 above the left point's (a step of more than 1, after a duplicate run, is taken
-//! between adjacent integers, where no query lies); and
-//! every line is non-decreasing, so a query anywhere, present or absent, is predicted
-//! within `ε + 1` of its lower bound on the high side and `ε` on the low side. Predictions
-//! past a segment's last point are clamped to the next segment's first position. Lines are
-//! rounded to `f64` once; the build measures, on every point, how far the rounded lines
-//! miss and widens all windows by that slack `s` (whole positions, 0 in practice), so
-//! windows are `2ε + 1 + 2s` wide at most. Keys below the smallest or above the largest
-//! resolve without the model.
+//! between adjacent integers, where no query lies); and every line is non-decreasing, so a
+//! query anywhere, present or absent, is predicted within `ε + 1` of its lower bound on the
+//! high side and `ε` on the low side. Predictions past a segment's last point are capped by
+//! the start of the next segment: its intercept (compact form; within `ε + s` of its first
+//! position, since the check covers the first point, where the line equals the intercept)
+//! or its first position (wide form). Windows are `2ε + 1 + 2s` wide at most. Keys below
+//! the smallest or above the largest resolve without the model.
+//!
+//! # Building on several threads
+//!
+//! [`Pgm::build_on`] cuts the keys into one chunk per thread, at starts of runs of equal
+//! keys, and fits each chunk alone, as the C++ library does with OpenMP. Each cut may cost
+//! one segment more than the sequential build; the upper levels are built after, on one
+//! thread (they are small).
 
 use std::fmt;
+use std::iter;
 
 use super::codec::{Decoder, Encoder, invalid};
 use super::partition_from;
 use super::{
-    Index, IndexKind, Window, check_build, edge_window, lower_bound_points, miss, model_window,
+    Index, IndexKind, LowerBoundPoints, Window, check_build, edge_window, lower_bound_points, miss,
+    model_window, run_start_from,
 };
 use crate::pla::{MAX_EPSILON, MAX_Y, PlaBuilder, Segment};
 use crate::{Error, FormatError, Result};
@@ -65,59 +88,222 @@ impl fmt::Display for PgmParams {
     }
 }
 
-/// One segment's line, without its first key (kept apart for the binary searches).
+/// How an index stores its segments (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentForm {
+    /// 16 bytes: first key, `f32` slope, `i32` intercept.
+    Compact = 1,
+    /// 32 bytes: first key, first position, `f64` slope, `f64` intercept (format version 1).
+    Wide = 2,
+}
+
+impl fmt::Display for SegmentForm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SegmentForm::Compact => "compact (16-byte segments)",
+            SegmentForm::Wide => "wide (32-byte segments)",
+        })
+    }
+}
+
+/// A segment's line in one of the two forms; the search is generic over it.
+trait Line: Copy + fmt::Debug + PartialEq + Send {
+    /// Bytes a segment, its first key included, takes in the file.
+    const SEGMENT_BYTES: u64;
+
+    /// The line's value `dx` past the segment's first key, rounded down (negative and NaN
+    /// give 0, values past `u64::MAX` saturate). Non-decreasing in `dx`.
+    fn at(&self, dx: u64) -> u64;
+
+    /// The cap this segment puts on the predictions of the one before it (`bottom`: at the
+    /// bottom level).
+    fn cap(&self, bottom: bool) -> u64;
+
+    /// The line after a level's last segment: it caps that segment at `len`, the positions
+    /// (or segments below) the level maps to.
+    fn sentinel(len: u64) -> Self;
+
+    fn encode(&self, key: u64, e: &mut Encoder<'_>);
+    fn decode(d: &mut Decoder<'_>) -> Result<(u64, Self), FormatError>;
+
+    /// Whether a decoded line can be searched: finite non-negative slope, start in range,
+    /// and in order after `previous`. `len` as in [`sentinel`](Self::sentinel), `reach` the
+    /// level's ε plus slack.
+    fn valid(&self, previous: Option<&Self>, len: u64, reach: u64) -> bool;
+}
+
+/// The compact form.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Line {
+struct Compact {
+    slope: f32,
+    intercept: i32,
+}
+
+impl Line for Compact {
+    const SEGMENT_BYTES: u64 = 16;
+
+    #[inline]
+    fn at(&self, dx: u64) -> u64 {
+        (f64::from(self.intercept) + f64::from(self.slope) * dx as f64) as u64
+    }
+
+    #[inline]
+    fn cap(&self, _bottom: bool) -> u64 {
+        u64::try_from(self.intercept).unwrap_or(0)
+    }
+
+    fn sentinel(len: u64) -> Self {
+        Compact {
+            slope: 0.0,
+            intercept: i32::try_from(len).unwrap_or(i32::MAX),
+        }
+    }
+
+    fn encode(&self, key: u64, e: &mut Encoder<'_>) {
+        e.u64(key);
+        e.f32(self.slope);
+        e.i32(self.intercept);
+    }
+
+    fn decode(d: &mut Decoder<'_>) -> Result<(u64, Self), FormatError> {
+        Ok((
+            d.u64()?,
+            Compact {
+                slope: d.f32()?,
+                intercept: d.i32()?,
+            },
+        ))
+    }
+
+    fn valid(&self, _previous: Option<&Self>, len: u64, reach: u64) -> bool {
+        let intercept = i128::from(self.intercept);
+        self.slope >= 0.0
+            && self.slope.is_finite()
+            && intercept >= -i128::from(reach) - 1
+            && intercept <= i128::from(len) + i128::from(reach)
+    }
+}
+
+/// The wide form (format version 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Wide {
     /// The exact position (or segment number, above the bottom) of the segment's first point.
     first_y: u64,
     slope: f64,
     intercept: f64,
 }
 
-/// One level: the segments' first keys and their lines.
-#[derive(Clone, Debug, PartialEq)]
-struct Level {
-    keys: Vec<u64>,
-    lines: Vec<Line>,
-}
+impl Line for Wide {
+    const SEGMENT_BYTES: u64 = 32;
 
-const LINE_BYTES: u64 = 32;
-const HEADER_BYTES: u64 = 8 * 8 + 4;
+    #[inline]
+    fn at(&self, dx: u64) -> u64 {
+        (self.intercept + self.slope * dx as f64) as u64
+    }
 
-impl Level {
-    fn from_segments(segments: &[Segment]) -> Level {
-        Level {
-            keys: segments.iter().map(|s| s.first_x).collect(),
-            lines: segments
-                .iter()
-                .map(|s| Line {
-                    first_y: s.first_y,
-                    slope: s.slope,
-                    intercept: s.intercept,
-                })
-                .collect(),
+    /// At the bottom the next segment's first position; above it, the last point of this
+    /// segment (the next one's first, less one).
+    #[inline]
+    fn cap(&self, bottom: bool) -> u64 {
+        if bottom {
+            self.first_y
+        } else {
+            self.first_y.saturating_sub(1)
         }
     }
 
-    /// Segment `j`'s prediction for `key`, rounded down to a whole position and capped:
-    /// at the bottom (`bottom`, `n` keys) by the next segment's first position (or `n`),
-    /// above it by the last point's (the next segment's first, less one; or the last).
-    #[inline]
-    fn position(&self, j: usize, key: u64, bottom: bool, n: u64) -> u64 {
-        let (Some(&first), Some(line)) = (self.keys.get(j), self.lines.get(j)) else {
-            return 0;
-        };
-        let cap = match (self.lines.get(j + 1), bottom) {
-            (Some(next), true) => next.first_y,
-            (Some(next), false) => next.first_y.saturating_sub(1),
-            (None, true) => n,
-            (None, false) => n.saturating_sub(1),
-        };
-        let p = line.intercept + line.slope * key.wrapping_sub(first) as f64;
-        // `as u64` is the floor of a non-negative value (negative and NaN give 0, too large
-        // saturates); the cap is applied after, in integers, where it is exact.
-        (p as u64).min(cap)
+    fn sentinel(len: u64) -> Self {
+        Wide {
+            first_y: len,
+            slope: 0.0,
+            intercept: len as f64,
+        }
     }
+
+    fn encode(&self, key: u64, e: &mut Encoder<'_>) {
+        e.u64(key);
+        e.u64(self.first_y);
+        e.f64(self.slope);
+        e.f64(self.intercept);
+    }
+
+    fn decode(d: &mut Decoder<'_>) -> Result<(u64, Self), FormatError> {
+        Ok((
+            d.u64()?,
+            Wide {
+                first_y: d.u64()?,
+                slope: d.f64()?,
+                intercept: d.f64()?,
+            },
+        ))
+    }
+
+    fn valid(&self, previous: Option<&Self>, len: u64, _reach: u64) -> bool {
+        previous.is_none_or(|p| p.first_y <= self.first_y)
+            && self.first_y < len
+            && self.slope >= 0.0
+            && self.slope.is_finite()
+            && self.intercept.is_finite()
+    }
+}
+
+/// One level: the segments' first keys, and their lines followed by the sentinel
+/// (`lines.len() == keys.len() + 1`), so every segment has a next line to cap it.
+#[derive(Clone, Debug, PartialEq)]
+struct Level<L> {
+    keys: Vec<u64>,
+    lines: Vec<L>,
+}
+
+impl<L: Line> Level<L> {
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Segment `j`'s prediction for `key` (`key >= keys[j]`), capped by the next segment.
+    #[inline]
+    fn position(&self, j: usize, key: u64, bottom: bool) -> u64 {
+        match (self.keys.get(j), self.lines.get(j..j + 2)) {
+            (Some(&first), Some(&[line, next])) => {
+                line.at(key.wrapping_sub(first)).min(next.cap(bottom))
+            }
+            _ => 0,
+        }
+    }
+
+    /// The last segment whose first key is at most `key` (0 when none is).
+    #[inline]
+    fn segment_for(&self, key: u64) -> usize {
+        self.keys.partition_point(|&k| k <= key).saturating_sub(1)
+    }
+
+    /// The segment for `key` when it is known to be one of `lo..=hi` (clipped to the
+    /// level) and `keys[lo] <= key`: a branch-free count over the few keys after `lo`.
+    #[inline]
+    fn segment_near(&self, key: u64, lo: usize, hi: usize) -> usize {
+        let last = self.len().saturating_sub(1);
+        let lo = lo.min(last);
+        let hi = hi.clamp(lo, last);
+        let after = self.keys.get(lo + 1..=hi).unwrap_or_default();
+        lo + after.iter().map(|&k| usize::from(k <= key)).sum::<usize>()
+    }
+}
+
+/// The levels of an index, bottom first, all in one form.
+#[derive(Clone, Debug, PartialEq)]
+enum Levels {
+    Compact(Vec<Level<Compact>>),
+    Wide(Vec<Level<Wide>>),
+}
+
+/// Calls `$body` with `$levels` bound to the levels, whatever their form.
+macro_rules! with_levels {
+    ($self:expr, $levels:ident => $body:expr) => {
+        match &$self.levels {
+            Levels::Compact($levels) => $body,
+            Levels::Wide($levels) => $body,
+        }
+    };
 }
 
 /// A PGM-index over a sorted key array.
@@ -131,78 +317,253 @@ pub struct Pgm {
     slack: u64,
     slack_rec: u64,
     /// `levels[0]` models the keys; `levels[l + 1]` models `levels[l].keys`.
-    levels: Vec<Level>,
+    levels: Levels,
 }
 
-/// The level fitted to `points` at `epsilon`, and its slack: the whole positions by which
-/// the search's own rounded predictions ([`Level::position`]) miss `epsilon` on some point.
-/// Measured with the very arithmetic the search uses, so the windows' guarantee is exact.
-fn fit(
+/// A level in the making: segments fitted to one run of points, without the sentinel.
+#[derive(Debug)]
+struct Fitted<L> {
+    keys: Vec<u64>,
+    lines: Vec<L>,
+    slack: u64,
+}
+
+impl<L: Line> Fitted<L> {
+    fn new() -> Self {
+        Fitted {
+            keys: Vec::new(),
+            lines: Vec::new(),
+            slack: 0,
+        }
+    }
+
+    /// The level, closed by the sentinel for `len` positions (or segments below).
+    fn into_level(mut self, len: u64) -> Level<L> {
+        self.lines.push(L::sentinel(len));
+        Level {
+            keys: self.keys,
+            lines: self.lines,
+        }
+    }
+
+    /// Appends the segments of the next chunk of the same level.
+    fn append(&mut self, mut chunk: Fitted<L>) {
+        self.keys.append(&mut chunk.keys);
+        self.lines.append(&mut chunk.lines);
+        self.slack = self.slack.max(chunk.slack);
+    }
+}
+
+/// The compact line of `segment`: its slope rounded to the `f32` nearest the middle of the
+/// feasible range that lies inside it, through the pivot, with the intercept rounded up.
+/// `None` when the intercept does not fit in `i32`.
+fn compact_line(segment: &Segment) -> Option<Compact> {
+    let (least, most) = segment.slope_range;
+    let mut slope = segment.slope as f32;
+    if f64::from(slope) < least {
+        slope = slope.next_up();
+    }
+    if f64::from(slope) > most {
+        slope = slope.next_down();
+    }
+    let slope = slope.max(0.0);
+    compact_with(slope, segment.intercept_for(f64::from(slope)))
+}
+
+/// The compact line of slope `slope` whose intercept is `intercept` rounded up, if it fits.
+fn compact_with(slope: f32, intercept: f64) -> Option<Compact> {
+    let intercept = intercept.ceil();
+    let fits = intercept >= f64::from(i32::MIN) && intercept <= f64::from(i32::MAX);
+    fits.then_some(Compact {
+        slope,
+        intercept: intercept as i32,
+    })
+}
+
+/// The largest miss of `line` over `points` of the segment starting at `first_x`.
+fn compact_miss(
+    line: &Compact,
+    first_x: u64,
+    points: impl Iterator<Item = (u64, u64)>,
+    epsilon: u64,
+) -> u64 {
+    points
+        .map(|(x, y)| miss(line.at(x.wrapping_sub(first_x)), y, epsilon))
+        .max()
+        .unwrap_or(0)
+}
+
+/// When no `f32` slope is feasible (the feasible range can be one value, such as 1/5): the
+/// line among the `f32` slopes next to the middle whose intercept, the lowest that keeps
+/// every point's prediction at least `y - ε`, misses least.
+fn compact_fallback(
+    segment: &Segment,
+    points: impl Iterator<Item = (u64, u64)> + Clone,
+    epsilon: u64,
+) -> Option<(Compact, u64)> {
+    let middle = segment.slope as f32;
+    let mut best: Option<(Compact, u64)> = None;
+    for slope in [middle, middle.next_up(), middle.next_down()] {
+        let slope = slope.max(0.0);
+        let lowest = points
+            .clone()
+            .map(|(x, y)| {
+                y as f64 - epsilon as f64 - f64::from(slope) * (x - segment.first_x) as f64
+            })
+            .fold(f64::NEG_INFINITY, f64::max);
+        let Some(line) = compact_with(slope, lowest) else {
+            continue;
+        };
+        let missed = compact_miss(&line, segment.first_x, points.clone(), epsilon);
+        if best.is_none_or(|(_, m)| missed < m) {
+            best = Some((line, missed));
+        }
+    }
+    best
+}
+
+/// The compact level fitted to `points` at `epsilon`, with its slack, in one pass: each
+/// segment's points are checked with the search's arithmetic when the segment closes (the
+/// iterator, saved at the segment's second point, walks them again while they are in
+/// cache). `None` when an intercept does not fit in `i32`.
+fn fit_compact<P>(mut points: P, epsilon: u64) -> Result<Option<Fitted<Compact>>>
+where
+    P: Iterator<Item = (u64, u64)> + Clone,
+{
+    let mut pla = PlaBuilder::new(epsilon)?;
+    let mut fitted = Fitted::new();
+    let Some(first) = points.next() else {
+        return Ok(Some(fitted));
+    };
+    pla.push(first.0, first.1);
+    // The current segment's first point, and the iterator just after it.
+    let mut start = (first, points.clone());
+    while let Some((x, y)) = points.next() {
+        if let Some(segment) = pla.push(x, y) {
+            if !close_compact(&mut fitted, &segment, start, epsilon) {
+                return Ok(None);
+            }
+            start = ((x, y), points.clone());
+        }
+    }
+    if let Some(segment) = pla.finish() {
+        if !close_compact(&mut fitted, &segment, start, epsilon) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(fitted))
+}
+
+/// Stores `segment` in `fitted` and measures its slack over its points: `start.0`, then the
+/// rest from `start.1`. False when its intercept does not fit in `i32`.
+fn close_compact<P>(
+    fitted: &mut Fitted<Compact>,
+    segment: &Segment,
+    start: ((u64, u64), P),
+    epsilon: u64,
+) -> bool
+where
+    P: Iterator<Item = (u64, u64)> + Clone,
+{
+    let (first, rest) = start;
+    let rest = rest.take(usize::try_from(segment.points - 1).unwrap_or(usize::MAX));
+    let points = iter::once(first).chain(rest);
+    let Some(mut line) = compact_line(segment) else {
+        return false;
+    };
+    let mut missed = compact_miss(&line, segment.first_x, points.clone(), epsilon);
+    if missed > 0 {
+        match compact_fallback(segment, points, epsilon) {
+            Some((better, m)) if m < missed => (line, missed) = (better, m),
+            _ => {}
+        }
+    }
+    fitted.slack = fitted.slack.max(missed);
+    fitted.keys.push(segment.first_x);
+    fitted.lines.push(line);
+    true
+}
+
+/// The wide level fitted to `points` at `epsilon` (format version 1's build), with its
+/// slack measured over every point with the capped search arithmetic.
+fn fit_wide(
     points: impl Iterator<Item = (u64, u64)> + Clone,
     epsilon: u64,
     bottom: bool,
-    n: u64,
-) -> Result<(Level, u64)> {
+    len: u64,
+) -> Result<(Level<Wide>, u64)> {
     let mut pla = PlaBuilder::new(epsilon)?;
-    let mut segments = Vec::new();
+    let mut fitted = Fitted::<Wide>::new();
+    let mut add = |s: Segment| {
+        fitted.keys.push(s.first_x);
+        fitted.lines.push(Wide {
+            first_y: s.first_y,
+            slope: s.slope,
+            intercept: s.intercept,
+        });
+    };
     for (x, y) in points.clone() {
-        segments.extend(pla.push(x, y));
+        if let Some(s) = pla.push(x, y) {
+            add(s);
+        }
     }
-    segments.extend(pla.finish());
-    let level = Level::from_segments(&segments);
+    if let Some(s) = pla.finish() {
+        add(s);
+    }
+    let level = fitted.into_level(len);
     let mut slack = 0u64;
     let mut j = 0usize;
     for (x, y) in points {
         while level.keys.get(j + 1).is_some_and(|&k| k <= x) {
             j += 1;
         }
-        slack = slack.max(miss(level.position(j, x, bottom, n), y, epsilon));
+        slack = slack.max(miss(level.position(j, x, bottom), y, epsilon));
     }
     Ok((level, slack))
 }
 
-impl Pgm {
-    /// Number of levels (1 = flat).
-    pub fn height(&self) -> usize {
-        self.levels.len()
-    }
+/// Fewest keys per thread for a parallel build to be worth its threads (tiny in unit
+/// tests, so that small key sets are cut too).
+const MIN_KEYS_PER_THREAD: usize = if cfg!(test) { 4 } else { 1 << 16 };
 
-    /// The float slack of the bottom level and of the levels above, in whole positions
-    /// (0 or 1 in practice; windows widen by it).
-    pub fn slack(&self) -> (u64, u64) {
-        (self.slack, self.slack_rec)
+/// The compact bottom level over `keys` on up to `threads` threads (see the module
+/// documentation); `None` when it cannot be compact.
+fn fit_bottom(keys: &[u64], epsilon: u64, threads: usize) -> Result<Option<Fitted<Compact>>> {
+    let threads = threads.clamp(1, (keys.len() / MIN_KEYS_PER_THREAD).max(1));
+    if threads == 1 {
+        return fit_compact(lower_bound_points(keys), epsilon);
     }
-
-    /// Segments per level, bottom first.
-    pub fn segments_per_level(&self) -> Vec<usize> {
-        self.levels.iter().map(|l| l.keys.len()).collect()
-    }
-
-    /// The bottom-level segment for `key` (`min_key < key <= max_key`).
-    fn bottom_segment(&self, key: u64) -> usize {
-        let Some(top) = self.levels.last() else {
-            return 0;
-        };
-        let mut j = top.keys.partition_point(|&k| k <= key).saturating_sub(1);
-        let reach = self.params.epsilon_rec + self.slack_rec + 1;
-        for l in (0..self.levels.len() - 1).rev() {
-            let (below, above) = (&self.levels[l], &self.levels[l + 1]);
-            let last = below.keys.len().saturating_sub(1) as u64;
-            let p = above.position(j, key, false, below.keys.len() as u64);
-            let lo = p.saturating_sub(reach) as usize;
-            let hi = (p.saturating_add(reach).min(last) as usize).max(lo);
-            let slice = below.keys.get(lo..=hi).unwrap_or_default();
-            j = lo + slice.partition_point(|&k| k <= key).saturating_sub(1);
+    let mut cuts: Vec<usize> = (0..=threads)
+        .map(|t| run_start_from(keys, keys.len() * t / threads))
+        .collect();
+    cuts.dedup();
+    let chunks = std::thread::scope(|scope| {
+        let workers: Vec<_> = cuts
+            .windows(2)
+            .map(|w| {
+                let points = LowerBoundPoints::range(keys, w[0], w[1]);
+                scope.spawn(move || fit_compact(points, epsilon))
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join()).collect::<Vec<_>>()
+    });
+    let mut bottom = Fitted::new();
+    for chunk in chunks {
+        let chunk = chunk.map_err(|_| Error::ThreadPanicked {
+            what: "fitting a chunk of a PGM-index",
+        })??;
+        match chunk {
+            Some(chunk) => bottom.append(chunk),
+            None => return Ok(None),
         }
-        j
     }
+    Ok(Some(bottom))
 }
 
-impl Index for Pgm {
-    type Params = PgmParams;
-    const KIND: IndexKind = IndexKind::Pgm;
-
-    fn build(keys: &[u64], params: &PgmParams) -> Result<Pgm> {
+impl Pgm {
+    /// [`Index::build`] on up to `threads` threads for the bottom level (see the module
+    /// documentation: each extra thread may add a segment).
+    pub fn build_on(keys: &[u64], params: &PgmParams, threads: usize) -> Result<Pgm> {
         let (min_key, max_key) = check_build(
             keys,
             &[
@@ -213,39 +574,248 @@ impl Index for Pgm {
         if params.max_height == 0 {
             return Err(Error::param("max_height", "must be at least 1 (1 = flat)"));
         }
-        let n = keys.len() as u64;
-        if n == 0 {
-            return Ok(Pgm {
-                params: *params,
-                n,
-                min_key,
-                max_key,
-                slack: 0,
-                slack_rec: 0,
-                levels: Vec::new(),
-            });
+        let empty = Pgm {
+            params: *params,
+            n: keys.len() as u64,
+            min_key,
+            max_key,
+            slack: 0,
+            slack_rec: 0,
+            levels: Levels::Compact(Vec::new()),
+        };
+        if keys.is_empty() {
+            return Ok(empty);
         }
-        let (bottom, slack) = fit(lower_bound_points(keys), params.epsilon, true, n)?;
-        let mut levels = vec![bottom];
-        let mut slack_rec = 0;
-        while levels.len() < params.max_height as usize
-            && levels.last().is_some_and(|l| l.keys.len() > 1)
+        let compact = match i32::try_from(keys.len()) {
+            Ok(_) => Self::build_compact(keys, params, threads, empty.clone())?,
+            Err(_) => None,
+        };
+        match compact {
+            Some(pgm) if pgm.slack == 0 && pgm.slack_rec == 0 => Ok(pgm),
+            compact => {
+                let wide = Self::build_wide(keys, params, empty)?;
+                Ok(match compact {
+                    Some(c) if c.slack + c.slack_rec <= wide.slack + wide.slack_rec => c,
+                    _ => wide,
+                })
+            }
+        }
+    }
+
+    fn build_compact(
+        keys: &[u64],
+        params: &PgmParams,
+        threads: usize,
+        mut pgm: Pgm,
+    ) -> Result<Option<Pgm>> {
+        let Some(bottom) = fit_bottom(keys, params.epsilon, threads)? else {
+            return Ok(None);
+        };
+        pgm.slack = bottom.slack;
+        let mut levels = vec![bottom.into_level(pgm.n)];
+        while let Some(below) = levels
+            .last()
+            .filter(|l| l.len() > 1 && levels.len() < params.max_height as usize)
         {
-            let below = &levels[levels.len() - 1].keys;
-            let points = below.iter().enumerate().map(|(j, &k)| (k, j as u64));
-            let (level, s) = fit(points, params.epsilon_rec, false, below.len() as u64)?;
-            slack_rec = slack_rec.max(s);
+            let points = below.keys.iter().enumerate().map(|(j, &k)| (k, j as u64));
+            let Some(level) = fit_compact(points, params.epsilon_rec)? else {
+                return Ok(None);
+            };
+            pgm.slack_rec = pgm.slack_rec.max(level.slack);
+            let len = below.len() as u64;
+            levels.push(level.into_level(len));
+        }
+        pgm.levels = Levels::Compact(levels);
+        Ok(Some(pgm))
+    }
+
+    fn build_wide(keys: &[u64], params: &PgmParams, mut pgm: Pgm) -> Result<Pgm> {
+        let (bottom, slack) = fit_wide(lower_bound_points(keys), params.epsilon, true, pgm.n)?;
+        pgm.slack = slack;
+        let mut levels = vec![bottom];
+        while let Some(below) = levels
+            .last()
+            .filter(|l| l.len() > 1 && levels.len() < params.max_height as usize)
+        {
+            let points = below.keys.iter().enumerate().map(|(j, &k)| (k, j as u64));
+            let len = below.len() as u64;
+            let (level, s) = fit_wide(points, params.epsilon_rec, false, len)?;
+            pgm.slack_rec = pgm.slack_rec.max(s);
             levels.push(level);
         }
-        Ok(Pgm {
-            params: *params,
+        pgm.levels = Levels::Wide(levels);
+        Ok(pgm)
+    }
+
+    /// Number of levels (1 = flat).
+    pub fn height(&self) -> usize {
+        with_levels!(self, levels => levels.len())
+    }
+
+    /// The float slack of the bottom level and of the levels above, in whole positions
+    /// (0 in practice; windows widen by it).
+    pub fn slack(&self) -> (u64, u64) {
+        (self.slack, self.slack_rec)
+    }
+
+    /// Segments per level, bottom first.
+    pub fn segments_per_level(&self) -> Vec<usize> {
+        with_levels!(self, levels => levels.iter().map(Level::len).collect())
+    }
+
+    /// How the segments are stored.
+    pub fn form(&self) -> SegmentForm {
+        match self.levels {
+            Levels::Compact(_) => SegmentForm::Compact,
+            Levels::Wide(_) => SegmentForm::Wide,
+        }
+    }
+
+    /// Decodes a payload of index-file version `version` (1: always the wide form, with no
+    /// form field; 2: either form).
+    pub(crate) fn decode_version(bytes: &[u8], version: u32) -> Result<Pgm, FormatError> {
+        let mut d = Decoder::new(bytes, "a PGM-index");
+        let params = PgmParams {
+            epsilon: d.u64()?,
+            epsilon_rec: d.u64()?,
+            max_height: d.u32()?,
+        };
+        if params.epsilon == 0
+            || params.epsilon > MAX_EPSILON
+            || params.epsilon_rec == 0
+            || params.epsilon_rec > MAX_EPSILON
+        {
+            return Err(invalid(
+                "epsilon",
+                params.epsilon.min(params.epsilon_rec),
+                "1 ..= 2^59",
+            ));
+        }
+        let form = if version >= 2 { d.u32()? } else { 2 };
+        let (n, min_key, max_key, slack, slack_rec) =
+            (d.u64()?, d.u64()?, d.u64()?, d.u64()?, d.u64()?);
+        if n > MAX_Y || slack > n || slack_rec > n || min_key > max_key {
+            return Err(invalid(
+                "count, slack or key range",
+                n,
+                "n <= 2^60, slack <= n, min <= max",
+            ));
+        }
+        let level_count = d.u64()?;
+        if level_count > u64::from(params.max_height) || (n == 0) != (level_count == 0) {
+            return Err(invalid(
+                "level count",
+                level_count,
+                "1 ..= max_height levels (0 for no keys)",
+            ));
+        }
+        let mut pgm = Pgm {
+            params,
             n,
             min_key,
             max_key,
             slack,
             slack_rec,
-            levels,
-        })
+            levels: Levels::Compact(Vec::new()),
+        };
+        pgm.levels = match form {
+            1 if i32::try_from(n).is_ok() => {
+                Levels::Compact(decode_levels(&mut d, &pgm, level_count)?)
+            }
+            2 => Levels::Wide(decode_levels(&mut d, &pgm, level_count)?),
+            _ => {
+                return Err(invalid(
+                    "segment form",
+                    form.into(),
+                    "1 (compact, at most 2^31 - 1 keys) or 2 (wide)",
+                ));
+            }
+        };
+        d.finish()?;
+        Ok(pgm)
+    }
+}
+
+/// Decodes `count` levels of form `L` for `pgm` (whose header fields are set).
+fn decode_levels<L: Line>(
+    d: &mut Decoder<'_>,
+    pgm: &Pgm,
+    count: u64,
+) -> Result<Vec<Level<L>>, FormatError> {
+    let mut levels: Vec<Level<L>> = Vec::new();
+    for _ in 0..count {
+        let count = d.count(L::SEGMENT_BYTES)?;
+        // Every level has segments, and fewer or as many as the level below.
+        let len = levels.last().map_or(pgm.n, |l| l.len() as u64);
+        if count == 0 || count as u64 > len {
+            return Err(invalid(
+                "segments in a level",
+                count as u64,
+                "1 ..= the count of the level below",
+            ));
+        }
+        let reach = match levels.is_empty() {
+            true => pgm.params.epsilon + pgm.slack,
+            false => pgm.params.epsilon_rec + pgm.slack_rec,
+        };
+        let mut level = Level {
+            keys: Vec::with_capacity(count),
+            lines: Vec::with_capacity(count + 1),
+        };
+        for _ in 0..count {
+            let (key, line) = L::decode(d)?;
+            let ordered = level.keys.last().is_none_or(|&k| k < key);
+            if !(ordered && line.valid(level.lines.last(), len, reach)) {
+                return Err(invalid(
+                    "segment",
+                    key,
+                    "increasing keys, starts in range, finite non-negative slopes",
+                ));
+            }
+            level.keys.push(key);
+            level.lines.push(line);
+        }
+        if level.keys.first() != Some(&pgm.min_key)
+            || level.keys.last().is_some_and(|&k| k > pgm.max_key)
+        {
+            return Err(invalid(
+                "first key of a level",
+                level.keys.first().copied().unwrap_or(0),
+                "the smallest key",
+            ));
+        }
+        level.lines.push(L::sentinel(len));
+        levels.push(level);
+    }
+    Ok(levels)
+}
+
+/// The bottom-level segment for `key` (`min_key < key <= max_key`): binary search over the
+/// top level, then down through each level within `reach` of its prediction.
+#[inline]
+fn bottom_segment<L: Line>(levels: &[Level<L>], key: u64, reach: u64) -> usize {
+    let Some((top, lower)) = levels.split_last() else {
+        return 0;
+    };
+    let mut j = top.segment_for(key);
+    let mut above = top;
+    for below in lower.iter().rev() {
+        let p = above.position(j, key, false);
+        let lo = usize::try_from(p.saturating_sub(reach)).unwrap_or(usize::MAX);
+        let hi = usize::try_from(p.saturating_add(reach)).unwrap_or(usize::MAX);
+        j = below.segment_near(key, lo, hi);
+        above = below;
+    }
+    j
+}
+
+impl Index for Pgm {
+    type Params = PgmParams;
+    const KIND: IndexKind = IndexKind::Pgm;
+
+    /// Builds on one thread; see [`Pgm::build_on`] for more.
+    fn build(keys: &[u64], params: &PgmParams) -> Result<Pgm> {
+        Pgm::build_on(keys, params, 1)
     }
 
     #[inline]
@@ -254,8 +824,11 @@ impl Index for Pgm {
         if let Some(w) = edge_window(key, self.min_key, self.max_key, n) {
             return w;
         }
-        let j = self.bottom_segment(key);
-        let p = self.levels[0].position(j, key, true, n);
+        let reach = self.params.epsilon_rec + self.slack_rec + 1;
+        let p = with_levels!(self, levels => {
+            let j = bottom_segment(levels, key, reach);
+            levels.first().map_or(0, |bottom| bottom.position(j, key, true))
+        });
         model_window(p, self.params.epsilon + self.slack, n)
     }
 
@@ -266,12 +839,13 @@ impl Index for Pgm {
         if let Some(w) = edge_window(key, self.min_key, self.max_key, n) {
             return w;
         }
-        let Some(bottom) = self.levels.first() else {
-            return Window { lo: 0, hi: n };
-        };
-        *hint = partition_from(&bottom.keys, *hint, |k| k <= key);
-        let j = hint.saturating_sub(1);
-        let p = bottom.position(j, key, true, n);
+        let p = with_levels!(self, levels => {
+            let Some(bottom) = levels.first() else {
+                return Window { lo: 0, hi: n };
+            };
+            *hint = partition_from(&bottom.keys, *hint, |k| k <= key);
+            bottom.position(hint.saturating_sub(1), key, true)
+        });
         model_window(p, self.params.epsilon + self.slack, n)
     }
 
@@ -280,12 +854,7 @@ impl Index for Pgm {
     }
 
     fn size_in_bytes(&self) -> u64 {
-        HEADER_BYTES
-            + self
-                .levels
-                .iter()
-                .map(|l| 8 + LINE_BYTES * l.keys.len() as u64)
-                .sum::<u64>()
+        HEADER_BYTES + with_levels!(self, levels => levels_bytes(levels))
     }
 
     fn max_width(&self) -> u64 {
@@ -310,118 +879,164 @@ impl Index for Pgm {
         e.u64(self.params.epsilon);
         e.u64(self.params.epsilon_rec);
         e.u32(self.params.max_height);
+        e.u32(self.form() as u32);
         e.u64(self.n);
         e.u64(self.min_key);
         e.u64(self.max_key);
         e.u64(self.slack);
         e.u64(self.slack_rec);
-        e.u64(self.levels.len() as u64);
-        for level in &self.levels {
-            e.u64(level.keys.len() as u64);
-            for (k, l) in level.keys.iter().zip(&level.lines) {
-                e.u64(*k);
-                e.u64(l.first_y);
-                e.f64(l.slope);
-                e.f64(l.intercept);
+        e.u64(self.height() as u64);
+        with_levels!(self, levels => {
+            for level in levels {
+                e.u64(level.len() as u64);
+                for (&key, line) in level.keys.iter().zip(&level.lines) {
+                    line.encode(key, &mut e);
+                }
+            }
+        });
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Pgm, FormatError> {
+        Pgm::decode_version(bytes, super::file::VERSION)
+    }
+}
+
+/// Bytes the levels take in the payload: a count and the segments, per level.
+fn levels_bytes<L: Line>(levels: &[Level<L>]) -> u64 {
+    levels
+        .iter()
+        .map(|l| 8 + L::SEGMENT_BYTES * l.len() as u64)
+        .sum()
+}
+
+/// Bytes of the payload's fixed fields.
+const HEADER_BYTES: u64 = 8 * 8 + 4 + 4;
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::index::lower_bound;
+
+    /// Every key, its neighbours, the edges of `u64` and `extra` give windows that hold the
+    /// lower bound, no wider than stated.
+    fn check_windows(pgm: &Pgm, keys: &[u64], extra: &[u64]) -> Result<(), TestCaseError> {
+        let mut queries = vec![0, 1, u64::MAX - 1, u64::MAX];
+        for &k in keys {
+            queries.extend([k.wrapping_sub(1), k, k.wrapping_add(1)]);
+        }
+        queries.extend_from_slice(extra);
+        for q in queries {
+            let lb = keys.partition_point(|&k| k < q) as u64;
+            let w = pgm.search(q);
+            prop_assert!(
+                w.lo <= lb && lb <= w.hi && w.width() <= pgm.max_width(),
+                "{:?} key {q}: {w:?}, lower bound {lb}",
+                pgm.form()
+            );
+            let inside = &keys[w.lo as usize..w.hi as usize];
+            prop_assert_eq!(w.lo + lower_bound(inside, q, |&k| k) as u64, lb);
+        }
+        Ok(())
+    }
+
+    /// Sorted keys where floats run out: dense runs and sparse steps near 2^53 and 2^64,
+    /// duplicate runs, huge gaps, 0 and `u64::MAX`.
+    fn hard_keys() -> impl Strategy<Value = Vec<u64>> {
+        let base = prop_oneof![
+            Just(0u64),
+            Just(1u64 << 53),
+            Just((1u64 << 53) - 100),
+            Just(u64::MAX - 5000),
+            Just(1u64 << 63),
+            any::<u64>(),
+        ];
+        let piece = (base, 1u64..40, 1usize..600, 0usize..4).prop_map(|(base, step, len, dups)| {
+            (0..len as u64)
+                .flat_map(|i| {
+                    std::iter::repeat_n(
+                        base.saturating_add(i * step),
+                        1 + dups * (i % 7 == 0) as usize,
+                    )
+                })
+                .collect::<Vec<_>>()
+        });
+        let pieces = prop::collection::vec(
+            prop_oneof![piece, prop::collection::vec(any::<u64>(), 0..300)],
+            1..6,
+        );
+        (pieces, any::<bool>()).prop_map(|(pieces, extremes)| {
+            let mut keys = pieces.concat();
+            if extremes {
+                keys.extend([0, u64::MAX]);
+            }
+            keys.sort_unstable();
+            keys
+        })
+    }
+
+    fn params(epsilon: u64, epsilon_rec: u64, max_height: u32) -> PgmParams {
+        PgmParams {
+            epsilon,
+            epsilon_rec,
+            max_height,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The compact form is exact where floats run out: it is chosen, its slack is 0, and
+        /// its windows hold; on any number of threads.
+        #[test]
+        fn compact_segments_keep_the_guarantee(
+            keys in hard_keys(),
+            eps in prop_oneof![Just(1u64), Just(2), Just(16), Just(127)],
+            threads in 1usize..5,
+            extra in prop::collection::vec(any::<u64>(), 0..40),
+        ) {
+            let p = params(eps, 2, 4);
+            let pgm = Pgm::build_on(&keys, &p, threads).unwrap();
+            prop_assert_eq!(pgm.form(), SegmentForm::Compact);
+            prop_assert_eq!(pgm.slack(), (0, 0));
+            check_windows(&pgm, &keys, &extra)?;
+            // Each cut costs at most one segment.
+            let one = Pgm::build_on(&keys, &p, 1).unwrap();
+            let bottom = |p: &Pgm| p.segments_per_level().first().copied().unwrap_or(0);
+            let (many, single) = (bottom(&pgm), bottom(&one));
+            prop_assert!(many < single + threads, "{many} segments on {threads} threads, {single} on one");
+        }
+
+        /// The wide form (format version 1's) keeps the guarantee too, and both forms survive
+        /// encoding.
+        #[test]
+        fn both_forms_round_trip(keys in hard_keys(), extra in prop::collection::vec(any::<u64>(), 0..40)) {
+            prop_assume!(!keys.is_empty());
+            let p = params(4, 2, 3);
+            let compact = Pgm::build(&keys, &p).unwrap();
+            let template = Pgm { levels: Levels::Compact(Vec::new()), slack: 0, slack_rec: 0, ..compact.clone() };
+            let wide = Pgm::build_wide(&keys, &p, template).unwrap();
+            prop_assert_eq!(wide.form(), SegmentForm::Wide);
+            check_windows(&wide, &keys, &extra)?;
+            for pgm in [compact, wide] {
+                let mut bytes = Vec::new();
+                pgm.encode(&mut bytes);
+                prop_assert_eq!(bytes.len() as u64, pgm.size_in_bytes());
+                prop_assert_eq!(Pgm::decode(&bytes).unwrap(), pgm);
             }
         }
     }
 
-    fn decode(bytes: &[u8]) -> Result<Pgm, FormatError> {
-        let mut d = Decoder::new(bytes, "a PGM-index");
-        let params = PgmParams {
-            epsilon: d.u64()?,
-            epsilon_rec: d.u64()?,
-            max_height: d.u32()?,
-        };
-        if params.epsilon == 0
-            || params.epsilon > MAX_EPSILON
-            || params.epsilon_rec == 0
-            || params.epsilon_rec > MAX_EPSILON
-        {
-            return Err(invalid(
-                "epsilon",
-                params.epsilon.min(params.epsilon_rec),
-                "1 ..= 2^59",
-            ));
-        }
-        let (n, min_key, max_key, slack, slack_rec) =
-            (d.u64()?, d.u64()?, d.u64()?, d.u64()?, d.u64()?);
-        if n > MAX_Y || slack > n || slack_rec > n || min_key > max_key {
-            return Err(invalid(
-                "count, slack or key range",
-                n,
-                "n <= 2^60, slack <= n, min <= max",
-            ));
-        }
-        let level_count = d.u64()?;
-        if level_count > u64::from(params.max_height) || (n == 0) != (level_count == 0) {
-            return Err(invalid(
-                "level count",
-                level_count,
-                "1 ..= max_height levels (0 for no keys)",
-            ));
-        }
-        let mut levels: Vec<Level> = Vec::new();
-        for _ in 0..level_count {
-            let count = d.count(LINE_BYTES)?;
-            // Every level has segments, and fewer or as many as the level below.
-            let limit = levels.last().map_or(n, |l| l.keys.len() as u64);
-            if count == 0 || count as u64 > limit {
-                return Err(invalid(
-                    "segments in a level",
-                    count as u64,
-                    "1 ..= the count of the level below",
-                ));
-            }
-            let mut level = Level {
-                keys: Vec::with_capacity(count),
-                lines: Vec::with_capacity(count),
-            };
-            for _ in 0..count {
-                let key = d.u64()?;
-                let line = Line {
-                    first_y: d.u64()?,
-                    slope: d.f64()?,
-                    intercept: d.f64()?,
-                };
-                let y_limit = levels.last().map_or(n, |l| l.keys.len() as u64);
-                let ordered = level.keys.last().is_none_or(|&k| k < key)
-                    && level.lines.last().is_none_or(|l| l.first_y <= line.first_y);
-                let sane = line.first_y < y_limit
-                    && line.slope >= 0.0
-                    && line.slope.is_finite()
-                    && line.intercept.is_finite();
-                if !(ordered && sane) {
-                    return Err(invalid(
-                        "segment",
-                        key,
-                        "increasing keys, positions in range, finite non-negative slopes",
-                    ));
-                }
-                level.keys.push(key);
-                level.lines.push(line);
-            }
-            if level.keys.first() != Some(&min_key)
-                || level.keys.last().is_some_and(|&k| k > max_key)
-            {
-                return Err(invalid(
-                    "first key of a level",
-                    level.keys.first().copied().unwrap_or(0),
-                    "the smallest key",
-                ));
-            }
-            levels.push(level);
-        }
-        d.finish()?;
-        Ok(Pgm {
-            params,
-            n,
-            min_key,
-            max_key,
-            slack,
-            slack_rec,
-            levels,
-        })
+    #[test]
+    fn compact_segments_take_16_bytes() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut keys: Vec<u64> = (0..100_000).map(|_| rng.random()).collect();
+        keys.sort_unstable();
+        let pgm = Pgm::build(&keys, &params(8, 4, 1)).unwrap();
+        let segments = pgm.segments_per_level()[0] as u64;
+        assert!(segments > 10, "{segments} segments");
+        assert_eq!(pgm.size_in_bytes(), HEADER_BYTES + 8 + 16 * segments);
     }
 }

@@ -76,12 +76,7 @@ impl Index for Sampled<Pgm> {
     const KIND: IndexKind = IndexKind::SampledPgm;
 
     fn build(keys: &[u64], params: &Self::Params) -> Result<Self> {
-        let samples = sorted_sample(keys, params.every)?;
-        Ok(Sampled {
-            every: params.every,
-            n: keys.len() as u64,
-            inner: Pgm::build(&samples, &params.inner)?,
-        })
+        Self::build_on(keys, params, 1)
     }
 
     #[inline]
@@ -133,6 +128,28 @@ impl Index for Sampled<Pgm> {
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, FormatError> {
+        Self::decode_version(bytes, super::file::VERSION)
+    }
+}
+
+impl Sampled<Pgm> {
+    /// [`Index::build`] with the PGM over the samples built on up to `threads` threads
+    /// ([`Pgm::build_on`]).
+    pub fn build_on(
+        keys: &[u64],
+        params: &SampledParams<PgmParams>,
+        threads: usize,
+    ) -> Result<Self> {
+        let samples = sorted_sample(keys, params.every)?;
+        Ok(Sampled {
+            every: params.every,
+            n: keys.len() as u64,
+            inner: Pgm::build_on(&samples, &params.inner, threads)?,
+        })
+    }
+
+    /// Decodes a payload of index-file version `version` (see [`Pgm`]'s).
+    pub(crate) fn decode_version(bytes: &[u8], version: u32) -> Result<Self, FormatError> {
         let (head, rest) = bytes.split_at_checked(16).ok_or(FormatError::Truncated {
             what: "a sampled index",
             expected: 16,
@@ -140,7 +157,7 @@ impl Index for Sampled<Pgm> {
         })?;
         let mut d = Decoder::new(head, "a sampled index");
         let (every, n) = (d.u64()?, d.u64()?);
-        let inner = Pgm::decode(rest)?;
+        let inner = Pgm::decode_version(rest, version)?;
         if every == 0 || n.div_ceil(every) != inner.len() {
             return Err(invalid(
                 "sampling step",

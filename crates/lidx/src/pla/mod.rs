@@ -38,6 +38,12 @@ pub struct Segment {
     pub slope: f64,
     /// Value of the line at `first_x`.
     pub intercept: f64,
+    /// The least and the greatest slope of a feasible line (rounded to `f64`): every line
+    /// through [`pivot`](Self::pivot) with a slope between them passes within `epsilon` of
+    /// every point, exactly. Both 0 for a one-point segment.
+    pub slope_range: (f64, f64),
+    /// Where the least and the steepest feasible line cross, as `(x - first_x, y)`.
+    pub pivot: (f64, f64),
 }
 
 impl Segment {
@@ -46,6 +52,12 @@ impl Segment {
     #[inline]
     pub fn predict(&self, x: u64) -> f64 {
         self.intercept + self.slope * (x.wrapping_sub(self.first_x)) as f64
+    }
+
+    /// The value at `first_x` of the line through the pivot with slope `slope` (a feasible
+    /// line when `slope` lies in `slope_range`).
+    pub fn intercept_for(&self, slope: f64) -> f64 {
+        self.pivot.1 - slope * self.pivot.0
     }
 }
 
@@ -267,6 +279,8 @@ impl PlaBuilder {
             points: self.points,
             slope: 0.0,
             intercept: self.first_y as f64,
+            slope_range: (0.0, 0.0),
+            pivot: (0.0, self.first_y as f64),
         };
         if self.points == 1 {
             return base;
@@ -293,6 +307,8 @@ impl PlaBuilder {
         Segment {
             slope: slope.max(0.0),
             intercept: cy - slope.max(0.0) * cx,
+            slope_range: (least.as_f64().max(0.0), most.as_f64().max(0.0)),
+            pivot: (cx, cy),
             ..base
         }
     }
