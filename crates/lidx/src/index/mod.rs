@@ -388,6 +388,18 @@ pub(crate) struct LowerBoundPoints<'a> {
     next: usize,
     end: usize,
     pending: Option<(u64, u64)>,
+    /// Points returned so far that are not `(keys[p], p)` for a key `keys[p]` that occurs
+    /// once: first keys of duplicate runs and the points after them. Where it does not
+    /// change over a run of points, those points are exactly a slice of the keys with their
+    /// positions.
+    pub(crate) irregular: u64,
+}
+
+impl LowerBoundPoints<'_> {
+    /// The keys the points come from.
+    pub(crate) fn keys(&self) -> &[u64] {
+        self.keys
+    }
 }
 
 impl<'a> LowerBoundPoints<'a> {
@@ -399,6 +411,7 @@ impl<'a> LowerBoundPoints<'a> {
             next: start,
             end: end.min(keys.len()),
             pending: None,
+            irregular: 0,
         }
     }
 }
@@ -409,6 +422,7 @@ impl Iterator for LowerBoundPoints<'_> {
     #[inline]
     fn next(&mut self) -> Option<(u64, u64)> {
         if let Some(p) = self.pending.take() {
+            self.irregular += 1;
             return Some(p);
         }
         if self.next >= self.end {
@@ -423,6 +437,7 @@ impl Iterator for LowerBoundPoints<'_> {
         }
         self.next = i;
         if i - start > 1 {
+            self.irregular += 1;
             if let Some(&after) = self.keys.get(i) {
                 if k + 1 < after {
                     self.pending = Some((k + 1, i as u64));

@@ -61,30 +61,36 @@ impl Segment {
     }
 }
 
-/// A point in segment-relative integer coordinates.
+/// A point in segment-relative integer coordinates: `x` past the segment's first point,
+/// and `y ± epsilon` (within `-2^59 ..= 2^60 + 2^59`, so differences fit in `i64`).
 #[derive(Clone, Copy, Debug)]
 struct P {
-    x: i128,
-    y: i128,
+    x: u64,
+    y: i64,
 }
 
-/// The direction from `a` to `b` (`b.x > a.x`), compared as slopes without division.
+/// The direction from `a` to `b` (`b.x >= a.x`), compared as slopes without division.
+/// Products of a `u64` and an `i64` need one widening multiplication each (under `2^125`).
 #[derive(Clone, Copy, Debug)]
 struct Slope {
-    dx: i128,
-    dy: i128,
+    dx: u64,
+    dy: i64,
 }
 
 impl Slope {
+    #[inline]
     fn between(a: P, b: P) -> Slope {
+        debug_assert!(b.x >= a.x);
         Slope {
             dx: b.x - a.x,
             dy: b.y - a.y,
         }
     }
+    #[inline]
     fn lt(self, o: Slope) -> bool {
-        self.dy * o.dx < o.dy * self.dx
+        i128::from(self.dy) * i128::from(o.dx) < i128::from(o.dy) * i128::from(self.dx)
     }
+    #[inline]
     fn gt(self, o: Slope) -> bool {
         o.lt(self)
     }
@@ -93,9 +99,12 @@ impl Slope {
     }
 }
 
-/// Cross product of `o→a` and `o→b`: positive for a left (counter-clockwise) turn.
+/// Cross product of `o→a` and `o→b` (`o.x <= a.x <= b.x`): positive for a left
+/// (counter-clockwise) turn.
+#[inline]
 fn cross(o: P, a: P, b: P) -> i128 {
-    (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x)
+    let (oa, ob) = (Slope::between(o, a), Slope::between(o, b));
+    i128::from(oa.dx) * i128::from(ob.dy) - i128::from(oa.dy) * i128::from(ob.dx)
 }
 
 /// Streams points into segments. Call [`push`](Self::push) for each point in increasing
@@ -103,7 +112,7 @@ fn cross(o: P, a: P, b: P) -> i128 {
 /// [`finish`](Self::finish) returns the last segment.
 #[derive(Debug)]
 pub struct PlaBuilder {
-    epsilon: i128,
+    epsilon: i64,
     first_x: u64,
     first_y: u64,
     last_x: u64,
@@ -129,7 +138,8 @@ impl PlaBuilder {
             ));
         }
         Ok(Self {
-            epsilon: epsilon.into(),
+            // At most 2^59: fits.
+            epsilon: epsilon as i64,
             first_x: 0,
             first_y: 0,
             last_x: 0,
@@ -146,6 +156,7 @@ impl PlaBuilder {
     /// the previous point's, and `y <= MAX_Y`.
     /// Returns the finished segment when this point does not fit the current one (the
     /// point then starts the next segment).
+    #[inline]
     pub fn push(&mut self, x: u64, y: u64) -> Option<Segment> {
         debug_assert!(self.points == 0 || x > self.last_x, "x must increase");
         debug_assert!(y <= MAX_Y);
@@ -180,8 +191,10 @@ impl PlaBuilder {
         self.rect = [hi, lo, lo, hi];
     }
 
-    fn bounds(&self, dx: i128, y: u64) -> (P, P) {
-        let y = i128::from(y);
+    #[inline]
+    fn bounds(&self, dx: u64, y: u64) -> (P, P) {
+        // y <= MAX_Y = 2^60: fits.
+        let y = y as i64;
         (
             P {
                 x: dx,
@@ -195,9 +208,9 @@ impl PlaBuilder {
     }
 
     /// Adds `(x, y)` to the current segment if a line still fits every point.
+    #[inline]
     fn try_add(&mut self, x: u64, y: u64) -> bool {
-        let dx = i128::from(x - self.first_x);
-        let (hi, lo) = self.bounds(dx, y);
+        let (hi, lo) = self.bounds(x - self.first_x, y);
         if self.points == 1 {
             self.rect[2] = lo;
             self.rect[3] = hi;
