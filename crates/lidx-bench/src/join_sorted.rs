@@ -64,7 +64,7 @@ impl Options {
         if self.repeat == 0 {
             bail!("invalid repeat: at least 1 measurement per cell");
         }
-        if self.read_size < 4096 || self.read_size % 4096 != 0 {
+        if self.read_size < 4096 || !self.read_size.is_multiple_of(4096) {
             bail!("invalid read-size: a positive multiple of 4 KiB");
         }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -645,10 +645,10 @@ fn summarize(options: &Options, sets: &[KeySet], rows: &[Row], profile: &Storage
                 big_picks += 1;
                 big_matched += usize::from(pick == fastest);
             }
-            if ratio == 1 {
-                if let Some(f) = m.get(&big_cell) {
-                    merge_bw.push((name.clone(), f.bytes / big_s / 1e6));
-                }
+            if ratio == 1
+                && let Some(f) = m.get(&big_cell)
+            {
+                merge_bw.push((name.clone(), f.bytes / big_s / 1e6));
             }
             let count = |c: &Cell, f: fn(&Figures) -> f64| m.get(c).map_or(0.0, f);
             let _ = writeln!(

@@ -13,10 +13,10 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
         Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
         _ => (t.as_str(), 1.0),
     };
-    if mult == 1.0 {
-        if let Ok(v) = num.parse::<u64>() {
-            return Ok(v);
-        }
+    if mult == 1.0
+        && let Ok(v) = num.parse::<u64>()
+    {
+        return Ok(v);
     }
     let v: f64 = num
         .parse()

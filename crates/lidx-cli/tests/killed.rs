@@ -115,14 +115,12 @@ fn kill_mid_write(dir: &Path, keys: u64) -> Run {
             assert!(status.success(), "lidx table build failed: {status}");
             break None;
         }
-        if !too_late {
-            if let Some((temp, size)) = open_temp(pid, dir) {
-                match first_size {
-                    _ if size >= half => too_late = true,
-                    None => first_size = Some(size),
-                    Some(first) if size > first => break Some(temp),
-                    Some(_) => {}
-                }
+        if !too_late && let Some((temp, size)) = open_temp(pid, dir) {
+            match first_size {
+                _ if size >= half => too_late = true,
+                None => first_size = Some(size),
+                Some(first) if size > first => break Some(temp),
+                Some(_) => {}
             }
         }
         if started.elapsed() > START_LIMIT {

@@ -143,7 +143,7 @@ proptest! {
                 prop_assert!(positions.start <= lo && hi <= positions.end);
                 prop_assert_eq!(positions.start % TUPLES_PER_BLOCK, 0);
                 prop_assert!(positions.start + TUPLES_PER_BLOCK > lo);
-                prop_assert!(positions.end == n || positions.end % TUPLES_PER_BLOCK == 0);
+                prop_assert!(positions.end == n || positions.end.is_multiple_of(TUPLES_PER_BLOCK));
                 prop_assert!(positions.end < hi + TUPLES_PER_BLOCK);
                 let after = reader.stats();
                 prop_assert!(after.reads - before.reads <= 1);

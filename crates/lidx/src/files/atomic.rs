@@ -146,14 +146,12 @@ impl AtomicFile {
         }
         sweep_once(dir);
         let create_error = |e| Error::io(path, "create a temporary file beside the output", e);
-        if unnamed {
-            if let Some(file) = open_unnamed(dir).map_err(create_error)? {
-                return Ok(Self {
-                    path: path.to_path_buf(),
-                    writer: BufWriter::with_capacity(buffer, file),
-                    temp: Temp::Unnamed,
-                });
-            }
+        if unnamed && let Some(file) = open_unnamed(dir).map_err(create_error)? {
+            return Ok(Self {
+                path: path.to_path_buf(),
+                writer: BufWriter::with_capacity(buffer, file),
+                temp: Temp::Unnamed,
+            });
         }
         let tmp = tempfile::Builder::new()
             .prefix(&temp_prefix())

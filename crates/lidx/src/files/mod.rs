@@ -40,13 +40,13 @@ pub fn parent_dir(path: &Path) -> &Path {
 /// read. Paths that do not exist yet are fine.
 pub fn refuse_same_file(input: &Path, output: &Path) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
-    if let (Ok(a), Ok(b)) = (std::fs::metadata(input), std::fs::metadata(output)) {
-        if (a.dev(), a.ino()) == (b.dev(), b.ino()) {
-            return Err(Error::OutputIsInput {
-                output: output.to_path_buf(),
-                input: input.to_path_buf(),
-            });
-        }
+    if let (Ok(a), Ok(b)) = (std::fs::metadata(input), std::fs::metadata(output))
+        && (a.dev(), a.ino()) == (b.dev(), b.ino())
+    {
+        return Err(Error::OutputIsInput {
+            output: output.to_path_buf(),
+            input: input.to_path_buf(),
+        });
     }
     Ok(())
 }

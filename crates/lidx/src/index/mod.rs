@@ -438,10 +438,10 @@ impl Iterator for LowerBoundPoints<'_> {
         self.next = i;
         if i - start > 1 {
             self.irregular += 1;
-            if let Some(&after) = self.keys.get(i) {
-                if k + 1 < after {
-                    self.pending = Some((k + 1, i as u64));
-                }
+            if let Some(&after) = self.keys.get(i)
+                && k + 1 < after
+            {
+                self.pending = Some((k + 1, i as u64));
             }
         }
         Some((k, start as u64))

@@ -109,10 +109,10 @@ fn spline(points: impl Iterator<Item = (u64, u64)>, epsilon: u64) -> Vec<(u64, u
         }
         prev = Some((x, y));
     }
-    if let Some(last) = prev {
-        if out.last() != Some(&last) {
-            out.push(last);
-        }
+    if let Some(last) = prev
+        && out.last() != Some(&last)
+    {
+        out.push(last);
     }
     out
 }

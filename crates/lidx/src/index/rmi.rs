@@ -356,12 +356,12 @@ impl Index for Rmi {
             last_in_leaf[l] = Some(x);
         }
         for l in 0..count {
-            if let Some(next) = last_in_leaf[l].and_then(|x| x.checked_add(1)) {
-                if root.leaf(next, min_key, count) == l {
-                    let hi = rmi.leaf_hi(l);
-                    let p = Self::position(&rmi.leaves[l], hi, next);
-                    errs[l] = errs[l].max(p.abs_diff(hi));
-                }
+            if let Some(next) = last_in_leaf[l].and_then(|x| x.checked_add(1))
+                && root.leaf(next, min_key, count) == l
+            {
+                let hi = rmi.leaf_hi(l);
+                let p = Self::position(&rmi.leaves[l], hi, next);
+                errs[l] = errs[l].max(p.abs_diff(hi));
             }
         }
         for (leaf, err) in rmi.leaves.iter_mut().zip(errs) {

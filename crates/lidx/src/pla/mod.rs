@@ -337,15 +337,13 @@ pub fn segments(
     let mut out = Vec::new();
     let mut last: Option<(u64, u64)> = None;
     for (x, y) in points {
-        if let Some((lx, ly)) = last {
-            if x <= lx || y < ly {
-                return Err(Error::param(
-                    "points",
-                    format!(
-                        "({x}, {y}) follows ({lx}, {ly}): x must increase and y must not decrease"
-                    ),
-                ));
-            }
+        if let Some((lx, ly)) = last
+            && (x <= lx || y < ly)
+        {
+            return Err(Error::param(
+                "points",
+                format!("({x}, {y}) follows ({lx}, {ly}): x must increase and y must not decrease"),
+            ));
         }
         if y > MAX_Y {
             return Err(Error::param("points", format!("y = {y} is above 2^60")));

@@ -270,7 +270,7 @@ pub fn run_disk_bench(
     mut progress: impl FnMut(&Measurement),
 ) -> Result<Vec<Measurement>> {
     const CHUNK: u64 = 4 << 20;
-    if opts.file_size < CHUNK || opts.file_size % CHUNK != 0 {
+    if opts.file_size < CHUNK || !opts.file_size.is_multiple_of(CHUNK) {
         return Err(Error::param(
             "file size",
             format!(
