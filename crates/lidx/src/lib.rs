@@ -3,7 +3,7 @@
 //! The layers point one way: each module uses only those listed before it.
 //!
 //! - [`files`]: opening, memory-mapping, atomic writes and page-cache control of files.
-//! - [`last_mile`]: the branchless lower bound that finishes every search in a window.
+//! - [`last_mile`]: the lower bound that finishes every search in a window.
 //! - [`memory`]: the one [`MemoryBudget`](memory::MemoryBudget) everything a command may
 //!   limit reserves its memory from.
 //! - [`data`]: key sets: SOSD key files, seeded synthetic distributions, samples.

@@ -2,7 +2,7 @@
 //! on disk, and the windows they return. Shared by the tuner, `lidx index bench`, the demo
 //! and the experiments.
 //!
-//! A lookup is the whole in-memory path: the index's window, then the branchless last-mile
+//! A lookup is the whole in-memory path: the index's window, then the last-mile
 //! search inside it. Each timing loop is generic over the index kind (the enum is matched
 //! once, not per key), and folds every answer into a checksum so no work is optimized away;
 //! every index's answers are checked against `partition_point`'s ([`Baseline`]).
@@ -97,7 +97,7 @@ pub fn window_stats(index: &AnyIndex, queries: &[u64]) -> WindowStats {
 }
 
 /// The last-mile search alone, inside the windows `index` returns for `queries`: mean
-/// nanoseconds of the branchless [`lower_bound`] and of `partition_point` over the very same
+/// nanoseconds of lidx's [`lower_bound`] and of `partition_point` over the very same
 /// windows (best of three runs each).
 pub fn last_mile_ns(index: &AnyIndex, keys: &[u64], queries: &[u64]) -> (f64, f64) {
     let windows: Vec<(u64, &[u64])> = queries
@@ -122,9 +122,9 @@ pub fn last_mile_ns(index: &AnyIndex, keys: &[u64], queries: &[u64]) -> (f64, f6
         }
         best
     };
-    let branchless = run(&|w, q| lower_bound(w, q, |&k| k));
+    let ours = run(&|w, q| lower_bound(w, q, |&k| k));
     let std = run(&|w, q| w.partition_point(|&k| k < q));
-    (branchless, std)
+    (ours, std)
 }
 
 /// Lookups to time: existing keys drawn at random from the keys (`count`, seeded), and
@@ -216,7 +216,7 @@ pub struct IndexMeasurement {
     pub disk_blocks: f64,
     /// Reads per cold lookup (NaN when not measured).
     pub disk_reads: f64,
-    /// Last-mile search alone: branchless lower bound and `partition_point`, ns.
+    /// Last-mile search alone: lidx's [`lower_bound`] and `partition_point`, ns.
     pub last_mile_ns: (f64, f64),
     /// Threads of the parallel build (1: none was timed).
     pub threads: usize,

@@ -1,7 +1,7 @@
 //! Index nested loop join (paper 1, sections 3 and 4.3): the outer table is scanned with
 //! large sequential reads; for each outer key the inner table's index gives a window,
 //! whose blocks are read with one contiguous read (unless the buffer holds them), a
-//! branchless last-mile search finds the first match, and the run of equal inner keys is
+//! last-mile search finds the first match, and the run of equal inner keys is
 //! emitted, reading on past the window's end where it continues.
 //!
 //! Paper 1's two optimizations are switchable for every index kind: [`InljOptions::cursor`]
