@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use lidx::data::{Distribution, GenParams, KeyFile, generate, write_keys};
 use lidx::files::cache;
 use lidx::index::measure::{Baseline, Queries, measure};
-use lidx::index::{AnyIndex, AnyParams, IndexKind};
+use lidx::index::{AnyIndex, AnyParams, Index, IndexKind, Pgm, PgmParams};
 use lidx::join::{CountSink, HashTable, InljOptions, Method, parallel_join};
 use lidx::memory::MemoryBudget;
 use lidx::storage::profile::DiskBenchOptions;
@@ -230,6 +230,15 @@ fn indexes(table: &Table, keys: &[u64]) -> anyhow::Result<()> {
         table,
         keys.len()
     ));
+    let pgm = Pgm::build(keys, &PgmParams::default())?;
+    let on_two = Pgm::build_on(keys, &PgmParams::default(), 2)?;
+    say!(
+        "   pgm: {:?} segments of {}, float slack {:?}; built on 2 threads: {:?} segments",
+        pgm.segments_per_level(),
+        pgm.form(),
+        pgm.slack(),
+        on_two.segments_per_level()
+    );
     let hard = |eps| lidx::pla::segment_count(keys, eps);
     say!(
         "   hardness (paper 3): {} PLA segments at epsilon 32, {} at epsilon 4096",

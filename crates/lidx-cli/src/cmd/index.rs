@@ -285,12 +285,7 @@ fn info(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> 
         ),
         ("max window", format!("{} positions", index.max_width())),
     ];
-    let pgm = match &index {
-        AnyIndex::Pgm(p) => Some(p),
-        AnyIndex::SampledPgm(s) => Some(s.inner()),
-        _ => None,
-    };
-    let pgm_rows = pgm.map(|p| {
+    let pgm_rows = index.as_pgm().map(|p| {
         [
             (
                 "segments",

@@ -311,14 +311,20 @@ impl AnyIndex {
         }
     }
 
+    /// The PGM-index of a `pgm` or `sampled-pgm` index (the one over the samples);
+    /// `None` for other kinds.
+    pub fn as_pgm(&self) -> Option<&Pgm> {
+        match self {
+            AnyIndex::Pgm(p) => Some(p),
+            AnyIndex::SampledPgm(s) => Some(s.inner()),
+            _ => None,
+        }
+    }
+
     /// Segments in the bottom level of a PGM-index (sampled or not); `None` for other kinds.
     pub fn pgm_segments(&self) -> Option<usize> {
-        let pgm = match self {
-            AnyIndex::Pgm(p) => p,
-            AnyIndex::SampledPgm(s) => s.inner(),
-            _ => return None,
-        };
-        Some(pgm.segments_per_level().first().copied().unwrap_or(0))
+        self.as_pgm()
+            .map(|p| p.segments_per_level().first().copied().unwrap_or(0))
     }
 
     /// The parameters, as text (`eps=127 eps_rec=4 max_height=8`).
