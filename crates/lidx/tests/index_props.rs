@@ -351,6 +351,21 @@ fn unsorted_keys_and_bad_parameters_are_refused() {
     );
 }
 
+proptest! {
+    /// Both phases of the last mile (branches above 16 keys, none below) on sorted keys
+    /// with long runs of duplicates and the edges of `u64`.
+    #[test]
+    fn last_mile_lower_bound_matches_partition_point(
+        mut keys in prop::collection::vec(prop_oneof![Just(0u64), Just(u64::MAX), 0u64..40, any::<u64>()], 0..300),
+        queries in prop::collection::vec(prop_oneof![Just(0u64), Just(u64::MAX), 0u64..41, any::<u64>()], 1..20),
+    ) {
+        keys.sort_unstable();
+        for q in queries {
+            prop_assert_eq!(lower_bound(&keys, q, |&k| k), keys.partition_point(|&k| k < q));
+        }
+    }
+}
+
 #[test]
 fn branchless_lower_bound_matches_partition_point() {
     let keys: Vec<u64> = vec![0, 0, 1, 5, 5, 5, 9, u64::MAX, u64::MAX];

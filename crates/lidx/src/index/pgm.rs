@@ -152,9 +152,13 @@ struct Compact {
 impl Line for Compact {
     const SEGMENT_BYTES: u64 = 16;
 
+    /// Through `i64`, whose conversion from `f64` is one instruction where `u64`'s takes a
+    /// dozen; the two differ only at `2^63` and above, far past any cap of a compact level
+    /// (`i32::MAX`), so capped predictions and measured slack agree with the plain formula.
     #[inline]
     fn at(&self, dx: u64) -> u64 {
-        (f64::from(self.intercept) + f64::from(self.slope) * dx as f64) as u64
+        let p = (f64::from(self.intercept) + f64::from(self.slope) * dx as f64) as i64;
+        p.max(0) as u64
     }
 
     #[inline]
@@ -828,6 +832,19 @@ fn decode_levels<L: Line>(
     Ok(levels)
 }
 
+impl Pgm {
+    /// The bottom level's prediction for `key` (`min_key < key <= max_key`) through the
+    /// levels above it.
+    #[inline(never)]
+    fn predict_through<L: Line>(&self, levels: &[Level<L>], key: u64) -> u64 {
+        let reach = self.params.epsilon_rec + self.slack_rec + 1;
+        let j = bottom_segment(levels, key, reach);
+        levels
+            .first()
+            .map_or(0, |bottom| bottom.position(j, key, true))
+    }
+}
+
 /// The bottom-level segment for `key` (`min_key < key <= max_key`): binary search over the
 /// top level, then down through each level within `reach` of its prediction.
 #[inline]
@@ -862,10 +879,10 @@ impl Index for Pgm {
         if let Some(w) = edge_window(key, self.min_key, self.max_key, n) {
             return w;
         }
-        let reach = self.params.epsilon_rec + self.slack_rec + 1;
-        let p = with_levels!(self, levels => {
-            let j = bottom_segment(levels, key, reach);
-            levels.first().map_or(0, |bottom| bottom.position(j, key, true))
+        let p = with_levels!(self, levels => match levels.as_slice() {
+            // The flat index, kept small so that callers inline it.
+            [bottom] => bottom.position(bottom.segment_for(key), key, true),
+            _ => self.predict_through(levels, key),
         });
         model_window(p, self.params.epsilon + self.slack, n)
     }
