@@ -129,6 +129,10 @@ trait Line: Copy + fmt::Debug + PartialEq + Send {
     /// bottom level).
     fn cap(&self, bottom: bool) -> u64;
 
+    /// The least position the bottom level predicts in this segment, that of its first key
+    /// or below it: the cap of the segment before.
+    fn start(&self) -> u64;
+
     /// The line after a level's last segment: it caps that segment at `len`, the positions
     /// (or segments below) the level maps to.
     fn sentinel(len: u64) -> Self;
@@ -164,6 +168,10 @@ impl Line for Compact {
     #[inline]
     fn cap(&self, _bottom: bool) -> u64 {
         u64::try_from(self.intercept).unwrap_or(0)
+    }
+
+    fn start(&self) -> u64 {
+        self.cap(true)
     }
 
     fn sentinel(len: u64) -> Self {
@@ -224,6 +232,10 @@ impl Line for Wide {
         } else {
             self.first_y.saturating_sub(1)
         }
+    }
+
+    fn start(&self) -> u64 {
+        self.first_y
     }
 
     fn sentinel(len: u64) -> Self {
@@ -833,6 +845,43 @@ fn decode_levels<L: Line>(
 }
 
 impl Pgm {
+    /// The position the model predicts for `key`: within ε plus the float slack of its lower
+    /// bound, 0 at or below the smallest key, `n` above the largest, and never decreasing as
+    /// `key` grows (each segment's line rises, and is held between where its segment starts
+    /// and where the next one does). Learned partitioning ranks the keys of unsorted tables
+    /// by it (paper 1, section 4.4).
+    pub fn predict(&self, key: u64) -> u64 {
+        if self.n == 0 || key <= self.min_key {
+            return 0;
+        } else if key > self.max_key {
+            return self.n;
+        }
+        let reach = self.params.epsilon_rec + self.slack_rec + 1;
+        with_levels!(self, levels => {
+            let j = match levels.as_slice() {
+                [bottom] => bottom.segment_for(key),
+                _ => bottom_segment(levels, key, reach),
+            };
+            // The search's prediction never falls below the segment's start in the compact
+            // form; in the wide form it can, by up to ε, and is raised to it here (the key's
+            // lower bound is at least the segment's first position).
+            levels.first().map_or(0, |bottom| {
+                let start = bottom.lines.get(j).map_or(0, |l| l.start());
+                bottom.position(j, key, true).max(start)
+            })
+        })
+    }
+
+    /// [`predict`](Self::predict) for `min_key < key <= max_key`.
+    #[inline]
+    fn predict_inside(&self, key: u64) -> u64 {
+        with_levels!(self, levels => match levels.as_slice() {
+            // The flat index, kept small so that callers inline it.
+            [bottom] => bottom.position(bottom.segment_for(key), key, true),
+            _ => self.predict_through(levels, key),
+        })
+    }
+
     /// The bottom level's prediction for `key` (`min_key < key <= max_key`) through the
     /// levels above it.
     #[inline(never)]
@@ -879,12 +928,11 @@ impl Index for Pgm {
         if let Some(w) = edge_window(key, self.min_key, self.max_key, n) {
             return w;
         }
-        let p = with_levels!(self, levels => match levels.as_slice() {
-            // The flat index, kept small so that callers inline it.
-            [bottom] => bottom.position(bottom.segment_for(key), key, true),
-            _ => self.predict_through(levels, key),
-        });
-        model_window(p, self.params.epsilon + self.slack, n)
+        model_window(
+            self.predict_inside(key),
+            self.params.epsilon + self.slack,
+            n,
+        )
     }
 
     /// Moves along the bottom level: `hint` is the partition point of "first key ≤ key"
@@ -982,7 +1030,7 @@ mod tests {
             queries.extend([k.wrapping_sub(1), k, k.wrapping_add(1)]);
         }
         queries.extend_from_slice(extra);
-        for q in queries {
+        for &q in &queries {
             let lb = keys.partition_point(|&k| k < q) as u64;
             let w = pgm.search(q);
             prop_assert!(
@@ -992,7 +1040,21 @@ mod tests {
             );
             let inside = &keys[w.lo as usize..w.hi as usize];
             prop_assert_eq!(w.lo + lower_bound(inside, q, |&k| k) as u64, lb);
+            // The prediction the window is centred on, for learned partitioning.
+            let p = pgm.predict(q);
+            let reach = pgm.params.epsilon + pgm.slack;
+            prop_assert!(
+                p.saturating_sub(reach) <= lb && lb <= p + reach + 1,
+                "predict({q}) = {p}, lower bound {lb}"
+            );
         }
+        queries.sort_unstable();
+        let predictions: Vec<u64> = queries.iter().map(|&q| pgm.predict(q)).collect();
+        prop_assert!(
+            predictions.is_sorted(),
+            "predictions fall somewhere: {predictions:?}"
+        );
+        prop_assert!(predictions.last().is_none_or(|&p| p <= pgm.len()));
         Ok(())
     }
 
