@@ -53,6 +53,8 @@ enum Command {
     Index(cmd::index::Command),
     /// Join two tables: index nested loop through any index, sort-merge or hash.
     Join(cmd::join::Args),
+    /// Sort a table by key into a new one, within a memory limit.
+    Sort(cmd::sort::Args),
     /// How hard a key set is to learn: PLA segments at several error bounds (paper 3).
     Hardness(cmd::hardness::Args),
     /// Measure the machine.
@@ -84,6 +86,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => cmd::gen_keys::run(&ctx, args),
         Command::Table(c) => cmd::table::run(&ctx, c),
         Command::Index(c) => cmd::index::run(&ctx, c),
+        Command::Sort(args) => cmd::sort::run(&ctx, args),
         Command::Hardness(args) => cmd::hardness::run(args),
         Command::Join(args) => cmd::join::run(&ctx, args),
         Command::Bench(c) => cmd::bench::run(&ctx, c),

@@ -614,6 +614,10 @@ fn invalid_values_are_one_line_with_exit_code_2() {
         &["gen", "--dist", "udense", "--n", "1.5", "--out", "x.keys"][..],
         &["bench", "disk", "--dir", ".", "--file-size", "12parsecs"][..],
         &["table", "frobnicate"][..],
+        &["table", "shuffle", "--out", "x.tbl"][..],
+        &[
+            "table", "shuffle", "--table", "s.tbl", "--keys", "s.keys", "--out", "x.tbl",
+        ][..],
     ] {
         let out = lidx().current_dir(dir.path()).args(args).output().unwrap();
         let stderr = String::from_utf8(out.stderr).unwrap();
@@ -1249,4 +1253,130 @@ fn a_memory_budget_limits_hash_and_merge_joins_too() {
         );
         assert!(out.contains(": 2000 output tuples"), "{out}");
     }
+}
+
+/// The (key, value) tuples of a table, in file order.
+fn tuples_of(path: &Path) -> Vec<(u64, u64)> {
+    let table = lidx::storage::Table::open(path).unwrap();
+    let mut out = Vec::new();
+    table
+        .scan(|chunk| {
+            out.extend(chunk.iter().map(|t| (t.key, t.value)));
+            Ok(())
+        })
+        .unwrap();
+    out
+}
+
+#[test]
+fn table_shuffle_permutes_the_tuples_in_a_seeded_order() {
+    let dir = setup();
+    let d = dir.path();
+    let said = ok(
+        d,
+        &[
+            "table", "shuffle", "--table", "s.tbl", "--seed", "7", "--out", "a.tbl",
+        ],
+    );
+    assert!(said.contains("unsorted"), "{said}");
+    ok(
+        d,
+        &[
+            "table", "shuffle", "--table", "s.tbl", "--seed", "7", "--out", "b.tbl",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "table", "shuffle", "--table", "s.tbl", "--seed", "8", "--out", "c.tbl",
+        ],
+    );
+    let sorted = tuples_of(&d.join("s.tbl"));
+    let (a, b, c) = (
+        tuples_of(&d.join("a.tbl")),
+        tuples_of(&d.join("b.tbl")),
+        tuples_of(&d.join("c.tbl")),
+    );
+    assert_eq!(a, b, "the same seed gives the same order");
+    assert_ne!(a, c, "another seed gives another order");
+    assert_ne!(a, sorted);
+    let mut back = a.clone();
+    back.sort_unstable();
+    assert_eq!(back, sorted, "the same tuples, each once");
+    assert!(ok(d, &["table", "info", "a.tbl"]).contains("unsorted"));
+    ok(d, &["table", "verify", "a.tbl"]);
+
+    // From a key file: values are the keys' rows in that file.
+    ok(
+        d,
+        &["table", "shuffle", "--keys", "s.keys", "--out", "k.tbl"],
+    );
+    let mut k = tuples_of(&d.join("k.tbl"));
+    k.sort_unstable();
+    assert_eq!(k, sorted);
+
+    // The commands that need sorted input say so.
+    fails(
+        d,
+        &[
+            "index", "build", "--table", "a.tbl", "--kind", "pgm", "--out", "a.idx",
+        ],
+        &["a.tbl", "not sorted"],
+    );
+    fails(
+        d,
+        &["table", "shuffle", "--table", "nope.tbl", "--out", "x.tbl"],
+        &["nope.tbl"],
+    );
+}
+
+#[test]
+fn sort_puts_a_shuffled_table_back_byte_for_byte() {
+    let dir = setup();
+    let d = dir.path();
+    ok(
+        d,
+        &["table", "shuffle", "--table", "s.tbl", "--out", "u.tbl"],
+    );
+    let said = ok(
+        d,
+        &[
+            "sort",
+            "--table",
+            "u.tbl",
+            "--memory-limit",
+            "256KiB",
+            "--out",
+            "back.tbl",
+        ],
+    );
+    assert!(said.contains("merge pass"), "{said}");
+    assert_eq!(
+        std::fs::read(d.join("back.tbl")).unwrap(),
+        std::fs::read(d.join("s.tbl")).unwrap()
+    );
+    // Nothing but the tables: the runs were unnamed.
+    let names: Vec<String> = listing(d)
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["back.tbl", "s.keys", "s.tbl", "u.tbl"]);
+    fails(
+        d,
+        &[
+            "sort",
+            "--table",
+            "u.tbl",
+            "--memory-limit",
+            "64KiB",
+            "--out",
+            "x.tbl",
+        ],
+        &["--memory-limit", "smallest that works"],
+    );
+    fails(
+        d,
+        &["sort", "--table", "u.tbl", "--out", "u.tbl"],
+        &["u.tbl"],
+    );
 }

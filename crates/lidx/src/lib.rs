@@ -67,7 +67,9 @@ pub mod join;
 pub mod last_mile;
 pub mod memory;
 mod names;
+pub mod partition;
 pub mod pla;
+pub mod sort;
 pub mod storage;
 
 pub use error::{Error, FormatError, Result};

@@ -9,4 +9,5 @@ pub mod gen_keys;
 pub mod hardness;
 pub mod index;
 pub mod join;
+pub mod sort;
 pub mod table;

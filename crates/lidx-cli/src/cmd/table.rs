@@ -1,10 +1,13 @@
-//! `lidx table build|info|verify|import|export`: the `.tbl` table files of paper 1, section 4.1.
+//! `lidx table build|shuffle|info|verify|import|export`: the `.tbl` table files of paper 1,
+//! section 4.1, and the shuffled (unsorted) tables of its section 5.4.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use lidx::data::KeyFile;
-use lidx::storage::table::{build_distinct_from_keys, build_from_keys};
+use lidx::storage::table::{
+    build_distinct_from_keys, build_from_keys, tuples_from_keys, write_shuffled,
+};
 use lidx::storage::{BLOCK_SIZE, Table, ValueSource, paper1};
 
 use crate::progress::Context;
@@ -32,6 +35,34 @@ pub enum Command {
         /// Keep only the first of each run of equal keys (the keys must be sorted).
         #[arg(long)]
         dedup: bool,
+    },
+    /// Write a table's tuples, or a key file's keys as tuples, in a seeded random order: an
+    /// unsorted table (paper 1 shuffles its keys for the joins of unsorted tables). Holds
+    /// the tuples in memory, 16 bytes each.
+    #[command(
+        after_help = "Examples:\n  lidx table shuffle --table lognormal.tbl --seed 7 --out lognormal-u.tbl\n  lidx table shuffle --keys lognormal.keys --out lognormal-u.tbl"
+    )]
+    Shuffle {
+        /// Input table (its (key, value) tuples move together).
+        #[arg(
+            long,
+            value_name = "FILE.tbl",
+            conflicts_with = "keys",
+            required_unless_present = "keys"
+        )]
+        table: Option<PathBuf>,
+        /// Input SOSD key file (values as in `table build`, from the keys' rows in this file).
+        #[arg(long, value_name = "FILE.keys")]
+        keys: Option<PathBuf>,
+        /// Values for `--keys` (see `table build`).
+        #[arg(long, value_enum, default_value = "rowid", requires = "keys")]
+        values: Values,
+        /// Seed of the order: the same input and seed give the same table.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Output table.
+        #[arg(long, short, value_name = "FILE.tbl")]
+        out: PathBuf,
     },
     /// Print a table's header and layout.
     Info {
@@ -87,6 +118,15 @@ pub enum Values {
     Hash,
 }
 
+impl Values {
+    fn source(self) -> ValueSource {
+        match self {
+            Values::Rowid => ValueSource::RowId,
+            Values::Hash => ValueSource::KeyHash,
+        }
+    }
+}
+
 /// Layouts lidx exchanges tables in.
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum ExchangeFormat {
@@ -102,6 +142,13 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
             values,
             dedup,
         } => build(ctx, &keys, &out, values, dedup),
+        Command::Shuffle {
+            table,
+            keys,
+            values,
+            seed,
+            out,
+        } => shuffle(ctx, table.as_deref(), keys.as_deref(), values, seed, &out),
         Command::Info { table } => info(&table),
         Command::Verify { table } => verify(ctx, &table),
         Command::Import {
@@ -165,10 +212,7 @@ fn build(
             keys_path.display()
         );
     }
-    let values = match values {
-        Values::Rowid => ValueSource::RowId,
-        Values::Hash => ValueSource::KeyHash,
-    };
+    let values = values.source();
     let bar = ctx.bar(file.len() as u64, "building", "tuples");
     let h = if dedup {
         if let Some(i) = lidx::data::first_unsorted(file.keys()) {
@@ -193,6 +237,55 @@ fn build(
         sortedness(h.sorted, h.distinct),
         h.min_key,
         h.max_key
+    );
+    Ok(())
+}
+
+fn shuffle(
+    ctx: &Context,
+    table: Option<&Path>,
+    keys: Option<&Path>,
+    values: Values,
+    seed: u64,
+    out: &Path,
+) -> anyhow::Result<()> {
+    let (input, tuples) = match (table, keys) {
+        (Some(path), _) => {
+            lidx::files::refuse_same_file(path, out)?;
+            let t = Table::open(path)?;
+            t.require_pairs("shuffling")?;
+            let bar = ctx.spinner(&format!("loading {} tuples", t.len()));
+            let mut tuples = Vec::with_capacity(usize::try_from(t.len()).unwrap_or(0));
+            t.scan(|chunk| {
+                tuples.extend_from_slice(chunk);
+                Ok(())
+            })?;
+            bar.finish_and_clear();
+            (path, tuples)
+        }
+        (None, Some(path)) => {
+            lidx::files::refuse_same_file(path, out)?;
+            let file = KeyFile::open(path)?;
+            (path, tuples_from_keys(file.keys(), values.source()))
+        }
+        // clap requires one of the two.
+        (None, None) => bail!("give the input as --table FILE.tbl or --keys FILE.keys"),
+    };
+    if tuples.is_empty() {
+        bail!(
+            "{}: holds no tuples; a table needs at least one",
+            input.display()
+        );
+    }
+    let bar = ctx.bar(tuples.len() as u64, "shuffling", "tuples");
+    let h = write_shuffled(tuples, seed, out, |done| bar.set_position(done))?;
+    bar.finish_and_clear();
+    say!(
+        "wrote {} with the {} tuples of {} in a random order (seed {seed}; {})",
+        out.display(),
+        h.count,
+        input.display(),
+        sortedness(h.sorted, h.distinct)
     );
     Ok(())
 }

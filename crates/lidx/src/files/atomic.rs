@@ -196,6 +196,21 @@ impl AtomicFile {
         Ok(())
     }
 
+    /// Writes `bytes` at `offset` with one positioned write, leaving the end of the file
+    /// where appends go as it is (for files filled out of order, such as a partitioning's
+    /// pages). Flushes pending appends first.
+    pub fn write_all_at(&mut self, offset: u64, bytes: &[u8]) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        let io = |e| Error::io(&self.path, "write", e);
+        if !self.writer.buffer().is_empty() {
+            self.writer.flush().map_err(io)?;
+        }
+        self.writer
+            .get_ref()
+            .write_all_at(bytes, offset)
+            .map_err(io)
+    }
+
     /// Flushes, fsyncs, renames into place (an unnamed file is first linked to a hidden
     /// name) and fsyncs the directory.
     pub fn finish(self) -> Result<()> {

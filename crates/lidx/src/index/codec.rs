@@ -89,6 +89,21 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// The next `len` bytes, as they are.
+    pub(crate) fn bytes(&mut self, len: usize) -> Result<&'a [u8], FormatError> {
+        match self.bytes.split_at_checked(len) {
+            Some((head, rest)) => {
+                self.bytes = rest;
+                Ok(head)
+            }
+            None => Err(FormatError::Truncated {
+                what: self.what,
+                expected: len as u64,
+                actual: self.bytes.len() as u64,
+            }),
+        }
+    }
+
     /// Fails unless every byte was read.
     pub(crate) fn finish(self) -> Result<(), FormatError> {
         if self.bytes.is_empty() {

@@ -29,7 +29,7 @@
 
 pub mod binary;
 pub mod btree;
-mod codec;
+pub(crate) mod codec;
 pub mod file;
 pub mod measure;
 pub mod pgm;

@@ -32,6 +32,16 @@ pub enum ValueSource {
     KeyHash,
 }
 
+impl ValueSource {
+    /// The value of `key`, found at `row` of its key file.
+    pub fn value(self, row: u64, key: u64) -> u64 {
+        match self {
+            ValueSource::RowId => row,
+            ValueSource::KeyHash => key_hash(key),
+        }
+    }
+}
+
 /// The value [`ValueSource::KeyHash`] stores: the 64-bit finalizer of MurmurHash3
 /// (`fmix64`), a bijection on `u64`, so equal keys get equal values and distinct keys
 /// distinct ones.
@@ -210,6 +220,41 @@ pub fn build_distinct_from_keys(
     build_from_rows(firsts, values, path, progress)
 }
 
+/// The tuples of `keys` with values from `values`, in the keys' order.
+pub fn tuples_from_keys(keys: &[u64], values: ValueSource) -> Vec<Tuple> {
+    keys.iter()
+        .enumerate()
+        .map(|(row, &key)| Tuple {
+            key,
+            value: values.value(row as u64, key),
+        })
+        .collect()
+}
+
+/// Writes `tuples` as a table at `path` in an order drawn from `seed`: a Fisher-Yates
+/// shuffle driven by Xoshiro256++, so the same tuples and seed give the same file. Paper 1
+/// (section 5.4) shuffles its keys to make the unsorted tables it joins. Holds the tuples
+/// in memory (16 bytes each); `progress` as in [`build_from_keys`].
+pub fn write_shuffled(
+    mut tuples: Vec<Tuple>,
+    seed: u64,
+    path: &Path,
+    mut progress: impl FnMut(u64),
+) -> Result<TableHeader> {
+    use rand::SeedableRng;
+    use rand::seq::SliceRandom;
+    tuples.shuffle(&mut rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed));
+    let mut writer = TableWriter::create(path)?;
+    for (i, &tuple) in tuples.iter().enumerate() {
+        writer.push(tuple)?;
+        if i % (1 << 20) == 0 {
+            progress(i as u64);
+        }
+    }
+    progress(writer.len());
+    writer.finish()
+}
+
 fn build_from_rows(
     rows: impl Iterator<Item = (usize, u64)>,
     values: ValueSource,
@@ -218,11 +263,10 @@ fn build_from_rows(
 ) -> Result<TableHeader> {
     let mut writer = TableWriter::create(path)?;
     for (row, key) in rows {
-        let value = match values {
-            ValueSource::RowId => row as u64,
-            ValueSource::KeyHash => key_hash(key),
-        };
-        writer.push(Tuple { key, value })?;
+        writer.push(Tuple {
+            key,
+            value: values.value(row as u64, key),
+        })?;
         if row % (1 << 20) == 0 {
             progress(row as u64);
         }
@@ -445,13 +489,18 @@ impl Table {
     /// Reads the data sequentially in large reads, checking each block's checksum and that
     /// every byte after a block's tuples is zero, and hands `visit` each chunk of whole
     /// blocks (8-byte aligned) with the number of tuples it holds.
-    fn scan_blocks(&self, mut visit: impl FnMut(&[u8], u64) -> Result<()>) -> Result<()> {
+    fn scan_blocks(
+        &self,
+        chunk_bytes: usize,
+        mut visit: impl FnMut(&[u8], u64) -> Result<()>,
+    ) -> Result<()> {
         let (ts, tpb) = (self.layout.tuple_size, self.layout.tuples_per_block);
-        let mut buf = vec![0u64; VERIFY_CHUNK / 8];
+        let chunk_bytes = (chunk_bytes - chunk_bytes % BLOCK_SIZE).max(BLOCK_SIZE);
+        let mut buf = vec![0u64; chunk_bytes / 8];
         let data_len = self.layout.data_len();
         let (mut done, mut before) = (0u64, 0u64);
         while done < data_len {
-            let len = (data_len - done).min(VERIFY_CHUNK as u64) as usize;
+            let len = (data_len - done).min(chunk_bytes as u64) as usize;
             let chunk: &mut [u8] = &mut bytemuck::cast_slice_mut(&mut buf)[..len];
             self.file
                 .read_exact_at(chunk, BLOCK_SIZE as u64 + done)
@@ -482,9 +531,19 @@ impl Table {
     /// Reads the data sequentially in large reads (every block's checksum and padding
     /// checked) and hands `visit` the (key, value) tuples in file order, up to 4 MiB at a
     /// time. Stops at the first error, from the file or from `visit`.
-    pub fn scan(&self, mut visit: impl FnMut(&[Tuple]) -> Result<()>) -> Result<()> {
+    pub fn scan(&self, visit: impl FnMut(&[Tuple]) -> Result<()>) -> Result<()> {
+        self.scan_in_chunks(VERIFY_CHUNK, visit)
+    }
+
+    /// Like [`scan`](Self::scan), reading `chunk_bytes` at a time (rounded down to whole
+    /// blocks, at least one): the buffer it allocates, for callers under a memory budget.
+    pub fn scan_in_chunks(
+        &self,
+        chunk_bytes: usize,
+        mut visit: impl FnMut(&[Tuple]) -> Result<()>,
+    ) -> Result<()> {
         self.require_pairs("reading (key, value) tuples")?;
-        self.scan_blocks(|bytes, live| {
+        self.scan_blocks(chunk_bytes, |bytes, live| {
             visit(bytemuck::cast_slice(&bytes[..live as usize * TUPLE_SIZE]))
         })
     }
@@ -501,7 +560,7 @@ impl Table {
             });
         }
         let tpb = self.layout.tuples_per_block;
-        self.scan_blocks(|bytes, live| {
+        self.scan_blocks(VERIFY_CHUNK, |bytes, live| {
             let mut left = live;
             for block in bytes.chunks_exact(BLOCK_SIZE) {
                 let here = left.min(tpb) as usize;
@@ -543,7 +602,7 @@ impl Table {
             self.layout.tuple_size,
             self.layout.tuples_per_block as usize,
         );
-        self.scan_blocks(|bytes, live| {
+        self.scan_blocks(VERIFY_CHUNK, |bytes, live| {
             for j in 0..live as usize {
                 let at = (j / tpb) * BLOCK_SIZE + (j % tpb) * ts;
                 let key = bytes

@@ -1,0 +1,227 @@
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::storage::TableWriter;
+
+/// Writes `keys` as a table whose values are the keys' positions.
+fn table_of(dir: &Path, keys: &[u64]) -> Table {
+    let path = dir.join("u.tbl");
+    let mut w = TableWriter::create(&path).unwrap();
+    for (i, &key) in keys.iter().enumerate() {
+        w.push(Tuple {
+            key,
+            value: i as u64,
+        })
+        .unwrap();
+    }
+    w.finish().unwrap();
+    Table::open(&path).unwrap()
+}
+
+/// Builds the index of `keys` with `params`, reopens the file, and checks it against a
+/// `BTreeMap` of the same tuples: every tuple in exactly one partition, partitions in key
+/// order and disjoint, every lookup (present keys, neighbours, edges) equal.
+fn check(keys: &[u64], params: &PartitionParams) -> Result<Skew, TestCaseError> {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table_of(dir.path(), keys);
+    let out = dir.path().join("u.idx");
+    let budget = MemoryBudget::unlimited();
+    let (built, report) = build(&table, &out, params, &budget, |_| {}).unwrap();
+    prop_assert_eq!(budget.used(), 0);
+    prop_assert_eq!(
+        report.bytes_read,
+        (keys.len() as u64 * 16, keys.len() as u64 * 16)
+    );
+    let file = PartitionFile::open(&out).unwrap();
+    prop_assert_eq!(file.index(), &built);
+    let index = file.index();
+
+    let mut reference: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for (i, &k) in keys.iter().enumerate() {
+        reference.entry(k).or_default().push(i as u64);
+    }
+    let mut seen = vec![false; keys.len()];
+    let mut last_max: Option<u64> = None;
+    for p in 0..index.partitions() {
+        let mut tuples = Vec::new();
+        file.read_partition(p, &mut tuples).unwrap();
+        prop_assert_eq!(tuples.len() as u64, index.count(p));
+        for t in &tuples {
+            prop_assert_eq!(keys[t.value as usize], t.key);
+            prop_assert!(!seen[t.value as usize], "tuple {} twice", t.value);
+            seen[t.value as usize] = true;
+            prop_assert_eq!(index.partition_of(t.key), p);
+        }
+        if let (Some(lo), Some(hi)) = (
+            tuples.iter().map(|t| t.key).min(),
+            tuples.iter().map(|t| t.key).max(),
+        ) {
+            prop_assert!(
+                last_max.is_none_or(|m| m < lo),
+                "partition {p} overlaps the one before"
+            );
+            last_max = Some(hi);
+        }
+    }
+    prop_assert!(seen.iter().all(|&s| s), "a tuple is in no partition");
+
+    let mut queries = vec![0, 1, u64::MAX - 1, u64::MAX];
+    for &k in keys.iter().take(200) {
+        queries.extend([k.wrapping_sub(1), k, k.wrapping_add(1)]);
+    }
+    for q in queries {
+        let want = reference.get(&q).cloned().unwrap_or_default();
+        prop_assert_eq!(file.lookup(q).unwrap(), want, "key {}", q);
+    }
+    Ok(index.skew())
+}
+
+fn shuffled(mut keys: Vec<u64>, seed: u64) -> Vec<u64> {
+    use rand::seq::SliceRandom;
+    keys.shuffle(&mut Xoshiro256PlusPlus::seed_from_u64(seed));
+    keys
+}
+
+fn keys_strategy() -> impl Strategy<Value = Vec<u64>> {
+    let key = prop_oneof![Just(0u64), Just(u64::MAX), 0u64..100, any::<u64>()];
+    let clustered = (any::<u64>(), 1usize..4000).prop_map(|(base, len)| {
+        (0..len as u64)
+            .map(|i| base.wrapping_add(i * 3))
+            .collect::<Vec<_>>()
+    });
+    prop_oneof![
+        prop::collection::vec(key, 0..3000),
+        prop::collection::vec(clustered, 1..4).prop_map(|c| c.concat()),
+        (any::<u64>(), 1usize..2000).prop_map(|(k, n)| vec![k; n]),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn partitions_hold_every_tuple_once_in_key_order(
+        keys in keys_strategy(),
+        seed in any::<u64>(),
+        fraction in prop_oneof![Just(0.01), Just(0.1), Just(1.0)],
+        partition_tuples in prop_oneof![Just(4u64), Just(256)],
+        flush in prop_oneof![Just(1u64), Just(8), Just(256)],
+    ) {
+        let params = PartitionParams {
+            sample_fraction: fraction,
+            partition_tuples,
+            flush_tuples: flush,
+            seed,
+            ..PartitionParams::default()
+        };
+        check(&shuffled(keys, seed), &params)?;
+    }
+}
+
+#[test]
+fn a_sample_that_misses_a_cluster_overflows_one_partition_over_many_pages() {
+    // 20,000 keys spread out, then 5,000 in a narrow cluster the 1-key sample cannot see.
+    let mut keys: Vec<u64> = (0..20_000u64).map(|i| i << 40).collect();
+    keys.extend((0..5_000u64).map(|i| (7u64 << 40) + 1 + i));
+    let params = PartitionParams {
+        sample_fraction: 1.0 / 25_000.0,
+        ..PartitionParams::default()
+    };
+    let skew = check(&shuffled(keys, 5), &params).unwrap();
+    assert!(skew.largest > 10 * PAGE_TUPLES, "{skew:?}");
+    assert!(
+        skew.overflowed >= 1 && skew.pages > skew.partitions,
+        "{skew:?}"
+    );
+}
+
+#[test]
+fn uniform_keys_spread_as_evenly_as_the_sample_allows() {
+    let keys: Vec<u64> = (0..100_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+    // With every key sampled, the model knows each rank within ε: partitions are a page.
+    let exact = PartitionParams {
+        sample_fraction: 1.0,
+        epsilon: 1,
+        ..PartitionParams::default()
+    };
+    let skew = check(&keys, &exact).unwrap();
+    assert_eq!(skew.partitions, 100_000u64.div_ceil(PAGE_TUPLES));
+    assert!(skew.largest <= PAGE_TUPLES + 8, "{skew:?}");
+    assert_eq!(skew.empty, 0, "{skew:?}");
+    // A 1% sample places about 2.6 sampled keys per partition, and the gaps between sampled
+    // keys vary (exponentially, around 100 tuples): partitions vary as much, but most fit
+    // in their page.
+    let skew = check(&keys, &PartitionParams::default()).unwrap();
+    assert!(skew.pages < 2 * skew.partitions, "{skew:?}");
+    assert!(skew.overflowed < skew.partitions / 2, "{skew:?}");
+}
+
+#[test]
+fn damaged_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = shuffled((0..5_000u64).collect(), 1);
+    let table = table_of(dir.path(), &keys);
+    let out = dir.path().join("u.idx");
+    build(
+        &table,
+        &out,
+        &PartitionParams::default(),
+        &MemoryBudget::unlimited(),
+        |_| {},
+    )
+    .unwrap();
+    let good = std::fs::read(&out).unwrap();
+    let damaged = dir.path().join("d.idx");
+    let open = |bytes: &[u8]| {
+        std::fs::write(&damaged, bytes).unwrap();
+        PartitionFile::open(&damaged)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(open(&good[..good.len() - 1]).contains("d.idx"));
+    assert!(open(&good[..100]).contains("truncated"));
+    let mut flipped = good.clone();
+    flipped[20] ^= 1;
+    assert!(open(&flipped).contains("header checksum"));
+    let mut flipped = good.clone();
+    let last = flipped.len() - 3;
+    flipped[last] ^= 1;
+    assert!(open(&flipped).contains("checksum mismatch"));
+    assert!(open(b"not a partitions file, just text: long enough? no").contains("truncated"));
+    let mut foreign = vec![0u8; 8192];
+    foreign[..8].copy_from_slice(b"LIDXIDX\0");
+    assert!(open(&foreign).contains("wrong magic"));
+    // A flipped byte in a page is found when the page is read.
+    let mut flipped = good;
+    flipped[4096 + 17] ^= 1;
+    std::fs::write(&damaged, &flipped).unwrap();
+    let file = PartitionFile::open(&damaged).unwrap();
+    let err = file
+        .read_partition(0, &mut Vec::new())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("checksum"), "{err}");
+}
+
+#[test]
+fn a_budget_too_small_for_the_writers_is_refused_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = shuffled((0..50_000u64).collect(), 2);
+    let table = table_of(dir.path(), &keys);
+    let out = dir.path().join("u.idx");
+    let err = build(
+        &table,
+        &out,
+        &PartitionParams::default(),
+        &MemoryBudget::new((1 << 20) + (16 << 10)),
+        |_| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("partitions' write buffers"), "{err}");
+    assert!(!out.exists());
+}
+
