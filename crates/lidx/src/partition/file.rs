@@ -48,7 +48,7 @@ pub(super) fn page_offset(page: u64) -> u64 {
 pub(super) fn write_index(out: &mut AtomicFile, index: &PartitionIndex) -> Result<u64> {
     let mut payload = Vec::new();
     let mut model = Vec::new();
-    index.model.encode(&mut model);
+    index.ranker.model.encode(&mut model);
     let mut e = Encoder(&mut payload);
     e.u64(model.len() as u64);
     e.0.extend_from_slice(&model);
@@ -317,7 +317,7 @@ fn decode_index(
     }
     d.finish()?;
     Ok(PartitionIndex {
-        model,
+        ranker: super::Ranker::new(model),
         n,
         counts,
         page_start,

@@ -7,8 +7,7 @@
 //! 2. **Partition**: every tuple goes to partition `⌊rank̂(k) / s · P⌋`, where `rank̂(k)`
 //!    is the model's predicted position of `k` among the `s` sampled keys and `P` is chosen
 //!    so that an expected partition fills one 4 KiB page. The prediction never decreases
-//!    as the key grows ([`Pgm::predict`]), so partitions are disjoint key ranges in key
-//!    order. Each partition's writer buffers a few tuples (8, as in the paper) and appends
+//!    as the key grows ([`Ranker`]), so partitions are disjoint key ranges in key order. Each partition's writer buffers a few tuples (8, as in the paper) and appends
 //!    them to its page; a full page continues on an overflow page at the end of the file.
 //!
 //! Partitions stay unsorted: they are the leaves of an unclustered index. A key's lookup
@@ -83,10 +82,55 @@ impl PartitionParams {
     }
 }
 
+/// A PGM's predictions made non-decreasing in the key, which disjoint partitions need: each
+/// bottom segment's prediction is held between the running maximum of the segments' starts
+/// at it and at the next one (capped at `n`). A held prediction stays within ε of the key's
+/// rank: every segment starts at most ε (plus the float slack) above its first key's rank,
+/// and ranks grow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ranker {
+    model: Pgm,
+    /// `floors[j]`: the largest start among segments `0..=j`, at most `n`; then `n`.
+    floors: Vec<u64>,
+}
+
+impl Ranker {
+    /// The ranker of `model`.
+    pub fn new(model: Pgm) -> Ranker {
+        let n = model.len();
+        let mut floors = model.segment_starts();
+        let mut highest = 0;
+        for f in &mut floors {
+            highest = highest.max(*f).min(n);
+            *f = highest;
+        }
+        floors.push(n);
+        Ranker { model, floors }
+    }
+
+    /// The approximate rank of `key` among the model's keys: 0 at or below the smallest,
+    /// `n` above the largest, never decreasing as `key` grows.
+    #[inline]
+    pub fn rank(&self, key: u64) -> u64 {
+        match self.model.locate(key) {
+            Some((j, p)) => match (self.floors.get(j), self.floors.get(j + 1)) {
+                (Some(&lo), Some(&hi)) => p.clamp(lo, hi),
+                _ => p,
+            },
+            None => self.model.predict(key),
+        }
+    }
+
+    /// The model.
+    pub fn model(&self) -> &Pgm {
+        &self.model
+    }
+}
+
 /// The in-memory half of a partition index: the model and the partition map.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PartitionIndex {
-    model: Pgm,
+    ranker: Ranker,
     /// Tuples in the table.
     n: u64,
     /// Tuples per partition.
@@ -103,7 +147,7 @@ impl PartitionIndex {
     /// `key`, below [`partitions`](Self::partitions).
     #[inline]
     pub fn partition_of(&self, key: u64) -> u64 {
-        partition_of(&self.model, self.partitions(), key)
+        partition_of(&self.ranker, self.partitions(), key)
     }
 
     /// Number of partitions (at least 1).
@@ -142,14 +186,17 @@ impl PartitionIndex {
 
     /// The model trained on the sample.
     pub fn model(&self) -> &Pgm {
-        &self.model
+        &self.ranker.model
     }
 
-    /// Bytes the index holds in memory: the model and the partition map (counts, page
-    /// lists, page checksums).
+    /// Bytes the index holds in memory: the model with its floors, and the partition map
+    /// (counts, page lists, page checksums).
     pub fn size_in_bytes(&self) -> u64 {
-        self.model.size_in_bytes()
-            + 8 * (self.counts.len() + self.page_start.len() + self.pages.len()) as u64
+        self.ranker.model.size_in_bytes()
+            + 8 * (self.ranker.floors.len()
+                + self.counts.len()
+                + self.page_start.len()
+                + self.pages.len()) as u64
             + 4 * self.page_crcs.len() as u64
     }
 
@@ -167,11 +214,11 @@ impl PartitionIndex {
     }
 }
 
-/// `⌊predict(key) · P / s⌋`, capped at `P - 1`, with `s` the sample's size.
+/// `⌊rank(key) · P / s⌋`, capped at `P - 1`, with `s` the sample's size.
 #[inline]
-fn partition_of(model: &Pgm, partitions: u64, key: u64) -> u64 {
-    let s = model.len().max(1);
-    let p = u128::from(model.predict(key)) * u128::from(partitions) / u128::from(s);
+fn partition_of(ranker: &Ranker, partitions: u64, key: u64) -> u64 {
+    let s = ranker.model.len().max(1);
+    let p = u128::from(ranker.rank(key)) * u128::from(partitions) / u128::from(s);
     (p as u64).min(partitions.saturating_sub(1))
 }
 
@@ -265,7 +312,9 @@ pub fn build(
     )?;
     drop(sample);
     drop(sample_held);
-    let _model_held = budget.reserve(model.size_in_bytes(), "a partitioning's model")?;
+    let ranker = Ranker::new(model);
+    let model_bytes = ranker.model.size_in_bytes() + 8 * ranker.floors.len() as u64;
+    let _model_held = budget.reserve(model_bytes, "a partitioning's model")?;
     report.seconds.0 = started.elapsed().as_secs_f64();
 
     // Pass 2: every tuple to its partition's buffer; full buffers to the partition's page.
@@ -280,12 +329,12 @@ pub fn build(
     table.scan_in_chunks(READ_CHUNK, |tuples| {
         report.bytes_read.1 += (tuples.len() * TUPLE_SIZE) as u64;
         for &t in tuples {
-            writer.push(partition_of(&model, partitions, t.key), t)?;
+            writer.push(partition_of(&ranker, partitions, t.key), t)?;
         }
         progress(n + writer.tuples);
         Ok(())
     })?;
-    let index = writer.finish(model, n, &mut report)?;
+    let index = writer.finish(ranker, n, &mut report)?;
     report.seconds.1 = started.elapsed().as_secs_f64();
     report.peak_reserved = budget.peak();
     Ok((index, report))
@@ -394,7 +443,12 @@ impl PageWriter {
 
     /// Flushes every buffer, completes the last pages' checksums over their zero tails, and
     /// writes the index and the header.
-    fn finish(mut self, model: Pgm, n: u64, report: &mut BuildReport) -> Result<PartitionIndex> {
+    fn finish(
+        mut self,
+        ranker: Ranker,
+        n: u64,
+        report: &mut BuildReport,
+    ) -> Result<PartitionIndex> {
         for p in 0..self.counts.len() {
             if self.buffered[p] > 0 {
                 self.flush(p)?;
@@ -420,7 +474,7 @@ impl PageWriter {
             *crc = crc32c::crc32c_append(*crc, &zeros[..tail]);
         }
         let index = PartitionIndex {
-            model,
+            ranker,
             n,
             counts: self.counts,
             page_start,

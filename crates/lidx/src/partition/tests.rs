@@ -139,7 +139,9 @@ fn a_sample_that_misses_a_cluster_overflows_one_partition_over_many_pages() {
 
 #[test]
 fn uniform_keys_spread_as_evenly_as_the_sample_allows() {
-    let keys: Vec<u64> = (0..100_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+    let keys: Vec<u64> = (0..100_000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
     // With every key sampled, the model knows each rank within ε: partitions are a page.
     let exact = PartitionParams {
         sample_fraction: 1.0,
@@ -225,3 +227,46 @@ fn a_budget_too_small_for_the_writers_is_refused_before_writing() {
     assert!(!out.exists());
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Ranks never fall as keys grow, and stay within ε of the true rank, whatever the
+    /// model: keys where floats run out, duplicates, models built on several threads.
+    #[test]
+    fn ranks_are_monotone_and_close(
+        pieces in prop::collection::vec(
+            (prop_oneof![Just(0u64), Just(1u64 << 53), Just(u64::MAX - 3000), any::<u64>()], 1u64..40, 1usize..500, 0usize..4),
+            1..5,
+        ),
+        eps in prop_oneof![Just(1u64), Just(4), Just(127)],
+        threads in 1usize..4,
+        wide in any::<bool>(),
+        extra in prop::collection::vec(any::<u64>(), 0..50),
+    ) {
+        let mut keys: Vec<u64> = pieces.iter().flat_map(|&(base, step, len, dups)| {
+            (0..len as u64).flat_map(move |i| std::iter::repeat_n(base.saturating_add(i * step), 1 + dups * usize::from(i % 5 == 0)))
+        }).collect();
+        keys.sort_unstable();
+        let params = PgmParams { epsilon: eps, ..PgmParams::default() };
+        let model = match wide {
+            // The wide form's segments may start below where the one before ends.
+            true => Pgm::build_wide_form(&keys, &params).unwrap(),
+            false => Pgm::build_on(&keys, &params, threads).unwrap(),
+        };
+        let slack = model.slack().0;
+        let ranker = Ranker::new(model);
+        let mut queries: Vec<u64> = keys.iter().flat_map(|&k| [k.wrapping_sub(1), k, k.wrapping_add(1)]).collect();
+        queries.extend(extra);
+        queries.extend([0, u64::MAX]);
+        queries.sort_unstable();
+        let mut last = 0u64;
+        for q in queries {
+            let r = ranker.rank(q);
+            prop_assert!(r >= last, "rank({q}) = {r} after {last}");
+            last = r;
+            let lb = keys.partition_point(|&k| k < q) as u64;
+            prop_assert!(r.abs_diff(lb) <= eps + slack + 1, "rank({q}) = {r}, lower bound {lb}");
+        }
+        prop_assert!(last <= keys.len() as u64);
+    }
+}

@@ -205,7 +205,9 @@ struct Run {
 /// library's stable sort (driftsort: `max(len / 2, min(len, 8 MB / size))` elements).
 fn run_bytes(tuples: u64) -> u64 {
     let scratch = (tuples / 2).max(tuples.min((8 << 20) / TUPLE_SIZE as u64));
-    tuples.saturating_add(scratch).saturating_mul(TUPLE_SIZE as u64)
+    tuples
+        .saturating_add(scratch)
+        .saturating_mul(TUPLE_SIZE as u64)
 }
 
 /// The most tuples whose run buffer (with sort scratch) fits in `bytes`.
