@@ -211,6 +211,18 @@ impl AtomicFile {
             .map_err(io)
     }
 
+    /// Reads `buf.len()` bytes at `offset` of what was written so far (for files that
+    /// are read back while being built, such as a B+tree's leaves). Flushes pending
+    /// appends first.
+    pub fn read_exact_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        let io = |e| Error::io(&self.path, "read back", e);
+        if !self.writer.buffer().is_empty() {
+            self.writer.flush().map_err(io)?;
+        }
+        self.writer.get_ref().read_exact_at(buf, offset).map_err(io)
+    }
+
     /// Flushes, fsyncs, renames into place (an unnamed file is first linked to a hidden
     /// name) and fsyncs the directory.
     pub fn finish(self) -> Result<()> {

@@ -30,7 +30,7 @@ use super::{PAGE_TUPLES, PartitionIndex};
 use crate::files::{AtomicFile, open_regular};
 use crate::index::codec::{Decoder, Encoder, invalid};
 use crate::index::{Index, Pgm};
-use crate::storage::{BLOCK_SIZE, TUPLE_SIZE, Tuple};
+use crate::storage::{BLOCK_SIZE, IoStats, TUPLE_SIZE, Tuple};
 use crate::{Error, FormatError, Result};
 
 /// The first eight bytes of a partitions file.
@@ -172,8 +172,8 @@ impl PartitionFile {
 
     /// Appends partition `p`'s tuples (unsorted, in the order they were written) to
     /// `tuples`, reading its pages (consecutive pages in one read) and checking each
-    /// page's checksum. Returns the number of read calls.
-    pub fn read_partition(&self, p: u64, tuples: &mut Vec<Tuple>) -> Result<u64> {
+    /// page's checksum. Returns the I/O.
+    pub fn read_partition(&self, p: u64, tuples: &mut Vec<Tuple>) -> Result<IoStats> {
         let pages = self.index.pages_of(p);
         let mut left = self.index.count(p);
         let mut buf = vec![0u8; BLOCK_SIZE];
@@ -212,7 +212,11 @@ impl PartitionFile {
             }
             i = j;
         }
-        Ok(reads)
+        Ok(IoStats {
+            blocks: pages.len() as u64,
+            bytes: (pages.len() * BLOCK_SIZE) as u64,
+            reads,
+        })
     }
 
     /// The values of every tuple with key `key`, in the order they were written: reads

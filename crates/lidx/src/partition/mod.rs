@@ -14,7 +14,9 @@
 //! reads exactly its partition's pages. The index (model and partition map) and the pages
 //! live in one file, written atomically (format in [`file`] and docs/FORMAT.md).
 
+pub mod btree;
 mod file;
+pub mod join;
 #[cfg(test)]
 mod tests;
 
@@ -255,6 +257,13 @@ pub struct BuildReport {
     pub seconds: (f64, f64),
     /// The most bytes reserved from the budget at once.
     pub peak_reserved: u64,
+}
+
+impl BuildReport {
+    /// Bytes written per byte of tuples read (16 per tuple): the write amplification.
+    pub fn write_amplification(&self) -> f64 {
+        self.bytes_written as f64 / self.bytes_read.1.max(1) as f64
+    }
 }
 
 /// Bytes of input read at a time.

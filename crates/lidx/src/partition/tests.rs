@@ -270,3 +270,212 @@ proptest! {
         prop_assert!(last <= keys.len() as u64);
     }
 }
+
+/// Builds the inserted B+tree of `keys` with `frames` pool frames (the budget sized for
+/// them), reopens it and checks it against a `BTreeMap`: every key's positions, a full scan
+/// in (key, position) order, range scans from the edges.
+fn check_btree(keys: &[u64], frames: u64) -> Result<btree::BuildReport, TestCaseError> {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table_of(dir.path(), keys);
+    let out = dir.path().join("u.bti");
+    let limit = btree::min_build_memory(keys.len() as u64)
+        + (frames - btree::MIN_FRAMES) * btree::FRAME_BYTES;
+    let budget = MemoryBudget::new(limit);
+    let report = btree::build(&table, &out, &budget, |_| {}).unwrap();
+    prop_assert_eq!(budget.used(), 0);
+    prop_assert!(report.frames >= frames.min(report.leaves), "{report:?}");
+    let mut tree = btree::InsertedBTree::open(&out, 3).unwrap();
+    prop_assert_eq!(tree.len(), keys.len() as u64);
+
+    let mut reference: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for (i, &k) in keys.iter().enumerate() {
+        reference.entry(k).or_default().push(i as u64);
+    }
+    let mut all = Vec::new();
+    tree.scan_from((0, 0), |k, p| {
+        all.push((k, p));
+        true
+    })
+    .unwrap();
+    let mut sorted: Vec<(u64, u64)> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| (k, i as u64))
+        .collect();
+    sorted.sort_unstable();
+    prop_assert_eq!(&all, &sorted);
+    let mut queries = vec![0, 1, u64::MAX - 1, u64::MAX];
+    queries.extend(
+        keys.iter()
+            .take(300)
+            .flat_map(|&k| [k.wrapping_sub(1), k, k.wrapping_add(1)]),
+    );
+    for q in queries {
+        let mut got = Vec::new();
+        tree.lookup(q, &mut got).unwrap();
+        prop_assert_eq!(
+            got,
+            reference.get(&q).cloned().unwrap_or_default(),
+            "key {}",
+            q
+        );
+    }
+    Ok(report)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn inserted_btree_agrees_with_a_btreemap(
+        keys in keys_strategy(),
+        seed in any::<u64>(),
+        frames in prop_oneof![Just(2u64), Just(5), Just(1000)],
+    ) {
+        check_btree(&shuffled(keys, seed), frames)?;
+    }
+}
+
+#[test]
+fn a_small_pool_writes_leaves_many_times_over() {
+    let keys = shuffled((0..60_000u64).map(|i| i * 7).collect(), 3);
+    let small = check_btree(&keys, 4).unwrap();
+    let large = check_btree(&keys, 10_000).unwrap();
+    assert_eq!(
+        small.leaves, large.leaves,
+        "the same inserts make the same tree"
+    );
+    assert_eq!(small.stats.splits, small.leaves - 1);
+    // With every leaf in memory each is written once; with 4 frames, over and over.
+    assert_eq!(large.stats.leaf_writes, large.leaves);
+    assert_eq!(large.stats.leaf_reads, 0);
+    assert!(small.stats.leaf_writes > 10 * small.leaves, "{small:?}");
+    assert!(
+        small.write_amplification() > 10.0 * large.write_amplification(),
+        "{small:?} {large:?}"
+    );
+}
+
+#[test]
+fn damaged_btree_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = shuffled((0..3_000u64).collect(), 4);
+    let table = table_of(dir.path(), &keys);
+    let out = dir.path().join("u.bti");
+    btree::build(&table, &out, &MemoryBudget::unlimited(), |_| {}).unwrap();
+    let good = std::fs::read(&out).unwrap();
+    let damaged = dir.path().join("d.bti");
+    let open = |bytes: &[u8]| {
+        std::fs::write(&damaged, bytes).unwrap();
+        btree::InsertedBTree::open(&damaged, 2)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(open(&good[..good.len() - 1]).contains("d.bti"));
+    let mut flipped = good.clone();
+    flipped[17] ^= 1;
+    assert!(open(&flipped).contains("header checksum"));
+    let mut flipped = good.clone();
+    let last = flipped.len() - 2;
+    flipped[last] ^= 1;
+    assert!(open(&flipped).contains("checksum mismatch"));
+    let mut foreign = good.clone();
+    foreign[..8].copy_from_slice(b"LIDXPRT\0");
+    assert!(open(&foreign).contains("wrong magic"));
+    // A flipped byte in a leaf is found when the leaf is read.
+    let mut flipped = good;
+    flipped[4096 + 40] ^= 1;
+    std::fs::write(&damaged, &flipped).unwrap();
+    let mut tree = btree::InsertedBTree::open(&damaged, 2).unwrap();
+    let err = tree.scan_from((0, 0), |_, _| true).unwrap_err().to_string();
+    assert!(err.contains("checksum"), "{err}");
+    // A budget too small is refused before anything is written, naming the smallest.
+    let err = btree::build(
+        &table,
+        &dir.path().join("x.bti"),
+        &MemoryBudget::new(10_000),
+        |_| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains(&btree::min_build_memory(3_000).to_string()),
+        "{err}"
+    );
+    assert!(!dir.path().join("x.bti").exists());
+}
+
+/// The nested-loop join of two key lists whose values are positions, sorted.
+fn nested_loop(outer: &[u64], inner: &[u64]) -> Vec<(u64, u64, u64)> {
+    let mut out = Vec::new();
+    for (i, &o) in outer.iter().enumerate() {
+        for (j, &k) in inner.iter().enumerate() {
+            if o == k {
+                out.push((o, i as u64, j as u64));
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+fn small_keys() -> impl Strategy<Value = Vec<u64>> {
+    let key = prop_oneof![Just(0u64), Just(u64::MAX), 0u64..60, any::<u64>()];
+    prop_oneof![
+        prop::collection::vec(key, 0..700),
+        (0u64..3, 1usize..300).prop_map(|(k, n)| vec![k; n]),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Both unsorted joins give the nested loop's multiset, in key order.
+    #[test]
+    fn unsorted_joins_equal_the_nested_loop(
+        outer in small_keys(),
+        inner in small_keys(),
+        fraction in prop_oneof![Just(0.01), Just(0.5)],
+        seed in any::<u64>(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let want = nested_loop(&outer, &inner);
+        let write = |name: &str, keys: &[u64]| {
+            let path = dir.path().join(name);
+            let mut w = TableWriter::create(&path).unwrap();
+            for (i, &key) in keys.iter().enumerate() {
+                w.push(Tuple { key, value: i as u64 }).unwrap();
+            }
+            w.finish().unwrap();
+            Table::open(&path).unwrap()
+        };
+        let (r, s) = (write("r.tbl", &outer), write("s.tbl", &inner));
+        let params = PartitionParams { sample_fraction: fraction, seed, partition_tuples: 16, ..PartitionParams::default() };
+        let budget = MemoryBudget::unlimited();
+        build(&r, &dir.path().join("r.idx"), &params, &budget, |_| {}).unwrap();
+        build(&s, &dir.path().join("s.idx"), &params, &budget, |_| {}).unwrap();
+        let (rf, sf) = (
+            PartitionFile::open(&dir.path().join("r.idx")).unwrap(),
+            PartitionFile::open(&dir.path().join("s.idx")).unwrap(),
+        );
+        let mut got: Vec<(u64, u64, u64)> = Vec::new();
+        let stats = join::partition_join(&rf, &sf, &mut got).unwrap();
+        prop_assert!(got.is_sorted_by_key(|t| t.0), "not in key order");
+        prop_assert_eq!(stats.join.output, got.len() as u64);
+        prop_assert!(stats.partitions_read.1 <= sf.index().partitions(), "an inner partition read twice");
+        got.sort_unstable();
+        prop_assert_eq!(&got, &want);
+
+        btree::build(&r, &dir.path().join("r.bti"), &budget, |_| {}).unwrap();
+        btree::build(&s, &dir.path().join("s.bti"), &budget, |_| {}).unwrap();
+        let mut rt = btree::InsertedBTree::open(&dir.path().join("r.bti"), 2).unwrap();
+        let mut st = btree::InsertedBTree::open(&dir.path().join("s.bti"), 2).unwrap();
+        let mut got: Vec<(u64, u64, u64)> = Vec::new();
+        let stats = join::btree_join(&mut rt, &r, &mut st, &s, crate::storage::ReadMode::Buffered, &mut got).unwrap();
+        prop_assert!(got.is_sorted_by_key(|t| t.0), "not in key order");
+        prop_assert_eq!(stats.output, got.len() as u64);
+        got.sort_unstable();
+        prop_assert_eq!(&got, &want);
+    }
+}

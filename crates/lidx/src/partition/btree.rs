@@ -1,0 +1,641 @@
+//! The classic unclustered index of paper 1, section 5.4: a B+tree built by inserting
+//! (key, tuple position) entries one at a time, in the table's (random) order.
+//!
+//! Leaves are 4 KiB pages on disk behind an LRU buffer pool whose size comes from the memory
+//! budget; the levels above them stay in memory (an ordered map from each leaf's first
+//! entry to the leaf: the separators 4 KiB inner nodes would hold). An insert finds its leaf,
+//! reads it into the pool if it is not there (evicting the least recently used leaf, and
+//! writing it back if it changed), and splits it in two when it overflows. Entries are
+//! ordered by (key, position), so duplicates of a key are ordered by position and every
+//! entry is distinct. The counts (leaf reads and writes, splits, bytes written) give the
+//! write amplification the paper blames for the B+tree's slower build.
+//!
+//! The file: a header block, the leaf pages, then the separators and each leaf's CRC32C
+//! (format in docs/FORMAT.md, section 7).
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::num::NonZeroUsize;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use lru::LruCache;
+
+use crate::files::{AtomicFile, open_regular};
+use crate::index::codec::{Decoder, Encoder, invalid};
+use crate::memory::MemoryBudget;
+use crate::storage::{BLOCK_SIZE, Table};
+use crate::{Error, FormatError, Result};
+
+/// The first eight bytes of an inserted B+tree's file.
+pub const MAGIC: [u8; 8] = *b"LIDXBTI\0";
+/// Format version written and read.
+pub const VERSION: u32 = 1;
+/// Entries a leaf holds: a 16-byte header (count, next leaf), then 16-byte entries.
+pub const LEAF_ENTRIES: usize = (BLOCK_SIZE - LEAF_HEADER) / 16;
+const LEAF_HEADER: usize = 16;
+const HEADER_FIELDS: usize = 52;
+/// `next` of the last leaf.
+const NO_LEAF: u64 = u64::MAX;
+/// Bytes a pool frame takes: the page and its bookkeeping.
+pub const FRAME_BYTES: u64 = BLOCK_SIZE as u64 + 96;
+/// Bytes the in-memory levels take per leaf (a separator of key, position and leaf, and
+/// the ordered map's share of nodes), an estimate reserved from the budget.
+const INNER_BYTES_PER_LEAF: u64 = 48;
+/// The fewest pool frames a build works with: a leaf and the one it splits into.
+pub const MIN_FRAMES: u64 = 2;
+
+/// One entry: a key and the position of its tuple in the table.
+pub type Entry = (u64, u64);
+
+/// A leaf in memory.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Leaf {
+    entries: Vec<Entry>,
+    next: u64,
+}
+
+impl Leaf {
+    fn encode(&self, page: &mut [u8; BLOCK_SIZE]) {
+        page.fill(0);
+        page[..4].copy_from_slice(&(self.entries.len() as u32).to_le_bytes());
+        page[8..16].copy_from_slice(&self.next.to_le_bytes());
+        for (chunk, &(k, p)) in page[LEAF_HEADER..].chunks_exact_mut(16).zip(&self.entries) {
+            chunk[..8].copy_from_slice(&k.to_le_bytes());
+            chunk[8..].copy_from_slice(&p.to_le_bytes());
+        }
+    }
+
+    fn decode(page: &[u8]) -> std::result::Result<Leaf, FormatError> {
+        let mut d = Decoder::new(page, "a B+tree leaf");
+        let count = d.u32()? as usize;
+        let _reserved = d.u32()?;
+        let next = d.u64()?;
+        if count > LEAF_ENTRIES {
+            return Err(invalid("leaf entries", count as u64, "at most 255"));
+        }
+        let mut entries = Vec::with_capacity(LEAF_ENTRIES + 1);
+        for _ in 0..count {
+            entries.push((d.u64()?, d.u64()?));
+        }
+        if !entries.is_sorted_by(|a, b| a < b) {
+            return Err(invalid(
+                "leaf entries",
+                count as u64,
+                "increasing (key, position) entries",
+            ));
+        }
+        Ok(Leaf { entries, next })
+    }
+}
+
+/// What building or searching a B+tree cost, in leaf I/O.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BTreeStats {
+    /// Leaves read from disk (pool misses on leaves that exist there).
+    pub leaf_reads: u64,
+    /// Leaves written (evictions of changed leaves, and the final flush).
+    pub leaf_writes: u64,
+    /// Leaf splits.
+    pub splits: u64,
+    /// Leaf visits found in the pool.
+    pub pool_hits: u64,
+    /// Leaves evicted from the pool.
+    pub evictions: u64,
+    /// Bytes written to the file: leaves (each write a page), separators, header.
+    pub bytes_written: u64,
+}
+
+/// An LRU pool of leaves over a file of leaf pages.
+struct Pool {
+    frames: LruCache<u64, (Leaf, bool)>,
+    crcs: Vec<u32>,
+    stats: BTreeStats,
+}
+
+impl Pool {
+    /// The leaf `id`, read into the pool if it is not there (evicting and writing back the
+    /// least recently used leaf to make room).
+    fn get<'a>(&'a mut self, id: u64, file: &mut dyn PageFile) -> Result<&'a mut (Leaf, bool)> {
+        if self.frames.contains(&id) {
+            self.stats.pool_hits += 1;
+        } else {
+            let mut page = [0u8; BLOCK_SIZE];
+            file.read_page(id, &mut page)?;
+            self.stats.leaf_reads += 1;
+            let leaf = Leaf::decode(&page).map_err(|e| file.format_error(e))?;
+            self.put(id, leaf, false, file)?;
+        }
+        self.frames
+            .get_mut(&id)
+            .ok_or_else(|| Error::misuse("btree::Pool::get", "a leaf just read is gone"))
+    }
+
+    /// Adds leaf `id` to the pool, evicting (and writing back) the least recently used one
+    /// if the pool is full.
+    fn put(&mut self, id: u64, leaf: Leaf, dirty: bool, file: &mut dyn PageFile) -> Result<()> {
+        if self.frames.len() == self.frames.cap().get()
+            && let Some((old, (old_leaf, old_dirty))) = self.frames.pop_lru()
+        {
+            self.stats.evictions += 1;
+            if old_dirty {
+                self.write(old, &old_leaf, file)?;
+            }
+        }
+        self.frames.put(id, (leaf, dirty));
+        Ok(())
+    }
+
+    fn write(&mut self, id: u64, leaf: &Leaf, file: &mut dyn PageFile) -> Result<()> {
+        let mut page = [0u8; BLOCK_SIZE];
+        leaf.encode(&mut page);
+        file.write_page(id, &page)?;
+        if self.crcs.len() <= id as usize {
+            self.crcs.resize(id as usize + 1, 0);
+        }
+        self.crcs[id as usize] = crc32c::crc32c(&page);
+        self.stats.leaf_writes += 1;
+        self.stats.bytes_written += BLOCK_SIZE as u64;
+        Ok(())
+    }
+
+    /// Writes back every changed leaf.
+    fn flush(&mut self, file: &mut dyn PageFile) -> Result<()> {
+        let dirty: Vec<(u64, Leaf)> = self
+            .frames
+            .iter_mut()
+            .filter(|(_, (_, dirty))| *dirty)
+            .map(|(&id, (leaf, dirty))| {
+                *dirty = false;
+                (id, leaf.clone())
+            })
+            .collect();
+        for (id, leaf) in dirty {
+            self.write(id, &leaf, file)?;
+        }
+        Ok(())
+    }
+}
+
+/// Where leaf pages live: the file being built, or an opened one.
+trait PageFile {
+    fn read_page(&mut self, id: u64, page: &mut [u8; BLOCK_SIZE]) -> Result<()>;
+    fn write_page(&mut self, id: u64, page: &[u8; BLOCK_SIZE]) -> Result<()>;
+    fn format_error(&self, problem: FormatError) -> Error;
+}
+
+impl PageFile for AtomicFile {
+    fn read_page(&mut self, id: u64, page: &mut [u8; BLOCK_SIZE]) -> Result<()> {
+        self.read_exact_at(page_offset(id), page)
+    }
+    fn write_page(&mut self, id: u64, page: &[u8; BLOCK_SIZE]) -> Result<()> {
+        self.write_all_at(page_offset(id), page)
+    }
+    fn format_error(&self, problem: FormatError) -> Error {
+        Error::format(self.path(), problem)
+    }
+}
+
+/// An opened tree's file: pages are read and checked against their checksums, never
+/// written.
+struct OpenedFile<'a> {
+    path: &'a Path,
+    file: &'a File,
+    crcs: &'a [u32],
+}
+
+impl PageFile for OpenedFile<'_> {
+    fn read_page(&mut self, id: u64, page: &mut [u8; BLOCK_SIZE]) -> Result<()> {
+        self.file
+            .read_exact_at(page, page_offset(id))
+            .map_err(|e| Error::io(self.path, "read", e))?;
+        let expected = self.crcs.get(id as usize).copied().unwrap_or(0);
+        let got = crc32c::crc32c(page);
+        if got != expected {
+            return Err(Error::ChecksumMismatch {
+                path: self.path.to_path_buf(),
+                block: 1 + id,
+                expected,
+                got,
+            });
+        }
+        Ok(())
+    }
+    fn write_page(&mut self, _id: u64, _page: &[u8; BLOCK_SIZE]) -> Result<()> {
+        Err(Error::misuse("btree", "an opened B+tree is read-only"))
+    }
+    fn format_error(&self, problem: FormatError) -> Error {
+        Error::format(self.path, problem)
+    }
+}
+
+fn page_offset(id: u64) -> u64 {
+    (1 + id) * BLOCK_SIZE as u64
+}
+
+/// The levels above the leaves: each leaf but the first, by its first entry.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Inner {
+    first_leaf: u64,
+    separators: BTreeMap<Entry, u64>,
+}
+
+impl Inner {
+    /// The leaf whose entries would hold `e`.
+    fn leaf_for(&self, e: Entry) -> u64 {
+        self.separators
+            .range(..=e)
+            .next_back()
+            .map_or(self.first_leaf, |(_, &leaf)| leaf)
+    }
+
+    fn leaves(&self) -> u64 {
+        self.separators.len() as u64 + 1
+    }
+}
+
+/// The smallest budget a build of `n` entries works with.
+pub fn min_build_memory(n: u64) -> u64 {
+    let leaves = (2 * n).div_ceil(LEAF_ENTRIES as u64).max(1);
+    leaves * INNER_BYTES_PER_LEAF + MIN_FRAMES * FRAME_BYTES + READ_CHUNK as u64
+}
+
+/// Bytes of the table read at a time while inserting.
+const READ_CHUNK: usize = 1 << 20;
+
+/// What a build reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BuildReport {
+    /// Entries inserted.
+    pub entries: u64,
+    /// Leaves at the end.
+    pub leaves: u64,
+    /// Frames the pool had.
+    pub frames: u64,
+    /// Leaf I/O and splits.
+    pub stats: BTreeStats,
+    /// Bytes of the table read.
+    pub bytes_read: u64,
+    /// Seconds.
+    pub seconds: f64,
+}
+
+impl BuildReport {
+    /// Bytes written per byte of entries (16 per entry): the write amplification.
+    pub fn write_amplification(&self) -> f64 {
+        self.stats.bytes_written as f64 / (16 * self.entries).max(1) as f64
+    }
+}
+
+/// Builds the B+tree of `table` by inserting each tuple's (key, position) in table order,
+/// into a new file at `out` (written atomically), within `budget` (the read buffer, the
+/// in-memory levels and the pool's frames). `progress` gets the entries inserted so far.
+pub fn build(
+    table: &Table,
+    out: &Path,
+    budget: &MemoryBudget,
+    mut progress: impl FnMut(u64),
+) -> Result<BuildReport> {
+    table.require_pairs("building a B+tree by inserts")?;
+    crate::files::refuse_same_file(table.path(), out)?;
+    let n = table.len();
+    let need = min_build_memory(n);
+    if budget.available() < need {
+        return Err(Error::param(
+            "memory limit",
+            format!(
+                "{} bytes left of {} cannot hold a B+tree of {n} entries: it needs at least {need} bytes (its in-memory levels and {MIN_FRAMES} leaves)",
+                budget.available(),
+                budget.limit()
+            ),
+        ));
+    }
+    let started = std::time::Instant::now();
+    let _chunk = budget.reserve(READ_CHUNK as u64, "a B+tree build's read buffer")?;
+    let leaves_estimate = (2 * n).div_ceil(LEAF_ENTRIES as u64).max(1);
+    let _inner = budget.reserve(
+        leaves_estimate * INNER_BYTES_PER_LEAF,
+        "a B+tree's in-memory levels",
+    )?;
+    // No more frames than the tree can have leaves (the pool's map is allocated up front).
+    let frames = (budget.available() / FRAME_BYTES).clamp(MIN_FRAMES, leaves_estimate + 1);
+    let _frames = budget.reserve(frames * FRAME_BYTES, "a B+tree's buffer pool")?;
+    let mut file = AtomicFile::create(out)?;
+    let mut pool = Pool {
+        frames: LruCache::new(NonZeroUsize::new(frames as usize).unwrap_or(NonZeroUsize::MIN)),
+        crcs: Vec::new(),
+        stats: BTreeStats::default(),
+    };
+    let mut inner = Inner::default();
+    pool.put(
+        0,
+        Leaf {
+            entries: Vec::with_capacity(LEAF_ENTRIES + 1),
+            next: NO_LEAF,
+        },
+        true,
+        &mut file,
+    )?;
+    let mut report = BuildReport {
+        frames,
+        ..BuildReport::default()
+    };
+    let mut position = 0u64;
+    table.scan_in_chunks(READ_CHUNK, |tuples| {
+        report.bytes_read += (tuples.len() * 16) as u64;
+        for t in tuples {
+            insert(&mut inner, &mut pool, &mut file, (t.key, position))?;
+            position += 1;
+        }
+        progress(position);
+        Ok(())
+    })?;
+    pool.flush(&mut file)?;
+    report.entries = n;
+    report.leaves = inner.leaves();
+    let tail = write_tail(&mut file, &inner, &pool.crcs, n)?;
+    pool.stats.bytes_written += tail;
+    file.finish()?;
+    report.stats = pool.stats;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// Inserts `e` into the leaf that should hold it, splitting that leaf when it overflows.
+fn insert(inner: &mut Inner, pool: &mut Pool, file: &mut AtomicFile, e: Entry) -> Result<()> {
+    let id = inner.leaf_for(e);
+    let (leaf, dirty) = pool.get(id, file)?;
+    let at = leaf.entries.partition_point(|x| *x < e);
+    leaf.entries.insert(at, e);
+    *dirty = true;
+    if leaf.entries.len() <= LEAF_ENTRIES {
+        return Ok(());
+    }
+    let new_id = inner.leaves();
+    let right = Leaf {
+        entries: leaf.entries.split_off(leaf.entries.len() / 2),
+        next: leaf.next,
+    };
+    leaf.next = new_id;
+    let separator = right.entries[0];
+    inner.separators.insert(separator, new_id);
+    pool.stats.splits += 1;
+    pool.put(new_id, right, true, file)
+}
+
+/// Writes the separators and leaf checksums after the leaves, and the header; returns
+/// the bytes written.
+fn write_tail(file: &mut AtomicFile, inner: &Inner, crcs: &[u32], n: u64) -> Result<u64> {
+    let leaves = inner.leaves();
+    let mut tail = Vec::new();
+    let mut e = Encoder(&mut tail);
+    for (&(k, p), &leaf) in &inner.separators {
+        e.u64(k);
+        e.u64(p);
+        e.u64(leaf);
+    }
+    for id in 0..leaves {
+        e.u32(crcs.get(id as usize).copied().unwrap_or(0));
+    }
+    file.write_all_at(page_offset(leaves), &tail)?;
+    let mut header = Vec::with_capacity(BLOCK_SIZE);
+    let mut e = Encoder(&mut header);
+    for b in MAGIC {
+        e.u8(b);
+    }
+    e.u32(VERSION);
+    e.u32(0);
+    e.u64(n);
+    e.u64(leaves);
+    e.u64(inner.first_leaf);
+    e.u64(tail.len() as u64);
+    e.u32(crc32c::crc32c(&tail));
+    let crc = crc32c::crc32c(&header);
+    Encoder(&mut header).u32(crc);
+    header.resize(BLOCK_SIZE, 0);
+    file.write_all_at(0, &header)?;
+    Ok((tail.len() + header.len()) as u64)
+}
+
+/// An opened B+tree file: its in-memory levels, and a pool of leaves for lookups and scans.
+pub struct InsertedBTree {
+    path: PathBuf,
+    file: File,
+    n: u64,
+    inner: Inner,
+    crcs: Vec<u32>,
+    pool: Pool,
+}
+
+impl InsertedBTree {
+    /// Opens and checks the file at `path` (magic, version, header and tail checksums,
+    /// length, separators in order with every leaf listed once), with a pool of `frames`
+    /// leaves (at least one, at most the tree's leaves). Leaves are checked when read.
+    pub fn open(path: &Path, frames: u64) -> Result<InsertedBTree> {
+        let (file, len) = open_regular(path)?;
+        let fail = |problem| Error::format(path, problem);
+        if len < BLOCK_SIZE as u64 {
+            return Err(fail(FormatError::Truncated {
+                what: "a B+tree file's header",
+                expected: BLOCK_SIZE as u64,
+                actual: len,
+            }));
+        }
+        let mut header = [0u8; HEADER_FIELDS + 4];
+        file.read_exact_at(&mut header, 0)
+            .map_err(|e| Error::io(path, "read", e))?;
+        if header[..8] != MAGIC {
+            return Err(fail(FormatError::BadMagic {
+                expected: "lidx B+tree file",
+                found: header[..8].to_vec(),
+            }));
+        }
+        let (fields, stored) = header.split_at(HEADER_FIELDS);
+        let stored = u32::from_le_bytes(stored.try_into().unwrap_or_default());
+        let got = crc32c::crc32c(fields);
+        if stored != got {
+            return Err(fail(FormatError::HeaderChecksum {
+                expected: stored,
+                got,
+            }));
+        }
+        let (n, leaves, first_leaf, tail_len, tail_crc) = header_fields(fields).map_err(fail)?;
+        let expected_len = leaves
+            .checked_add(1)
+            .and_then(|b| b.checked_mul(BLOCK_SIZE as u64))
+            .and_then(|b| b.checked_add(tail_len));
+        if leaves == 0 || expected_len != Some(len) {
+            return Err(fail(FormatError::CountMismatch {
+                count: leaves,
+                unit: "leaves and separators",
+                expected: expected_len.unwrap_or(u64::MAX),
+                actual: len,
+            }));
+        }
+        let mut tail = vec![0u8; usize::try_from(tail_len).unwrap_or(usize::MAX)];
+        file.read_exact_at(&mut tail, page_offset(leaves))
+            .map_err(|e| Error::io(path, "read", e))?;
+        let got = crc32c::crc32c(&tail);
+        if got != tail_crc {
+            return Err(fail(FormatError::FileChecksum {
+                expected: tail_crc,
+                got,
+            }));
+        }
+        let (inner, crcs) = decode_tail(&tail, leaves, first_leaf).map_err(fail)?;
+        Ok(InsertedBTree {
+            path: path.to_path_buf(),
+            file,
+            n,
+            inner,
+            crcs,
+            pool: Pool {
+                frames: LruCache::new(
+                    NonZeroUsize::new(usize::try_from(frames.min(leaves)).unwrap_or(usize::MAX))
+                        .unwrap_or(NonZeroUsize::MIN),
+                ),
+                crcs: Vec::new(),
+                stats: BTreeStats::default(),
+            },
+        })
+    }
+
+    /// Entries in the tree.
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    /// True when the tree holds no entries.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Leaves in the tree.
+    pub fn leaves(&self) -> u64 {
+        self.inner.leaves()
+    }
+
+    /// Bytes of the in-memory levels: a separator (key, position, leaf) per leaf but the
+    /// first, as 4 KiB inner nodes would hold them.
+    pub fn inner_bytes(&self) -> u64 {
+        24 * self.inner.separators.len() as u64
+    }
+
+    /// Leaf I/O so far.
+    pub fn stats(&self) -> BTreeStats {
+        self.pool.stats
+    }
+
+    /// Appends the table positions of every entry with key `key`, in position order.
+    pub fn lookup(&mut self, key: u64, positions: &mut Vec<u64>) -> Result<()> {
+        self.scan_from((key, 0), |k, p| {
+            if k == key {
+                positions.push(p);
+                true
+            } else {
+                false
+            }
+        })
+    }
+
+    /// Visits entries in (key, position) order from the first at or after `from`, while
+    /// `visit` returns true.
+    pub fn scan_from(
+        &mut self,
+        from: Entry,
+        mut visit: impl FnMut(u64, u64) -> bool,
+    ) -> Result<()> {
+        let mut id = self.inner.leaf_for(from);
+        let mut file = OpenedFile {
+            path: &self.path,
+            file: &self.file,
+            crcs: &self.crcs,
+        };
+        let mut first = true;
+        while id != NO_LEAF {
+            let (leaf, _) = self.pool.get(id, &mut file)?;
+            let start = if first {
+                leaf.entries.partition_point(|x| *x < from)
+            } else {
+                0
+            };
+            first = false;
+            for &(k, p) in &leaf.entries[start..] {
+                if !visit(k, p) {
+                    return Ok(());
+                }
+            }
+            id = leaf.next;
+        }
+        Ok(())
+    }
+}
+
+/// The version-checked header fields after the magic: n, leaves, first leaf, tail length
+/// and CRC.
+fn header_fields(fields: &[u8]) -> std::result::Result<(u64, u64, u64, u64, u32), FormatError> {
+    let mut d = Decoder::new(
+        fields.get(8..).unwrap_or_default(),
+        "a B+tree file's header",
+    );
+    let version = d.u32()?;
+    if version != VERSION {
+        return Err(FormatError::UnsupportedVersion {
+            found: version,
+            oldest: VERSION,
+            newest: VERSION,
+        });
+    }
+    let _reserved = d.u32()?;
+    Ok((d.u64()?, d.u64()?, d.u64()?, d.u64()?, d.u32()?))
+}
+
+/// Decodes the separators and leaf checksums of a tree of `leaves` leaves.
+fn decode_tail(
+    bytes: &[u8],
+    leaves: u64,
+    first_leaf: u64,
+) -> std::result::Result<(Inner, Vec<u32>), FormatError> {
+    let mut d = Decoder::new(bytes, "a B+tree file's separators");
+    let mut seen = vec![
+        false;
+        usize::try_from(leaves)
+            .unwrap_or(usize::MAX)
+            .min(bytes.len() / 4 + 1)
+    ];
+    let mut mark = |leaf: u64| match seen.get_mut(usize::try_from(leaf).unwrap_or(usize::MAX)) {
+        Some(s) if !*s => {
+            *s = true;
+            Ok(())
+        }
+        _ => Err(invalid(
+            "leaf",
+            leaf,
+            "a leaf below the leaf count, listed once",
+        )),
+    };
+    mark(first_leaf)?;
+    let mut separators = BTreeMap::new();
+    let mut last: Option<Entry> = None;
+    for _ in 1..leaves {
+        let (k, p, leaf) = (d.u64()?, d.u64()?, d.u64()?);
+        if last.is_some_and(|l| l >= (k, p)) {
+            return Err(invalid("separator", k, "increasing separators"));
+        }
+        last = Some((k, p));
+        mark(leaf)?;
+        separators.insert((k, p), leaf);
+    }
+    let mut crcs = Vec::with_capacity(seen.len());
+    for _ in 0..leaves {
+        crcs.push(d.u32()?);
+    }
+    d.finish()?;
+    Ok((
+        Inner {
+            first_leaf,
+            separators,
+        },
+        crcs,
+    ))
+}
