@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 
 use lru::LruCache;
 
-use crate::files::{AtomicFile, open_regular};
+use super::paged::{self, page_offset};
+use crate::files::AtomicFile;
 use crate::index::codec::{Decoder, Encoder, invalid};
 use crate::memory::MemoryBudget;
 use crate::storage::{BLOCK_SIZE, Table};
@@ -34,7 +35,6 @@ pub const VERSION: u32 = 1;
 /// Entries a leaf holds: a 16-byte header (count, next leaf), then 16-byte entries.
 pub const LEAF_ENTRIES: usize = (BLOCK_SIZE - LEAF_HEADER) / 16;
 const LEAF_HEADER: usize = 16;
-const HEADER_FIELDS: usize = 52;
 /// `next` of the last leaf.
 const NO_LEAF: u64 = u64::MAX;
 /// Bytes a pool frame takes: the page and its bookkeeping.
@@ -229,10 +229,6 @@ impl PageFile for OpenedFile<'_> {
     }
 }
 
-fn page_offset(id: u64) -> u64 {
-    (1 + id) * BLOCK_SIZE as u64
-}
-
 /// The levels above the leaves: each leaf but the first, by its first entry.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Inner {
@@ -397,24 +393,8 @@ fn write_tail(file: &mut AtomicFile, inner: &Inner, crcs: &[u32], n: u64) -> Res
     for id in 0..leaves {
         e.u32(crcs.get(id as usize).copied().unwrap_or(0));
     }
-    file.write_all_at(page_offset(leaves), &tail)?;
-    let mut header = Vec::with_capacity(BLOCK_SIZE);
-    let mut e = Encoder(&mut header);
-    for b in MAGIC {
-        e.u8(b);
-    }
-    e.u32(VERSION);
-    e.u32(0);
-    e.u64(n);
-    e.u64(leaves);
-    e.u64(inner.first_leaf);
-    e.u64(tail.len() as u64);
-    e.u32(crc32c::crc32c(&tail));
-    let crc = crc32c::crc32c(&header);
-    Encoder(&mut header).u32(crc);
-    header.resize(BLOCK_SIZE, 0);
-    file.write_all_at(0, &header)?;
-    Ok((tail.len() + header.len()) as u64)
+    let fields = [n, leaves, inner.first_leaf];
+    paged::write_tail_and_header(file, MAGIC, VERSION, fields, leaves, &tail)
 }
 
 /// An opened B+tree file: its in-memory levels, and a pool of leaves for lookups and scans.
@@ -432,60 +412,16 @@ impl InsertedBTree {
     /// length, separators in order with every leaf listed once), with a pool of `frames`
     /// leaves (at least one, at most the tree's leaves). Leaves are checked when read.
     pub fn open(path: &Path, frames: u64) -> Result<InsertedBTree> {
-        let (file, len) = open_regular(path)?;
+        let opened = paged::open(path, MAGIC, VERSION, "lidx B+tree file", 1)?;
         let fail = |problem| Error::format(path, problem);
-        if len < BLOCK_SIZE as u64 {
-            return Err(fail(FormatError::Truncated {
-                what: "a B+tree file's header",
-                expected: BLOCK_SIZE as u64,
-                actual: len,
-            }));
+        let [n, leaves, first_leaf] = opened.fields;
+        if leaves == 0 {
+            return Err(fail(invalid("leaves", 0, "at least 1")));
         }
-        let mut header = [0u8; HEADER_FIELDS + 4];
-        file.read_exact_at(&mut header, 0)
-            .map_err(|e| Error::io(path, "read", e))?;
-        if header[..8] != MAGIC {
-            return Err(fail(FormatError::BadMagic {
-                expected: "lidx B+tree file",
-                found: header[..8].to_vec(),
-            }));
-        }
-        let (fields, stored) = header.split_at(HEADER_FIELDS);
-        let stored = u32::from_le_bytes(stored.try_into().unwrap_or_default());
-        let got = crc32c::crc32c(fields);
-        if stored != got {
-            return Err(fail(FormatError::HeaderChecksum {
-                expected: stored,
-                got,
-            }));
-        }
-        let (n, leaves, first_leaf, tail_len, tail_crc) = header_fields(fields).map_err(fail)?;
-        let expected_len = leaves
-            .checked_add(1)
-            .and_then(|b| b.checked_mul(BLOCK_SIZE as u64))
-            .and_then(|b| b.checked_add(tail_len));
-        if leaves == 0 || expected_len != Some(len) {
-            return Err(fail(FormatError::CountMismatch {
-                count: leaves,
-                unit: "leaves and separators",
-                expected: expected_len.unwrap_or(u64::MAX),
-                actual: len,
-            }));
-        }
-        let mut tail = vec![0u8; usize::try_from(tail_len).unwrap_or(usize::MAX)];
-        file.read_exact_at(&mut tail, page_offset(leaves))
-            .map_err(|e| Error::io(path, "read", e))?;
-        let got = crc32c::crc32c(&tail);
-        if got != tail_crc {
-            return Err(fail(FormatError::FileChecksum {
-                expected: tail_crc,
-                got,
-            }));
-        }
-        let (inner, crcs) = decode_tail(&tail, leaves, first_leaf).map_err(fail)?;
+        let (inner, crcs) = decode_tail(&opened.tail, leaves, first_leaf).map_err(fail)?;
         Ok(InsertedBTree {
             path: path.to_path_buf(),
-            file,
+            file: opened.file,
             n,
             inner,
             crcs,
@@ -569,25 +505,6 @@ impl InsertedBTree {
         }
         Ok(())
     }
-}
-
-/// The version-checked header fields after the magic: n, leaves, first leaf, tail length
-/// and CRC.
-fn header_fields(fields: &[u8]) -> std::result::Result<(u64, u64, u64, u64, u32), FormatError> {
-    let mut d = Decoder::new(
-        fields.get(8..).unwrap_or_default(),
-        "a B+tree file's header",
-    );
-    let version = d.u32()?;
-    if version != VERSION {
-        return Err(FormatError::UnsupportedVersion {
-            found: version,
-            oldest: VERSION,
-            newest: VERSION,
-        });
-    }
-    let _reserved = d.u32()?;
-    Ok((d.u64()?, d.u64()?, d.u64()?, d.u64()?, d.u32()?))
 }
 
 /// Decodes the separators and leaf checksums of a tree of `leaves` leaves.

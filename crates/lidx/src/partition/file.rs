@@ -26,8 +26,8 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::{PAGE_TUPLES, PartitionIndex};
-use crate::files::{AtomicFile, open_regular};
+use super::{PAGE_TUPLES, PartitionIndex, paged};
+use crate::files::AtomicFile;
 use crate::index::codec::{Decoder, Encoder, invalid};
 use crate::index::{Index, Pgm};
 use crate::storage::{BLOCK_SIZE, IoStats, TUPLE_SIZE, Tuple};
@@ -37,12 +37,8 @@ use crate::{Error, FormatError, Result};
 pub const MAGIC: [u8; 8] = *b"LIDXPRT\0";
 /// Format version written and read.
 pub const VERSION: u32 = 1;
-const HEADER_FIELDS: usize = 52;
 
-/// Byte offset of page `page`.
-pub(super) fn page_offset(page: u64) -> u64 {
-    (1 + page) * BLOCK_SIZE as u64
-}
+pub(super) use super::paged::page_offset;
 
 /// Writes the index after the last page and the header in front; returns the bytes written.
 pub(super) fn write_index(out: &mut AtomicFile, index: &PartitionIndex) -> Result<u64> {
@@ -61,24 +57,8 @@ pub(super) fn write_index(out: &mut AtomicFile, index: &PartitionIndex) -> Resul
     for &crc in &index.page_crcs {
         e.u32(crc);
     }
-    out.write_all_at(page_offset(index.total_pages()), &payload)?;
-    let mut header = Vec::with_capacity(BLOCK_SIZE);
-    let mut e = Encoder(&mut header);
-    for b in MAGIC {
-        e.u8(b);
-    }
-    e.u32(VERSION);
-    e.u32(0);
-    e.u64(index.n);
-    e.u64(index.partitions());
-    e.u64(index.total_pages());
-    e.u64(payload.len() as u64);
-    e.u32(crc32c::crc32c(&payload));
-    let crc = crc32c::crc32c(&header);
-    Encoder(&mut header).u32(crc);
-    header.resize(BLOCK_SIZE, 0);
-    out.write_all_at(0, &header)?;
-    Ok((payload.len() + header.len()) as u64)
+    let fields = [index.n, index.partitions(), index.total_pages()];
+    paged::write_tail_and_header(out, MAGIC, VERSION, fields, index.total_pages(), &payload)
 }
 
 /// An open partitions file: its checked index, and the file for reading pages.
@@ -95,34 +75,9 @@ impl PartitionFile {
     /// page belongs to one partition, each partition has the pages its count needs).
     /// Pages are checked when read.
     pub fn open(path: &Path) -> Result<PartitionFile> {
-        let (file, len) = open_regular(path)?;
+        let opened = paged::open(path, MAGIC, VERSION, "lidx partitions file", 2)?;
         let fail = |problem| Error::format(path, problem);
-        let mut header = [0u8; HEADER_FIELDS + 4];
-        if len < BLOCK_SIZE as u64 {
-            return Err(fail(FormatError::Truncated {
-                what: "a partitions file's header",
-                expected: BLOCK_SIZE as u64,
-                actual: len,
-            }));
-        }
-        file.read_exact_at(&mut header, 0)
-            .map_err(|e| Error::io(path, "read", e))?;
-        if header[..8] != MAGIC {
-            return Err(fail(FormatError::BadMagic {
-                expected: "lidx partitions file",
-                found: header[..8].to_vec(),
-            }));
-        }
-        let (fields, stored) = header.split_at(HEADER_FIELDS);
-        let stored = u32::from_le_bytes(stored.try_into().unwrap_or_default());
-        let got = crc32c::crc32c(fields);
-        if stored != got {
-            return Err(fail(FormatError::HeaderChecksum {
-                expected: stored,
-                got,
-            }));
-        }
-        let (n, partitions, pages, index_len, index_crc) = header_fields(fields).map_err(fail)?;
+        let [n, partitions, pages] = opened.fields;
         if partitions == 0 || pages < partitions {
             return Err(fail(invalid(
                 "partitions",
@@ -130,32 +85,10 @@ impl PartitionFile {
                 "at least 1, and at most the pages",
             )));
         }
-        let expected_len = pages
-            .checked_add(1)
-            .and_then(|b| b.checked_mul(BLOCK_SIZE as u64))
-            .and_then(|b| b.checked_add(index_len));
-        if expected_len != Some(len) {
-            return Err(fail(FormatError::CountMismatch {
-                count: pages,
-                unit: "pages and an index",
-                expected: expected_len.unwrap_or(u64::MAX),
-                actual: len,
-            }));
-        }
-        let mut payload = vec![0u8; usize::try_from(index_len).unwrap_or(usize::MAX)];
-        file.read_exact_at(&mut payload, page_offset(pages))
-            .map_err(|e| Error::io(path, "read", e))?;
-        let got = crc32c::crc32c(&payload);
-        if got != index_crc {
-            return Err(fail(FormatError::FileChecksum {
-                expected: index_crc,
-                got,
-            }));
-        }
-        let index = decode_index(&payload, n, partitions, pages).map_err(fail)?;
+        let index = decode_index(&opened.tail, n, partitions, pages).map_err(fail)?;
         Ok(PartitionFile {
             path: path.to_path_buf(),
-            file,
+            file: opened.file,
             index,
         })
     }
@@ -230,24 +163,6 @@ impl PartitionFile {
             .map(|t| t.value)
             .collect())
     }
-}
-
-/// The version-checked header fields after the magic: n, P, G, L and the index's CRC.
-fn header_fields(fields: &[u8]) -> std::result::Result<(u64, u64, u64, u64, u32), FormatError> {
-    let mut d = Decoder::new(
-        fields.get(8..).unwrap_or_default(),
-        "a partitions file's header",
-    );
-    let version = d.u32()?;
-    if version != VERSION {
-        return Err(FormatError::UnsupportedVersion {
-            found: version,
-            oldest: VERSION,
-            newest: VERSION,
-        });
-    }
-    let _reserved = d.u32()?;
-    Ok((d.u64()?, d.u64()?, d.u64()?, d.u64()?, d.u32()?))
 }
 
 /// Decodes and checks the index of a file with `n` tuples, `partitions` and `pages`.

@@ -17,6 +17,7 @@
 pub mod btree;
 mod file;
 pub mod join;
+mod paged;
 #[cfg(test)]
 mod tests;
 

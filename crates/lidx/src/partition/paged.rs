@@ -1,0 +1,140 @@
+//! The shape both files of this module share (FORMAT.md sections 6 and 7): a 4096-byte
+//! header block (magic, version, three `u64` fields, the tail's length and CRC32C, the
+//! header's own CRC32C), 4096-byte pages, then a tail holding the index.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use crate::files::{AtomicFile, open_regular};
+use crate::index::codec::{Decoder, Encoder};
+use crate::storage::BLOCK_SIZE;
+use crate::{Error, FormatError, Result};
+
+/// Bytes of the header's fields before its own CRC.
+const HEADER_FIELDS: usize = 52;
+
+/// Byte offset of page `page`.
+pub(super) fn page_offset(page: u64) -> u64 {
+    (1 + page) * BLOCK_SIZE as u64
+}
+
+/// Writes `tail` after `pages` pages and the header in front; returns the bytes written.
+pub(super) fn write_tail_and_header(
+    out: &mut AtomicFile,
+    magic: [u8; 8],
+    version: u32,
+    fields: [u64; 3],
+    pages: u64,
+    tail: &[u8],
+) -> Result<u64> {
+    out.write_all_at(page_offset(pages), tail)?;
+    let mut header = Vec::with_capacity(BLOCK_SIZE);
+    let mut e = Encoder(&mut header);
+    for b in magic {
+        e.u8(b);
+    }
+    e.u32(version);
+    e.u32(0);
+    for f in fields {
+        e.u64(f);
+    }
+    e.u64(tail.len() as u64);
+    e.u32(crc32c::crc32c(tail));
+    let crc = crc32c::crc32c(&header);
+    Encoder(&mut header).u32(crc);
+    header.resize(BLOCK_SIZE, 0);
+    out.write_all_at(0, &header)?;
+    Ok((tail.len() + header.len()) as u64)
+}
+
+/// A file of this shape, opened and checked as far as the shape goes.
+pub(super) struct Opened {
+    pub file: File,
+    pub fields: [u64; 3],
+    pub tail: Vec<u8>,
+}
+
+/// Opens the file at `path` and checks its shape: at least a header block, `magic`,
+/// the header CRC, `version`, a length of exactly the header, `fields[pages_field]` pages
+/// and the tail, and the tail's CRC. `what` names the kind of file in errors.
+pub(super) fn open(
+    path: &Path,
+    magic: [u8; 8],
+    version: u32,
+    what: &'static str,
+    pages_field: usize,
+) -> Result<Opened> {
+    let (file, len) = open_regular(path)?;
+    let fail = |problem| Error::format(path, problem);
+    if len < BLOCK_SIZE as u64 {
+        return Err(fail(FormatError::Truncated {
+            what,
+            expected: BLOCK_SIZE as u64,
+            actual: len,
+        }));
+    }
+    let mut header = [0u8; HEADER_FIELDS + 4];
+    file.read_exact_at(&mut header, 0)
+        .map_err(|e| Error::io(path, "read", e))?;
+    if header[..8] != magic {
+        return Err(fail(FormatError::BadMagic {
+            expected: what,
+            found: header[..8].to_vec(),
+        }));
+    }
+    let (fields, stored) = header.split_at(HEADER_FIELDS);
+    let stored = u32::from_le_bytes(stored.try_into().unwrap_or_default());
+    let got = crc32c::crc32c(fields);
+    if stored != got {
+        return Err(fail(FormatError::HeaderChecksum {
+            expected: stored,
+            got,
+        }));
+    }
+    let (fields, tail_len, tail_crc) = header_fields(fields, version, what).map_err(fail)?;
+    let pages = fields.get(pages_field).copied().unwrap_or(0);
+    let expected_len = pages
+        .checked_add(1)
+        .and_then(|b| b.checked_mul(BLOCK_SIZE as u64))
+        .and_then(|b| b.checked_add(tail_len));
+    if expected_len != Some(len) {
+        return Err(fail(FormatError::CountMismatch {
+            count: pages,
+            unit: "pages and an index",
+            expected: expected_len.unwrap_or(u64::MAX),
+            actual: len,
+        }));
+    }
+    let mut tail = vec![0u8; usize::try_from(tail_len).unwrap_or(usize::MAX)];
+    file.read_exact_at(&mut tail, page_offset(pages))
+        .map_err(|e| Error::io(path, "read", e))?;
+    let got = crc32c::crc32c(&tail);
+    if got != tail_crc {
+        return Err(fail(FormatError::FileChecksum {
+            expected: tail_crc,
+            got,
+        }));
+    }
+    Ok(Opened { file, fields, tail })
+}
+
+/// The version-checked fields after the magic: the three `u64`s, the tail's length and CRC.
+fn header_fields(
+    bytes: &[u8],
+    version: u32,
+    what: &'static str,
+) -> std::result::Result<([u64; 3], u64, u32), FormatError> {
+    let mut d = Decoder::new(bytes.get(8..).unwrap_or_default(), what);
+    let found = d.u32()?;
+    if found != version {
+        return Err(FormatError::UnsupportedVersion {
+            found,
+            oldest: version,
+            newest: version,
+        });
+    }
+    let _reserved = d.u32()?;
+    let fields = [d.u64()?, d.u64()?, d.u64()?];
+    Ok((fields, d.u64()?, d.u32()?))
+}
