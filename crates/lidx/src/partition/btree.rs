@@ -488,7 +488,16 @@ impl InsertedBTree {
             crcs: &self.crcs,
         };
         let mut first = true;
+        let mut visited = 0u64;
         while id != NO_LEAF {
+            // A damaged chain of next leaves could loop; a sound one visits each leaf once.
+            visited += 1;
+            if visited > self.inner.leaves() {
+                return Err(Error::format(
+                    &self.path,
+                    invalid("next leaf", id, "a chain that visits each leaf once"),
+                ));
+            }
             let (leaf, _) = self.pool.get(id, &mut file)?;
             let start = if first {
                 leaf.entries.partition_point(|x| *x < from)
