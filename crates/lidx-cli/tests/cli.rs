@@ -1355,12 +1355,37 @@ fn sort_puts_a_shuffled_table_back_byte_for_byte() {
         std::fs::read(d.join("back.tbl")).unwrap(),
         std::fs::read(d.join("s.tbl")).unwrap()
     );
-    // Nothing but the tables: the runs were unnamed.
+    for (method, out) in [("learned", "l.tbl"), ("btree-inserts", "b.tbl")] {
+        let said = ok(
+            d,
+            &[
+                "sort",
+                "--table",
+                "u.tbl",
+                "--method",
+                method,
+                "--memory-limit",
+                "8MiB",
+                "--out",
+                out,
+            ],
+        );
+        assert!(said.contains("index built"), "{said}");
+        assert_eq!(
+            std::fs::read(d.join(out)).unwrap(),
+            std::fs::read(d.join("s.tbl")).unwrap(),
+            "{method}"
+        );
+    }
+    // Nothing but the tables: runs and indexes were scratch files.
     let names: Vec<String> = listing(d)
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, ["back.tbl", "s.keys", "s.tbl", "u.tbl"]);
+    assert_eq!(
+        names,
+        ["b.tbl", "back.tbl", "l.tbl", "s.keys", "s.tbl", "u.tbl"]
+    );
     fails(
         d,
         &[

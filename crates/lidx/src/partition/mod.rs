@@ -18,6 +18,7 @@ pub mod btree;
 mod file;
 pub mod join;
 mod paged;
+pub mod sort;
 #[cfg(test)]
 mod tests;
 

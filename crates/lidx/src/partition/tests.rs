@@ -479,3 +479,37 @@ proptest! {
         prop_assert_eq!(&got, &want);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// The learned sort, the B+tree sort and the external merge sort write the same bytes:
+    /// all three are stable.
+    #[test]
+    fn three_sorts_write_the_same_table(keys in keys_strategy(), seed in any::<u64>()) {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // Values that do not follow the keys' order, so that only stability fixes the output.
+        let path = d.join("u.tbl");
+        let mut w = TableWriter::create(&path).unwrap();
+        for (i, &key) in shuffled(keys, seed).iter().enumerate() {
+            w.push(Tuple { key, value: crate::storage::table::key_hash(i as u64) }).unwrap();
+        }
+        w.finish().unwrap();
+        let input = Table::open(&path).unwrap();
+        let options = crate::sort::SortOptions {
+            scratch_dir: d.to_path_buf(),
+            budget: MemoryBudget::new(crate::sort::min_sort_memory()),
+        };
+        crate::sort::sort_table(&input, &d.join("external.tbl"), &options, |_, _| {}).unwrap();
+        let budget = MemoryBudget::new(64 << 20);
+        sort::learned_sort(&input, &d.join("learned.tbl"), &PartitionParams { seed, ..PartitionParams::default() }, d, &budget, |_| {}).unwrap();
+        sort::btree_sort(&input, &d.join("btree.tbl"), d, &budget, crate::storage::ReadMode::Buffered, |_| {}).unwrap();
+        prop_assert_eq!(budget.used(), 0);
+        let external = std::fs::read(d.join("external.tbl")).unwrap();
+        prop_assert!(external == std::fs::read(d.join("learned.tbl")).unwrap(), "learned sort differs");
+        prop_assert!(external == std::fs::read(d.join("btree.tbl")).unwrap(), "B+tree sort differs");
+        // Only the four tables are left: scratch files are gone.
+        prop_assert_eq!(std::fs::read_dir(d).unwrap().count(), 4);
+    }
+}
