@@ -143,6 +143,15 @@ impl Drop for Reservation {
     }
 }
 
+/// The process's peak resident set size in bytes (`VmHWM` in `/proc/self/status`), what a
+/// memory limit is checked against; `None` where the kernel does not report it.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

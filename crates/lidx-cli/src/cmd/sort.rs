@@ -107,6 +107,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         human_bytes(report.peak_reserved),
         human_bytes(args.memory_limit)
     );
+    say_peak_rss()?;
     Ok(())
 }
 
@@ -163,5 +164,13 @@ fn by_index(ctx: &Context, args: &Args, table: &Table) -> anyhow::Result<()> {
         human_bytes(budget.peak()),
         human_bytes(args.memory_limit)
     );
+    say_peak_rss()
+}
+
+/// Prints the process's peak RSS, in bytes, for scripts (and a test) to check the limit by.
+fn say_peak_rss() -> anyhow::Result<()> {
+    if let Some(rss) = lidx::memory::peak_rss() {
+        say!("  peak RSS {} ({rss} bytes)", human_bytes(rss));
+    }
     Ok(())
 }

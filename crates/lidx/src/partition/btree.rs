@@ -149,29 +149,40 @@ impl Pool {
     fn write(&mut self, id: u64, leaf: &Leaf, file: &mut dyn PageFile) -> Result<()> {
         let mut page = [0u8; BLOCK_SIZE];
         leaf.encode(&mut page);
-        file.write_page(id, &page)?;
+        self.write_page(id, &page, file)
+    }
+
+    fn write_page(
+        &mut self,
+        id: u64,
+        page: &[u8; BLOCK_SIZE],
+        file: &mut dyn PageFile,
+    ) -> Result<()> {
+        file.write_page(id, page)?;
         if self.crcs.len() <= id as usize {
             self.crcs.resize(id as usize + 1, 0);
         }
-        self.crcs[id as usize] = crc32c::crc32c(&page);
+        self.crcs[id as usize] = crc32c::crc32c(page);
         self.stats.leaf_writes += 1;
         self.stats.bytes_written += BLOCK_SIZE as u64;
         Ok(())
     }
 
-    /// Writes back every changed leaf.
+    /// Writes back every changed leaf (one page buffer at a time: no copy of the pool).
     fn flush(&mut self, file: &mut dyn PageFile) -> Result<()> {
-        let dirty: Vec<(u64, Leaf)> = self
+        let dirty: Vec<u64> = self
             .frames
-            .iter_mut()
-            .filter(|(_, (_, dirty))| *dirty)
-            .map(|(&id, (leaf, dirty))| {
-                *dirty = false;
-                (id, leaf.clone())
-            })
+            .iter()
+            .filter(|(_, frame)| frame.1)
+            .map(|(&id, _)| id)
             .collect();
-        for (id, leaf) in dirty {
-            self.write(id, &leaf, file)?;
+        let mut page = [0u8; BLOCK_SIZE];
+        for id in dirty {
+            if let Some(frame) = self.frames.peek_mut(&id) {
+                frame.1 = false;
+                frame.0.encode(&mut page);
+                self.write_page(id, &page, file)?;
+            }
         }
         Ok(())
     }
@@ -253,11 +264,8 @@ impl Inner {
 /// The smallest budget a build of `n` entries works with.
 pub fn min_build_memory(n: u64) -> u64 {
     let leaves = (2 * n).div_ceil(LEAF_ENTRIES as u64).max(1);
-    leaves * INNER_BYTES_PER_LEAF + MIN_FRAMES * FRAME_BYTES + READ_CHUNK as u64
+    leaves * INNER_BYTES_PER_LEAF + MIN_FRAMES * FRAME_BYTES + BLOCK_SIZE as u64
 }
-
-/// Bytes of the table read at a time while inserting.
-const READ_CHUNK: usize = 1 << 20;
 
 /// What a build reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -307,7 +315,9 @@ pub fn build(
         ));
     }
     let started = std::time::Instant::now();
-    let _chunk = budget.reserve(READ_CHUNK as u64, "a B+tree build's read buffer")?;
+    // An eighth of what the minimum leaves for the read chunk, the rest for the pool.
+    let chunk = super::read_chunk((budget.available() - need) / 8 + BLOCK_SIZE as u64);
+    let _chunk = budget.reserve(chunk as u64, "a B+tree build's read buffer")?;
     let leaves_estimate = (2 * n).div_ceil(LEAF_ENTRIES as u64).max(1);
     let _inner = budget.reserve(
         leaves_estimate * INNER_BYTES_PER_LEAF,
@@ -337,7 +347,7 @@ pub fn build(
         ..BuildReport::default()
     };
     let mut position = 0u64;
-    table.scan_in_chunks(READ_CHUNK, |tuples| {
+    table.scan_in_chunks(chunk, |tuples| {
         report.bytes_read += (tuples.len() * 16) as u64;
         for t in tuples {
             insert(&mut inner, &mut pool, &mut file, (t.key, position))?;

@@ -268,8 +268,38 @@ impl BuildReport {
     }
 }
 
-/// Bytes of input read at a time.
+/// Bytes of input read at a time, at most.
 const READ_CHUNK: usize = 1 << 20;
+
+/// The read chunk `spare` bytes allow: at most [`READ_CHUNK`], at least a block, in blocks.
+pub(crate) fn read_chunk(spare: u64) -> usize {
+    let bytes = spare.clamp(BLOCK_SIZE as u64, READ_CHUNK as u64) as usize;
+    bytes - bytes % BLOCK_SIZE
+}
+
+/// Keys a build samples from `n` tuples.
+fn sample_size(n: u64, params: &PartitionParams) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        ((n as f64 * params.sample_fraction).round() as u64).clamp(1, n)
+    }
+}
+
+/// Bytes a partitioning's sample takes per key (the key, its position, and the drawing's
+/// bookkeeping).
+const SAMPLE_BYTES_PER_KEY: u64 = 24;
+
+/// The smallest budget [`build`] works with on `n` tuples: a block of input, and the larger
+/// of the sample and the partitions' write buffers (the model, held with the buffers, is
+/// reserved when it is known).
+pub fn min_build_memory(n: u64, params: &PartitionParams) -> u64 {
+    let partitions = n.div_ceil(params.partition_tuples.max(1)).max(1);
+    let writers = partitions
+        .saturating_mul(params.flush_tuples * TUPLE_SIZE as u64 + WRITER_BYTES_PER_PARTITION);
+    let sample = sample_size(n, params) * SAMPLE_BYTES_PER_KEY;
+    BLOCK_SIZE as u64 + sample.max(writers)
+}
 
 /// Builds the partition index of the unsorted (key, value) `table` into a new file at
 /// `out` (written atomically), within `budget`: the sample and the model, the partition
@@ -286,22 +316,31 @@ pub fn build(
     crate::files::refuse_same_file(table.path(), out)?;
     let mut report = BuildReport::default();
     let n = table.len();
+    let need = min_build_memory(n, params);
+    if budget.available() < need {
+        return Err(Error::param(
+            "memory limit",
+            format!(
+                "{} bytes left of {} cannot partition {n} tuples: it needs at least {need} bytes (a block of input, the sample, and the partitions' write buffers)",
+                budget.available(),
+                budget.limit()
+            ),
+        ));
+    }
     let started = std::time::Instant::now();
 
     // Pass 1: a uniform sample of the keys, sorted, and the model trained on it.
-    let amount = if n == 0 {
-        0
-    } else {
-        ((n as f64 * params.sample_fraction).round() as u64).clamp(1, n)
-    };
-    let _chunk_held = budget.reserve(READ_CHUNK as u64, "a partitioning's read buffer")?;
-    let sample_held = budget.reserve(amount * 24, "a partitioning's sample")?;
+    let amount = sample_size(n, params);
+    // Half of what the minimum leaves for the read chunk, the rest for the model.
+    let chunk = read_chunk((budget.available() - need) / 2 + BLOCK_SIZE as u64);
+    let _chunk_held = budget.reserve(chunk as u64, "a partitioning's read buffer")?;
+    let sample_held = budget.reserve(amount * SAMPLE_BYTES_PER_KEY, "a partitioning's sample")?;
     let mut picked = pick_positions(n, amount, params.seed)?
         .into_iter()
         .peekable();
     let mut sample: Vec<u64> = Vec::with_capacity(amount as usize);
     let mut position = 0u64;
-    table.scan_in_chunks(READ_CHUNK, |tuples| {
+    table.scan_in_chunks(chunk, |tuples| {
         report.bytes_read.0 += (tuples.len() * TUPLE_SIZE) as u64;
         let end = position + tuples.len() as u64;
         while let Some(&at) = picked.peek().filter(|&&at| at < end) {
@@ -337,7 +376,7 @@ pub fn build(
         format!("{partitions} partitions' write buffers ({per_partition} bytes each)"),
     )?;
     let mut writer = PageWriter::new(out, partitions, params.flush_tuples)?;
-    table.scan_in_chunks(READ_CHUNK, |tuples| {
+    table.scan_in_chunks(chunk, |tuples| {
         report.bytes_read.1 += (tuples.len() * TUPLE_SIZE) as u64;
         for &t in tuples {
             writer.push(partition_of(&ranker, partitions, t.key), t)?;

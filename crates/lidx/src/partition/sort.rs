@@ -17,7 +17,7 @@ use std::path::Path;
 use super::btree::{self, InsertedBTree};
 use super::{PartitionFile, PartitionParams};
 use crate::memory::MemoryBudget;
-use crate::storage::{BlockReader, ReadMode, Table, TableWriter, Tuple};
+use crate::storage::{BLOCK_SIZE, BlockReader, ReadMode, Table, TableWriter, Tuple};
 use crate::{Error, Result};
 
 /// What an index-driven sort did.
@@ -35,8 +35,10 @@ pub struct IndexSortReport {
     pub bytes_read: u64,
 }
 
-/// The sorted table's write buffer.
-const OUTPUT_BUFFER: usize = 1 << 20;
+/// The sorted table's write buffer for `spare` bytes: at most 1 MiB, at least a block.
+fn output_buffer(spare: u64) -> usize {
+    spare.clamp(BLOCK_SIZE as u64, 1 << 20) as usize
+}
 
 /// A scratch path in `dir` for an index file, removed when dropped.
 fn scratch_path(dir: &Path, what: &str) -> Result<tempfile::TempPath> {
@@ -74,8 +76,9 @@ pub fn learned_sort(
     let largest = index.skew().largest;
     // The largest partition and the standard library's sort scratch (up to as much again).
     let _held = budget.reserve(largest * 32, "the largest partition, sorted in memory")?;
-    let _out = budget.reserve(OUTPUT_BUFFER as u64, "the sorted table's write buffer")?;
-    let mut writer = TableWriter::create_with_buffer(out, OUTPUT_BUFFER)?;
+    let out_bytes = output_buffer(budget.available() / 2);
+    let _out = budget.reserve(out_bytes as u64, "the sorted table's write buffer")?;
+    let mut writer = TableWriter::create_with_buffer(out, out_bytes)?;
     let mut tuples: Vec<Tuple> = Vec::new();
     let mut report = IndexSortReport {
         tuples: input.len(),
@@ -121,11 +124,13 @@ pub fn btree_sort(
     let scratch = scratch_path(scratch_dir, "btree")?;
     let built = btree::build(input, &scratch, budget, &mut progress)?;
     let started = std::time::Instant::now();
-    let _pool = budget.reserve(built.frames * btree::FRAME_BYTES, "a B+tree's buffer pool")?;
-    let _out = budget.reserve(OUTPUT_BUFFER as u64, "the sorted table's write buffer")?;
-    let mut tree = InsertedBTree::open(&scratch, built.frames)?;
+    let out_bytes = output_buffer(budget.available() / 8);
+    let _out = budget.reserve(out_bytes as u64, "the sorted table's write buffer")?;
+    let frames = (budget.available() / btree::FRAME_BYTES).clamp(btree::MIN_FRAMES, built.frames);
+    let _pool = budget.reserve(frames * btree::FRAME_BYTES, "a B+tree's buffer pool")?;
+    let mut tree = InsertedBTree::open(&scratch, frames)?;
     let mut reader = BlockReader::new(input, mode)?;
-    let mut writer = TableWriter::create_with_buffer(out, OUTPUT_BUFFER)?;
+    let mut writer = TableWriter::create_with_buffer(out, out_bytes)?;
     let mut failed: Option<Error> = None;
     let mut done = 0u64;
     tree.scan_from((0, 0), |key, position| {
