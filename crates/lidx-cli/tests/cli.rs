@@ -1482,3 +1482,118 @@ fn sorts_stay_within_the_memory_limit_in_measured_rss() {
         );
     }
 }
+
+#[test]
+fn unclustered_indexes_build_on_unsorted_tables_and_say_what_they_hold() {
+    let dir = setup();
+    let d = dir.path();
+    unsorted_table(d);
+    let said = ok(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "u.tbl",
+            "--kind",
+            "partition",
+            "--memory-limit",
+            "1MiB",
+            "--out",
+            "u.pidx",
+        ],
+    );
+    assert!(
+        said.contains("learned partition index over 500 tuples"),
+        "{said}"
+    );
+    assert!(said.contains("write amplification"), "{said}");
+    let info = ok(d, &["index", "info", "u.pidx", "--table", "u.tbl"]);
+    assert!(info.contains("tuples       500"), "{info}");
+    assert!(info.contains("matches"), "{info}");
+    let said = ok(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "u.tbl",
+            "--kind",
+            "btree-inserts",
+            "--out",
+            "u.bti",
+        ],
+    );
+    assert!(said.contains("B+tree by inserting 500 keys"), "{said}");
+    let info = ok(d, &["index", "info", "u.bti"]);
+    assert!(info.contains("entries      500"), "{info}");
+    // Sorted tables, flags of other kinds, limits too small: one clear line, no output.
+    fails(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "s.tbl",
+            "--kind",
+            "partition",
+            "--out",
+            "x.idx",
+        ],
+        &["s.tbl", "sorted", "partition"],
+    );
+    fails(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "u.tbl",
+            "--kind",
+            "partition",
+            "--every",
+            "4",
+            "--out",
+            "x.idx",
+        ],
+        &["--every", "partition"],
+    );
+    fails(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "u.tbl",
+            "--kind",
+            "btree-inserts",
+            "--memory-limit",
+            "4KiB",
+            "--out",
+            "x.idx",
+        ],
+        &["memory limit", "at least"],
+    );
+    fails(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "s.tbl",
+            "--kind",
+            "pgm",
+            "--memory-limit",
+            "1MiB",
+            "--out",
+            "x.idx",
+        ],
+        &["--memory-limit"],
+    );
+    // A damaged partitions file is refused by info.
+    let mut bytes = std::fs::read(d.join("u.pidx")).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(d.join("bad.pidx"), &bytes).unwrap();
+    fails(d, &["index", "info", "bad.pidx"], &["bad.pidx", "checksum"]);
+}

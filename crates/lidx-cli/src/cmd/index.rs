@@ -7,7 +7,10 @@ use anyhow::bail;
 use lidx::files::refuse_same_file;
 use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::measure::Queries;
-use lidx::index::{AnyIndex, AnyParams, IndexKind, RootKind, tune};
+use lidx::index::{AnyIndex, AnyParams, Index, IndexKind, RootKind, tune};
+use lidx::memory::MemoryBudget;
+use lidx::partition::btree::{self, InsertedBTree};
+use lidx::partition::{self, PartitionFile, PartitionParams};
 use lidx::storage::{TUPLE_SIZE, Table};
 
 use crate::progress::Context;
@@ -36,12 +39,50 @@ pub enum Command {
     Bench(BenchArgs),
 }
 
+/// What `--kind` names: a kind of the index family (over a sorted table) or one of the
+/// unclustered kinds over an unsorted table (paper 1, section 4.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A kind of the index family.
+    Sorted(IndexKind),
+    /// The learned partition index.
+    Partition,
+    /// The B+tree built by inserts.
+    BTreeInserts,
+}
+
+impl std::str::FromStr for Kind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Kind, String> {
+        match s {
+            "partition" => Ok(Kind::Partition),
+            "btree-inserts" => Ok(Kind::BTreeInserts),
+            _ => s
+                .parse::<IndexKind>()
+                .map(Kind::Sorted)
+                .map_err(|e| format!("{e}; over unsorted tables: partition, btree-inserts")),
+        }
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Kind::Sorted(k) => k.fmt(f),
+            Kind::Partition => f.write_str("partition"),
+            Kind::BTreeInserts => f.write_str("btree-inserts"),
+        }
+    }
+}
+
 /// Which kind, with its parameters (each defaults to the kind's 256-position setting).
 #[derive(clap::Args, Clone)]
 pub struct KindArgs {
-    /// Index kind: pgm, sampled-pgm, rs, rmi, btree or binary.
+    /// Index kind: pgm, sampled-pgm, rs, rmi, btree or binary over a sorted table;
+    /// partition (learned partitioning) or btree-inserts over an unsorted one.
     #[arg(long)]
-    kind: IndexKind,
+    kind: Kind,
     /// Error bound in positions (pgm: 127; sampled-pgm: ε′ over the samples, 1; rs: 127).
     #[arg(long)]
     epsilon: Option<u64>,
@@ -72,8 +113,8 @@ pub struct KindArgs {
 impl KindArgs {
     /// The parameters: the kind's defaults with the given flags applied; a flag that does
     /// not apply to the kind is an error.
-    fn params(&self) -> anyhow::Result<AnyParams> {
-        let mut p = AnyParams::default_for(self.kind);
+    fn params(&self, kind: IndexKind) -> anyhow::Result<AnyParams> {
+        let mut p = AnyParams::default_for(kind);
         // The flags the kind takes, each applied where given.
         let mut takes: Vec<&str> = Vec::new();
         macro_rules! apply {
@@ -150,6 +191,10 @@ pub struct BuildArgs {
     /// as the C++ PGM-index does; each cut may add a segment [default: all cores].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: Option<u32>,
+    /// Memory the build may hold (partition, btree-inserts): sample, write buffers and
+    /// model, or the B+tree's buffer pool.
+    #[arg(long, value_parser = parse_size, value_name = "SIZE")]
+    memory_limit: Option<u64>,
     /// Output index file.
     #[arg(long, short, value_name = "FILE.idx")]
     out: PathBuf,
@@ -177,12 +222,19 @@ fn sorted_keys(
 
 fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
     refuse_same_file(&args.table, &args.out)?;
-    let params = args.kind.params()?;
+    let kind = match args.kind.kind {
+        Kind::Sorted(kind) => kind,
+        unclustered => return build_unclustered(ctx, &args, unclustered),
+    };
+    if args.memory_limit.is_some() {
+        bail!("--memory-limit applies to --kind partition and --kind btree-inserts");
+    }
+    let params = args.kind.params(kind)?;
     let (table, keys) = sorted_keys(ctx, &args.table, "building an index")?;
     let data_bytes = table.len() * TUPLE_SIZE as u64;
     let started = Instant::now();
     let index = if args.tune {
-        if !matches!(args.kind.kind, IndexKind::RadixSpline | IndexKind::Rmi) {
+        if !matches!(kind, IndexKind::RadixSpline | IndexKind::Rmi) {
             bail!("--tune applies to --kind rs and --kind rmi");
         }
         let k = &args.kind;
@@ -201,16 +253,13 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         };
         let budget = args.size_budget.unwrap_or(data_bytes / 100);
         let existing = Queries::draw(&keys, 100_000, 7).existing;
-        let grid = tune::grid(args.kind.kind, epsilon).len() as u64;
+        let grid = tune::grid(kind, epsilon).len() as u64;
         let bar = ctx.bar(grid, "tuning", "configurations");
-        let (index, trials) =
-            tune::tune(args.kind.kind, &keys, &existing, epsilon, budget, |_| {
-                bar.inc(1)
-            })?;
+        let (index, trials) = tune::tune(kind, &keys, &existing, epsilon, budget, |_| bar.inc(1))?;
         bar.finish_and_clear();
         say!(
             "size/lookup-time trials ({} within budget {}), * = Pareto front, > = chosen:",
-            args.kind.kind,
+            kind,
             human_bytes(budget)
         );
         say!(
@@ -239,7 +288,7 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         }
         index
     } else {
-        let bar = ctx.spinner(&format!("building {}", args.kind.kind));
+        let bar = ctx.spinner(&format!("building {kind}"));
         let threads = match args.threads {
             Some(t) => t as usize,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -266,7 +315,187 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The default memory limit of the unclustered builds.
+const DEFAULT_MEMORY_LIMIT: u64 = 256 << 20;
+
+/// `index build --kind partition|btree-inserts`: an unclustered index over an unsorted table.
+fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Result<()> {
+    let k = &args.kind;
+    let sorted_flags = [
+        ("--epsilon-rec", k.epsilon_rec.is_some()),
+        ("--max-height", k.max_height.is_some()),
+        ("--every", k.every.is_some()),
+        ("--radix-bits", k.radix_bits.is_some()),
+        ("--root", k.root.is_some()),
+        ("--branching", k.branching.is_some()),
+        ("--max-window", k.max_window.is_some()),
+        ("--tune", args.tune),
+        ("--threads", args.threads.is_some()),
+        (
+            "--epsilon",
+            kind == Kind::BTreeInserts && k.epsilon.is_some(),
+        ),
+    ];
+    if let Some((flag, _)) = sorted_flags.iter().find(|(_, on)| *on) {
+        bail!("{flag} does not apply to --kind {kind}");
+    }
+    let table = Table::open(&args.table)?;
+    if table.header().sorted && table.len() > 1 {
+        bail!(
+            "{}: the table is sorted; --kind {kind} indexes unsorted tables (a sorted one takes --kind pgm, btree, ...)",
+            args.table.display()
+        );
+    }
+    let limit = args.memory_limit.unwrap_or(DEFAULT_MEMORY_LIMIT);
+    let budget = MemoryBudget::new(limit);
+    let n = table.len();
+    match kind {
+        Kind::Partition => {
+            let params = PartitionParams {
+                epsilon: k.epsilon.unwrap_or(PartitionParams::default().epsilon),
+                ..PartitionParams::default()
+            };
+            let bar = ctx.bar(2 * n, "partitioning", "tuples");
+            let (index, report) = partition::build(&table, &args.out, &params, &budget, |done| {
+                bar.set_position(done)
+            })?;
+            bar.finish_and_clear();
+            let skew = index.skew();
+            say!(
+                "built a learned partition index over {n} tuples in {:.2} s (sampling and training {:.2} s, partitioning {:.2} s); saved to {}",
+                report.seconds.0 + report.seconds.1,
+                report.seconds.0,
+                report.seconds.1,
+                args.out.display()
+            );
+            say!(
+                "  model: a PGM (eps={}) on {} sampled keys, {} segments; index in memory {}",
+                params.epsilon,
+                report.sampled,
+                index
+                    .model()
+                    .segments_per_level()
+                    .first()
+                    .copied()
+                    .unwrap_or(0),
+                human_bytes(index.size_in_bytes())
+            );
+            say!(
+                "  partitions: {} (mean {:.0} tuples, largest {}, {} empty, {} past their first page; {} pages)",
+                skew.partitions,
+                skew.mean,
+                skew.largest,
+                skew.empty,
+                skew.overflowed,
+                skew.pages
+            );
+            say!(
+                "  I/O: read {} twice; wrote {} in {} writes (write amplification {:.2}); peak memory reserved {} of {}",
+                human_bytes(report.bytes_read.0),
+                human_bytes(report.bytes_written),
+                report.write_calls,
+                report.write_amplification(),
+                human_bytes(report.peak_reserved),
+                human_bytes(limit)
+            );
+        }
+        _ => {
+            let bar = ctx.bar(n, "inserting", "keys");
+            let report = btree::build(&table, &args.out, &budget, |done| bar.set_position(done))?;
+            bar.finish_and_clear();
+            let s = report.stats;
+            say!(
+                "built a B+tree by inserting {n} keys in {:.2} s; saved to {}",
+                report.seconds,
+                args.out.display()
+            );
+            say!(
+                "  {} leaves of 4 KiB ({} splits), a pool of {} leaves",
+                report.leaves,
+                s.splits,
+                report.frames
+            );
+            say!(
+                "  I/O: {} leaf reads, {} leaf writes, {} written (write amplification {:.1}); peak memory reserved {} of {}",
+                s.leaf_reads,
+                s.leaf_writes,
+                human_bytes(s.bytes_written),
+                report.write_amplification(),
+                human_bytes(budget.peak()),
+                human_bytes(limit)
+            );
+        }
+    }
+    if let Some(rss) = lidx::memory::peak_rss() {
+        say!("  peak RSS {} ({rss} bytes)", human_bytes(rss));
+    }
+    Ok(())
+}
+
+/// The first eight bytes of a file (fewer when it is shorter).
+fn magic_of(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let mut magic = Vec::with_capacity(8);
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.take(8).read_to_end(&mut magic);
+    }
+    magic
+}
+
 fn info(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> {
+    let magic = magic_of(path);
+    if magic == partition::MAGIC {
+        let file = PartitionFile::open(path)?;
+        let index = file.index();
+        let skew = index.skew();
+        let rows = [
+            ("file", path.display().to_string()),
+            (
+                "kind",
+                "partition (learned partition index over an unsorted table)".to_string(),
+            ),
+            ("tuples", index.len().to_string()),
+            (
+                "model",
+                format!(
+                    "PGM {} on {} sampled keys, segments {:?}",
+                    index.model().params(),
+                    index.model().len(),
+                    index.model().segments_per_level()
+                ),
+            ),
+            (
+                "partitions",
+                format!(
+                    "{} (mean {:.0} tuples, largest {}, {} empty, {} past their first page)",
+                    skew.partitions, skew.mean, skew.largest, skew.empty, skew.overflowed
+                ),
+            ),
+            ("pages", skew.pages.to_string()),
+            ("in memory", human_bytes(index.size_in_bytes())),
+        ];
+        for (k, v) in rows {
+            say!("{k:<12} {v}");
+        }
+        return check_unclustered(path, table, index.len());
+    }
+    if magic == btree::MAGIC {
+        let tree = InsertedBTree::open(path, 1)?;
+        let rows = [
+            ("file", path.display().to_string()),
+            (
+                "kind",
+                "btree-inserts (B+tree built by inserts over an unsorted table)".to_string(),
+            ),
+            ("entries", tree.len().to_string()),
+            ("leaves", tree.leaves().to_string()),
+            ("in memory", human_bytes(tree.inner_bytes())),
+        ];
+        for (k, v) in rows {
+            say!("{k:<12} {v}");
+        }
+        return check_unclustered(path, table, tree.len());
+    }
     let (index, fp) = file::load(path)?;
     let rows = [
         ("file", path.display().to_string()),
@@ -305,6 +534,23 @@ fn info(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> 
         let (_, keys) = sorted_keys(ctx, table, "checking an index")?;
         fp.check(&KeysFingerprint::of(&keys), path, table)?;
         say!("matches      {}", table.display());
+    }
+    Ok(())
+}
+
+/// With `--table`, checks an unclustered index holds as many tuples as the table.
+fn check_unclustered(path: &Path, table: Option<&Path>, n: u64) -> anyhow::Result<()> {
+    if let Some(table) = table {
+        let t = Table::open(table)?;
+        if t.len() != n {
+            bail!(
+                "{}: the index holds {n} tuples, {} holds {}; rebuild it",
+                path.display(),
+                table.display(),
+                t.len()
+            );
+        }
+        say!("matches      {} ({n} tuples)", table.display());
     }
     Ok(())
 }
