@@ -1597,3 +1597,149 @@ fn unclustered_indexes_build_on_unsorted_tables_and_say_what_they_hold() {
     std::fs::write(d.join("bad.pidx"), &bytes).unwrap();
     fails(d, &["index", "info", "bad.pidx"], &["bad.pidx", "checksum"]);
 }
+
+/// The (key, outer value, inner value) triples of a join output table, sorted.
+fn triples_of(path: &Path) -> Vec<(u64, u64, u64)> {
+    let table = lidx::storage::Table::open(path).unwrap();
+    let mut out = Vec::new();
+    table
+        .scan_output(|chunk| {
+            out.extend(chunk.iter().map(|t| (t.key, t.outer, t.inner)));
+            Ok(())
+        })
+        .unwrap();
+    out.sort_unstable();
+    out
+}
+
+#[test]
+fn unsorted_joins_agree_with_the_grace_hash_join() {
+    let dir = setup();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "gen",
+            "--sample-of",
+            "s.keys",
+            "--ratio",
+            "10",
+            "--shuffle",
+            "--out",
+            "r.keys",
+        ],
+    );
+    ok(d, &["table", "build", "--keys", "r.keys", "--out", "r.tbl"]);
+    ok(
+        d,
+        &["table", "shuffle", "--table", "s.tbl", "--out", "su.tbl"],
+    );
+    ok(
+        d,
+        &[
+            "join",
+            "--outer",
+            "r.tbl",
+            "--inner",
+            "su.tbl",
+            "--method",
+            "grace",
+            "--out",
+            "grace.tbl",
+        ],
+    );
+    let want = triples_of(&d.join("grace.tbl"));
+    assert_eq!(want.len(), 200);
+    for method in ["partition", "btree-inserts"] {
+        let out = format!("{method}.tbl");
+        let said = ok(
+            d,
+            &[
+                "join",
+                "--outer",
+                "r.tbl",
+                "--inner",
+                "su.tbl",
+                "--method",
+                method,
+                "--memory-limit",
+                "4MiB",
+                "--out",
+                &out,
+            ],
+        );
+        assert!(said.contains("200 output tuples"), "{said}");
+        assert!(said.contains("indexes built"), "{said}");
+        assert_eq!(triples_of(&d.join(&out)), want, "{method}");
+    }
+    // Saved indexes are used as they are; one for another table is refused.
+    ok(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "r.tbl",
+            "--kind",
+            "partition",
+            "--out",
+            "r.pidx",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "su.tbl",
+            "--kind",
+            "partition",
+            "--out",
+            "s.pidx",
+        ],
+    );
+    let said = ok(
+        d,
+        &[
+            "join",
+            "--outer",
+            "r.tbl",
+            "--inner",
+            "su.tbl",
+            "--method",
+            "partition",
+            "--outer-index",
+            "r.pidx",
+            "--inner-index",
+            "s.pidx",
+            "--count-only",
+        ],
+    );
+    assert!(
+        said.contains("200 output tuples") && !said.contains("indexes built"),
+        "{said}"
+    );
+    fails(
+        d,
+        &[
+            "join",
+            "--outer",
+            "r.tbl",
+            "--inner",
+            "su.tbl",
+            "--method",
+            "partition",
+            "--outer-index",
+            "s.pidx",
+            "--count-only",
+        ],
+        &["s.pidx", "rebuild"],
+    );
+    // No scratch index is left behind.
+    assert!(
+        listing(d)
+            .iter()
+            .all(|p| !p.to_string_lossy().contains(".lidx-"))
+    );
+}

@@ -7,11 +7,15 @@ use std::str::FromStr;
 
 use anyhow::bail;
 use lidx::index::IndexKind;
+use lidx::join::CountSink;
 use lidx::join::cost;
 use lidx::join::driver::{self, JoinMethod, JoinRequest, JoinRun};
 use lidx::memory::MemoryBudget;
+use lidx::partition::join::{
+    UnsortedJoin, UnsortedJoinReport, UnsortedMethod, run_unsorted as run_unsorted_with,
+};
 use lidx::storage::profile::StorageProfile;
-use lidx::storage::{IoBackend, IoStats, ReadMode};
+use lidx::storage::{IoBackend, IoStats, ReadMode, Table, TableWriter};
 
 use crate::progress::Context;
 use crate::units::{human_bytes, parse_size};
@@ -22,6 +26,27 @@ const GRACE_BUDGET: u64 = 256 << 20;
 /// `--method`: a join method, or `auto` for the cost model's pick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct MethodArg(Option<JoinMethod>);
+
+/// `--method` as given: one of the joins of sorted tables (or grace, any order), or a join
+/// of unsorted tables through unclustered indexes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MethodChoice {
+    Sorted(MethodArg),
+    Unsorted(UnsortedMethod),
+}
+
+impl FromStr for MethodChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "partition" => Ok(MethodChoice::Unsorted(UnsortedMethod::Partition)),
+            "btree-inserts" => Ok(MethodChoice::Unsorted(UnsortedMethod::BTreeInserts)),
+            _ => s.parse().map(MethodChoice::Sorted).map_err(|e: String| {
+                format!("{e}; over unsorted tables: partition, btree-inserts")
+            }),
+        }
+    }
+}
 
 impl FromStr for MethodArg {
     type Err = String;
@@ -55,9 +80,18 @@ pub struct Args {
     #[arg(long, value_name = "S.tbl")]
     inner: PathBuf,
     /// inlj:pgm, inlj:sampled-pgm, inlj:rs, inlj:rmi, inlj:btree, inlj:binary, merge, hash,
-    /// grace, or auto (the cost model's pick).
+    /// grace, or auto (the cost model's pick); over unsorted tables, partition (learned
+    /// partition indexes) or btree-inserts (B+trees built by inserts).
     #[arg(long)]
-    method: MethodArg,
+    method: MethodChoice,
+    /// Saved unclustered indexes of the outer and inner tables (partition, btree-inserts);
+    /// each one absent is built next to the output and removed after, its time reported
+    /// apart.
+    #[arg(long, value_name = "R.idx")]
+    outer_index: Option<PathBuf>,
+    /// See --outer-index.
+    #[arg(long, value_name = "S.idx")]
+    inner_index: Option<PathBuf>,
     /// Storage profile for the cost model (from `lidx bench disk`) [default: an assumed SSD,
     /// labelled as such].
     #[arg(long, value_name = "PROFILE.json")]
@@ -112,25 +146,32 @@ pub struct Args {
     /// Memory the join may hold: the hash table and read buffers of hash, merge and grace
     /// joins. The grace join partitions both tables next to the inner one to stay within
     /// it; hash and merge fail beyond it [default: 256MiB for grace, no limit otherwise].
-    #[arg(long, value_parser = parse_size)]
+    #[arg(long, value_parser = parse_size, alias = "memory-limit")]
     memory_budget: Option<u64>,
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
+    let method = match args.method {
+        MethodChoice::Sorted(m) => m,
+        MethodChoice::Unsorted(m) => return run_unsorted(ctx, &args, m),
+    };
+    if args.outer_index.is_some() || args.inner_index.is_some() {
+        bail!("--outer-index and --inner-index apply to --method partition and btree-inserts");
+    }
     if args.threads == 0 {
         bail!("invalid threads: 0 is not a number of threads");
     }
     if args.io_depth == 0 {
         bail!("invalid io-depth: 0 reads in flight cannot make progress");
     }
-    if args.index.is_some() && !matches!(args.method.0, Some(JoinMethod::Inlj(_))) {
+    if args.index.is_some() && !matches!(method.0, Some(JoinMethod::Inlj(_))) {
         bail!("--index applies to inlj methods only");
     }
     let profile = match &args.profile {
         Some(path) => StorageProfile::load(path)?,
         None => cost::assumed_ssd(),
     };
-    let grace = args.method.0 == Some(JoinMethod::Grace);
+    let grace = method.0 == Some(JoinMethod::Grace);
     let memory = match (args.memory_budget, grace) {
         (Some(limit), _) => MemoryBudget::new(limit),
         (None, true) => MemoryBudget::new(GRACE_BUDGET),
@@ -139,7 +180,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let request = JoinRequest {
         outer: args.outer.clone(),
         inner: args.inner.clone(),
-        method: args.method.0,
+        method: method.0,
         index: args.index.clone(),
         profile,
         threads: args.threads,
@@ -185,6 +226,102 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     report(&request, &run)
+}
+
+/// `--method partition|btree-inserts`: a join of two unsorted tables through unclustered
+/// indexes (`lidx::partition::join`), on one thread.
+fn run_unsorted(ctx: &Context, args: &Args, method: UnsortedMethod) -> anyhow::Result<()> {
+    if args.index.is_some() || args.threads != 1 || args.io_depth != 1 || args.json {
+        bail!(
+            "--index, --threads, --io-depth and --json do not apply to --method partition or btree-inserts"
+        );
+    }
+    let outer = Table::open(&args.outer)?;
+    let inner = Table::open(&args.inner)?;
+    let scratch_dir = match &args.out {
+        Some(out) => lidx::files::parent_dir(out).to_path_buf(),
+        None => lidx::files::parent_dir(&args.inner).to_path_buf(),
+    };
+    let join = UnsortedJoin {
+        outer: &outer,
+        inner: &inner,
+        method,
+        indexes: (args.outer_index.clone(), args.inner_index.clone()),
+        scratch_dir,
+        budget: MemoryBudget::new(args.memory_budget.unwrap_or(GRACE_BUDGET)),
+        mode: if args.direct {
+            ReadMode::Direct
+        } else {
+            ReadMode::Buffered
+        },
+    };
+    let spinner = ctx.spinner("joining");
+    let (report, written) = match &args.out {
+        Some(out) => {
+            let mut writer = TableWriter::create_output(out)?;
+            let report = run_unsorted_join(&join, &mut writer)?;
+            writer.finish()?;
+            (report, Some(out))
+        }
+        None => (run_unsorted_join(&join, &mut CountSink::default())?, None),
+    };
+    spinner.finish_and_clear();
+    let name = match method {
+        UnsortedMethod::Partition => "partition",
+        UnsortedMethod::BTreeInserts => "btree-inserts",
+    };
+    say!(
+        "{name} join of {} with {} (unsorted): {} output tuples in {:.3} s, {} reads",
+        args.outer.display(),
+        args.inner.display(),
+        report.stats.output,
+        report.join_s,
+        if args.direct { "O_DIRECT" } else { "buffered" }
+    );
+    if args.outer_index.is_none() || args.inner_index.is_none() {
+        say!(
+            "  indexes built in {:.3} s (not counted in the join)",
+            report.build_s
+        );
+    }
+    say!("  {} lookups of the inner index", report.stats.lookups);
+    match method {
+        UnsortedMethod::Partition => say!(
+            "  partitions read: {} outer, {} inner",
+            report.partitions_read.0,
+            report.partitions_read.1
+        ),
+        UnsortedMethod::BTreeInserts => say!(
+            "  leaf reads: {} outer, {} inner",
+            report.tree_io.0.leaf_reads,
+            report.tree_io.1.leaf_reads
+        ),
+    }
+    say!("  {}", io_line("outer", report.stats.outer_io));
+    say!("  {}", io_line("inner", report.stats.inner_io));
+    if let Some(out) = written {
+        say!("  wrote {}", out.display());
+    }
+    if let Some(rss) = lidx::memory::peak_rss() {
+        say!(
+            "  peak memory reserved {} of {}; peak RSS {} ({rss} bytes)",
+            human_bytes(join.budget.peak()),
+            human_bytes(join.budget.limit()),
+            human_bytes(rss)
+        );
+    }
+    Ok(())
+}
+
+/// Runs an unsorted join, naming the limit when it is too small.
+fn run_unsorted_join(
+    join: &UnsortedJoin<'_>,
+    sink: &mut impl lidx::join::JoinSink,
+) -> anyhow::Result<UnsortedJoinReport> {
+    run_unsorted_with(join, sink).map_err(|e| match e {
+        lidx::Error::OverBudget { .. } => anyhow::anyhow!("{e}; raise --memory-limit"),
+        e => e.into(),
+    })
 }
 
 /// The report of a finished join: what ran, its I/O, and the cost model beside it.

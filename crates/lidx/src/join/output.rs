@@ -65,3 +65,11 @@ impl JoinSink for SpillSink {
         Ok(())
     }
 }
+
+/// A join writes straight into an output table (one thread, in emitting order).
+impl JoinSink for TableWriter {
+    #[inline]
+    fn emit(&mut self, key: u64, outer: u64, inner: u64) -> Result<()> {
+        self.push_output(OutputTuple { key, outer, inner })
+    }
+}

@@ -12,11 +12,15 @@
 //!   fetched from both tables through the stored positions, a block read each unless the
 //!   block is the one read last.
 
-use super::PartitionFile;
-use super::btree::InsertedBTree;
-use crate::Result;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::btree::{BTreeStats, FRAME_BYTES, InsertedBTree, MIN_FRAMES};
+use super::{PartitionFile, PartitionParams};
 use crate::join::{JoinSink, JoinStats};
+use crate::memory::MemoryBudget;
 use crate::storage::{BlockReader, ReadMode, Table, Tuple};
+use crate::{Error, Result};
 
 /// What the learned join did besides [`JoinStats`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -141,5 +145,140 @@ fn value_at(reader: &mut BlockReader<'_>, position: u64) -> Result<u64> {
             "btree_join",
             format!("position {position} is past the table"),
         )
+    })
+}
+
+/// Which unclustered route joins two unsorted tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnsortedMethod {
+    /// [`partition_join`] over learned partition indexes.
+    Partition,
+    /// [`btree_join`] over B+trees built by inserts.
+    BTreeInserts,
+}
+
+/// A join of two unsorted tables through unclustered indexes, as `lidx join` runs it.
+#[derive(Debug)]
+pub struct UnsortedJoin<'a> {
+    /// The outer table.
+    pub outer: &'a Table,
+    /// The inner table.
+    pub inner: &'a Table,
+    /// The route.
+    pub method: UnsortedMethod,
+    /// Saved indexes of the outer and inner tables (partitions or B+tree files of the
+    /// method's kind); each one absent is built into `scratch_dir` and removed after.
+    pub indexes: (Option<PathBuf>, Option<PathBuf>),
+    /// Where indexes built on the fly go.
+    pub scratch_dir: PathBuf,
+    /// Memory for the builds and the join (a B+tree join gives each tree's pool half).
+    pub budget: MemoryBudget,
+    /// How the B+tree join fetches values from the tables.
+    pub mode: ReadMode,
+}
+
+/// What an unsorted join did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct UnsortedJoinReport {
+    /// Seconds building the indexes that were not given (0 when both were; not counted in
+    /// `join_s`).
+    pub build_s: f64,
+    /// Seconds of the join itself.
+    pub join_s: f64,
+    /// I/O of each side (partition pages, or the tables' blocks behind the trees), lookups
+    /// and output.
+    pub stats: JoinStats,
+    /// Partitions read on each side (the learned route).
+    pub partitions_read: (u64, u64),
+    /// Leaf I/O of the outer and inner trees (the B+tree route).
+    pub tree_io: (BTreeStats, BTreeStats),
+}
+
+/// Runs `join`, emitting into `sink` in key order.
+pub fn run_unsorted(
+    join: &UnsortedJoin<'_>,
+    sink: &mut impl JoinSink,
+) -> Result<UnsortedJoinReport> {
+    let mut report = UnsortedJoinReport::default();
+    let started = Instant::now();
+    let mut scratch = Vec::new();
+    let mut index_of = |table: &Table, given: &Option<PathBuf>| -> Result<PathBuf> {
+        if let Some(path) = given {
+            return Ok(path.clone());
+        }
+        let path = tempfile::Builder::new()
+            .prefix(".lidx-join-index-")
+            .tempfile_in(&join.scratch_dir)
+            .map_err(|e| Error::io(&join.scratch_dir, "create a scratch file in", e))?
+            .into_temp_path();
+        match join.method {
+            UnsortedMethod::Partition => {
+                super::build(
+                    table,
+                    &path,
+                    &PartitionParams::default(),
+                    &join.budget,
+                    |_| {},
+                )?;
+            }
+            UnsortedMethod::BTreeInserts => {
+                super::btree::build(table, &path, &join.budget, |_| {})?;
+            }
+        }
+        let kept = path.to_path_buf();
+        scratch.push(path);
+        Ok(kept)
+    };
+    let outer_path = index_of(join.outer, &join.indexes.0)?;
+    let inner_path = index_of(join.inner, &join.indexes.1)?;
+    if !scratch.is_empty() {
+        report.build_s = started.elapsed().as_secs_f64();
+    }
+    let started = Instant::now();
+    match join.method {
+        UnsortedMethod::Partition => {
+            let outer = PartitionFile::open(&outer_path)?;
+            let inner = PartitionFile::open(&inner_path)?;
+            check_count(&outer_path, outer.index().len(), join.outer)?;
+            check_count(&inner_path, inner.index().len(), join.inner)?;
+            let held = 32 * (outer.index().skew().largest + inner.index().skew().largest);
+            let _held = join
+                .budget
+                .reserve(held, "the two partitions held at once")?;
+            let stats = partition_join(&outer, &inner, sink)?;
+            report.stats = stats.join;
+            report.partitions_read = stats.partitions_read;
+        }
+        UnsortedMethod::BTreeInserts => {
+            let frames = (join.budget.available() / 2 / FRAME_BYTES).max(MIN_FRAMES);
+            let _pools = join
+                .budget
+                .reserve(2 * frames * FRAME_BYTES, "the two B+trees' pools")?;
+            let mut outer = InsertedBTree::open(&outer_path, frames)?;
+            let mut inner = InsertedBTree::open(&inner_path, frames)?;
+            check_count(&outer_path, outer.len(), join.outer)?;
+            check_count(&inner_path, inner.len(), join.inner)?;
+            report.stats = btree_join(
+                &mut outer, join.outer, &mut inner, join.inner, join.mode, sink,
+            )?;
+            report.tree_io = (outer.stats(), inner.stats());
+        }
+    }
+    report.join_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// Fails unless an index at `path` holds as many tuples as `table`.
+fn check_count(path: &Path, n: u64, table: &Table) -> Result<()> {
+    if n == table.len() {
+        return Ok(());
+    }
+    Err(Error::IndexMismatch {
+        path: path.to_path_buf(),
+        problem: format!(
+            "the index holds {n} tuples, {} holds {}; rebuild it",
+            table.path().display(),
+            table.len()
+        ),
     })
 }
