@@ -502,7 +502,11 @@ fn the_demo_runs() {
         "hardness",
         "6. Joins",
         "inlj:sampled-pgm",
-        "7. The disk",
+        "7. Unsorted tables",
+        "the very table it came from: yes",
+        "join partition",
+        "join btree-inserts",
+        "8. The disk",
     ] {
         assert!(out.contains(part), "demo output lacks {part:?}:\n{out}");
     }
