@@ -989,23 +989,30 @@ fn bad_index_inputs_are_refused() {
     );
 }
 
+/// Writes `r.keys` (a 1/10 sample of `s.keys`, shuffled or in order) and the outer table
+/// `r.tbl` built from it.
+fn outer_sample(d: &Path, shuffle: bool) {
+    let mut args = vec![
+        "gen",
+        "--sample-of",
+        "s.keys",
+        "--ratio",
+        "10",
+        "--out",
+        "r.keys",
+    ];
+    if shuffle {
+        args.push("--shuffle");
+    }
+    ok(d, &args);
+    ok(d, &["table", "build", "--keys", "r.keys", "--out", "r.tbl"]);
+}
+
 #[test]
 fn joins_agree_and_write_output_tables() {
     let dir = setup();
     let d = dir.path();
-    ok(
-        d,
-        &[
-            "gen",
-            "--sample-of",
-            "s.keys",
-            "--ratio",
-            "10",
-            "--out",
-            "r.keys",
-        ],
-    );
-    ok(d, &["table", "build", "--keys", "r.keys", "--out", "r.tbl"]);
+    outer_sample(d, false);
     ok(
         d,
         &[
@@ -1620,20 +1627,7 @@ fn triples_of(path: &Path) -> Vec<(u64, u64, u64)> {
 fn unsorted_joins_agree_with_the_grace_hash_join() {
     let dir = setup();
     let d = dir.path();
-    ok(
-        d,
-        &[
-            "gen",
-            "--sample-of",
-            "s.keys",
-            "--ratio",
-            "10",
-            "--shuffle",
-            "--out",
-            "r.keys",
-        ],
-    );
-    ok(d, &["table", "build", "--keys", "r.keys", "--out", "r.tbl"]);
+    outer_sample(d, true);
     ok(
         d,
         &["table", "shuffle", "--table", "s.tbl", "--out", "su.tbl"],
