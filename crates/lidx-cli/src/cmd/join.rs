@@ -38,13 +38,12 @@ enum MethodChoice {
 impl FromStr for MethodChoice {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "partition" => Ok(MethodChoice::Unsorted(UnsortedMethod::Partition)),
-            "btree-inserts" => Ok(MethodChoice::Unsorted(UnsortedMethod::BTreeInserts)),
-            _ => s.parse().map(MethodChoice::Sorted).map_err(|e: String| {
-                format!("{e}; over unsorted tables: partition, btree-inserts")
-            }),
+        if let Some(m) = UnsortedMethod::ALL.into_iter().find(|m| m.name() == s) {
+            return Ok(MethodChoice::Unsorted(m));
         }
+        s.parse().map(MethodChoice::Sorted).map_err(|e: String| {
+            format!("{e}; over unsorted tables: partition, btree-inserts, sort-merge")
+        })
     }
 }
 
@@ -81,7 +80,8 @@ pub struct Args {
     inner: PathBuf,
     /// inlj:pgm, inlj:sampled-pgm, inlj:rs, inlj:rmi, inlj:btree, inlj:binary, merge, hash,
     /// grace, or auto (the cost model's pick); over unsorted tables, partition (learned
-    /// partition indexes) or btree-inserts (B+trees built by inserts).
+    /// partition indexes), btree-inserts (B+trees built by inserts) or sort-merge (an
+    /// external merge sort of each, then merge).
     #[arg(long)]
     method: MethodChoice,
     /// Saved unclustered indexes of the outer and inner tables (partition, btree-inserts);
@@ -228,8 +228,8 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     report(&request, &run)
 }
 
-/// `--method partition|btree-inserts`: a join of two unsorted tables through unclustered
-/// indexes (`lidx::partition::join`), on one thread.
+/// `--method partition|btree-inserts|sort-merge`: a join of two unsorted tables through
+/// unclustered indexes, or sorted first (`lidx::partition::join`), on one thread.
 fn run_unsorted(ctx: &Context, args: &Args, method: UnsortedMethod) -> anyhow::Result<()> {
     if args.index.is_some() || args.threads != 1 || args.io_depth != 1 || args.json {
         bail!(
@@ -266,10 +266,7 @@ fn run_unsorted(ctx: &Context, args: &Args, method: UnsortedMethod) -> anyhow::R
         None => (run_unsorted_join(&join, &mut CountSink::default())?, None),
     };
     spinner.finish_and_clear();
-    let name = match method {
-        UnsortedMethod::Partition => "partition",
-        UnsortedMethod::BTreeInserts => "btree-inserts",
-    };
+    let name = method.name();
     say!(
         "{name} join of {} with {} (unsorted): {} output tuples in {:.3} s, {} reads",
         args.outer.display(),
@@ -278,13 +275,20 @@ fn run_unsorted(ctx: &Context, args: &Args, method: UnsortedMethod) -> anyhow::R
         report.join_s,
         if args.direct { "O_DIRECT" } else { "buffered" }
     );
-    if args.outer_index.is_none() || args.inner_index.is_none() {
+    if method == UnsortedMethod::SortMerge {
+        say!(
+            "  both tables sorted in {:.3} s (not counted in the join)",
+            report.build_s
+        );
+    } else if args.outer_index.is_none() || args.inner_index.is_none() {
         say!(
             "  indexes built in {:.3} s (not counted in the join)",
             report.build_s
         );
     }
-    say!("  {} lookups of the inner index", report.stats.lookups);
+    if report.stats.lookups > 0 {
+        say!("  {} lookups of the inner index", report.stats.lookups);
+    }
     match method {
         UnsortedMethod::Partition => say!(
             "  partitions read: {} outer, {} inner",
@@ -296,6 +300,7 @@ fn run_unsorted(ctx: &Context, args: &Args, method: UnsortedMethod) -> anyhow::R
             report.tree_io.0.leaf_reads,
             report.tree_io.1.leaf_reads
         ),
+        UnsortedMethod::SortMerge => {}
     }
     say!("  {}", io_line("outer", report.stats.outer_io));
     say!("  {}", io_line("inner", report.stats.inner_io));

@@ -155,6 +155,27 @@ pub enum UnsortedMethod {
     Partition,
     /// [`btree_join`] over B+trees built by inserts.
     BTreeInserts,
+    /// Both tables sorted by [`crate::sort::sort_table`] into scratch tables (each with the
+    /// whole budget in turn), then a sort-merge join of those: paper 1's sort-then-merge.
+    SortMerge,
+}
+
+impl UnsortedMethod {
+    /// Every route, in the order reports list them.
+    pub const ALL: [UnsortedMethod; 3] = [
+        UnsortedMethod::Partition,
+        UnsortedMethod::BTreeInserts,
+        UnsortedMethod::SortMerge,
+    ];
+
+    /// The name `lidx join --method` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnsortedMethod::Partition => "partition",
+            UnsortedMethod::BTreeInserts => "btree-inserts",
+            UnsortedMethod::SortMerge => "sort-merge",
+        }
+    }
 }
 
 /// A join of two unsorted tables through unclustered indexes, as `lidx join` runs it.
@@ -180,8 +201,8 @@ pub struct UnsortedJoin<'a> {
 /// What an unsorted join did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct UnsortedJoinReport {
-    /// Seconds building the indexes that were not given (0 when both were; not counted in
-    /// `join_s`).
+    /// Seconds building the indexes that were not given, or sorting (sort-merge); 0 when both
+    /// indexes were given; not counted in `join_s`.
     pub build_s: f64,
     /// Seconds of the join itself.
     pub join_s: f64,
@@ -199,6 +220,9 @@ pub fn run_unsorted(
     join: &UnsortedJoin<'_>,
     sink: &mut impl JoinSink,
 ) -> Result<UnsortedJoinReport> {
+    if join.method == UnsortedMethod::SortMerge {
+        return sort_merge(join, sink);
+    }
     let mut report = UnsortedJoinReport::default();
     let started = Instant::now();
     let mut scratch = Vec::new();
@@ -221,7 +245,7 @@ pub fn run_unsorted(
                     |_| {},
                 )?;
             }
-            UnsortedMethod::BTreeInserts => {
+            UnsortedMethod::BTreeInserts | UnsortedMethod::SortMerge => {
                 super::btree::build(table, &path, &join.budget, |_| {})?;
             }
         }
@@ -249,7 +273,7 @@ pub fn run_unsorted(
             report.stats = stats.join;
             report.partitions_read = stats.partitions_read;
         }
-        UnsortedMethod::BTreeInserts => {
+        UnsortedMethod::BTreeInserts | UnsortedMethod::SortMerge => {
             let frames = (join.budget.available() / 2 / FRAME_BYTES).max(MIN_FRAMES);
             let _pools = join
                 .budget
@@ -266,6 +290,41 @@ pub fn run_unsorted(
     }
     report.join_s = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// [`UnsortedMethod::SortMerge`]: both tables sorted into scratch tables beside the
+/// output (removed after; the sorting is `build_s`), then merged (`join_s`).
+fn sort_merge(join: &UnsortedJoin<'_>, sink: &mut impl JoinSink) -> Result<UnsortedJoinReport> {
+    let started = Instant::now();
+    let options = crate::sort::SortOptions {
+        scratch_dir: join.scratch_dir.clone(),
+        budget: join.budget.clone(),
+    };
+    let mut sorted = Vec::new();
+    for table in [join.outer, join.inner] {
+        let path = tempfile::Builder::new()
+            .prefix(".lidx-join-sorted-")
+            .tempfile_in(&join.scratch_dir)
+            .map_err(|e| Error::io(&join.scratch_dir, "create a scratch file in", e))?
+            .into_temp_path();
+        crate::sort::sort_table(table, &path, &options, |_, _| {})?;
+        sorted.push(path);
+    }
+    let build_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let outer = Table::open(&sorted[0])?;
+    let inner = Table::open(&sorted[1])?;
+    // Scans of both tables read this many tuples at a time: an eighth of the budget between
+    // their buffers, the rest for runs of equal keys.
+    let read_tuples = (join.budget.available() / 8 / 16 / 4).clamp(256, 1 << 16);
+    let stats =
+        crate::join::merge_join(&outer, &inner, join.mode, read_tuples, &join.budget, sink)?;
+    Ok(UnsortedJoinReport {
+        build_s,
+        join_s: started.elapsed().as_secs_f64(),
+        stats,
+        ..UnsortedJoinReport::default()
+    })
 }
 
 /// Fails unless an index at `path` holds as many tuples as `table`.
