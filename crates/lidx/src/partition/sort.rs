@@ -61,12 +61,16 @@ pub fn learned_sort(
 ) -> Result<IndexSortReport> {
     crate::files::refuse_same_file(input.path(), out)?;
     let scratch = scratch_path(scratch_dir, "partitions")?;
-    // Writers flush as many tuples at a time as half the budget allows (at least the
-    // paper's 8, at most a page): fewer, larger writes than the index build's default.
-    let partitions = input.len().div_ceil(params.partition_tuples).max(1);
-    let flush =
-        (budget.available() / 2 / (partitions * 16)).clamp(params.flush_tuples, super::PAGE_TUPLES);
+    // A sort needs no page-sized partitions: each as large as an eighth of the budget
+    // (sorted in memory with its scratch, twice the mean for skew, within half of it), so
+    // there are few, and their writers flush a page at a time where the budget allows:
+    // few, large writes.
+    let available = budget.available();
+    let partition_tuples = (available / 8 / 32).max(params.partition_tuples);
+    let partitions = input.len().div_ceil(partition_tuples).max(1);
+    let flush = (available / 4 / (partitions * 16)).clamp(params.flush_tuples, super::PAGE_TUPLES);
     let params = PartitionParams {
+        partition_tuples,
         flush_tuples: flush,
         ..*params
     };
