@@ -70,6 +70,22 @@ pub fn remove_pending_files() {
     }
 }
 
+/// A named scratch file in `dir`, for data a command reads back by path and removes when
+/// done (an index built for one join, a sorted copy): named as this process's unfinished
+/// outputs are, so that while the guard lives SIGINT and SIGTERM remove it, and after a
+/// SIGKILL the next lidx that writes into `dir` does. Removed when the path drops.
+pub fn scratch_path(dir: &Path) -> Result<(TempPath, PendingGuard)> {
+    sweep_once(dir);
+    let path = tempfile::Builder::new()
+        .prefix(&temp_prefix())
+        .rand_bytes(TEMP_RANDOM)
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir, "create a scratch file in", e))?
+        .into_temp_path();
+    let guard = PendingGuard::new(&path);
+    Ok((path, guard))
+}
+
 /// Registers a path for [`remove_pending_files`] for as long as the guard lives: the
 /// temporary file of an [`AtomicFile`], or a scratch file a program removes when done.
 pub struct PendingGuard(PathBuf);
@@ -586,6 +602,19 @@ mod tests {
                 "unnamed {unnamed}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn scratch_files_are_named_as_unfinished_outputs_and_removed_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, guard) = scratch_path(dir.path()).unwrap();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let tag = host_tag().unwrap_or("x");
+        assert_eq!(temp_owner(&name, tag), Some(std::process::id()), "{name}");
+        assert!(path.exists());
+        drop(guard);
+        drop(path);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -21,7 +21,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-pub use atomic::{AtomicFile, PendingGuard, remove_pending_files};
+pub use atomic::{AtomicFile, PendingGuard, remove_pending_files, scratch_path};
 pub(crate) use map::map_readonly;
 
 use crate::{Error, Result};

@@ -230,11 +230,7 @@ pub fn run_unsorted(
         if let Some(path) = given {
             return Ok(path.clone());
         }
-        let path = tempfile::Builder::new()
-            .prefix(".lidx-join-index-")
-            .tempfile_in(&join.scratch_dir)
-            .map_err(|e| Error::io(&join.scratch_dir, "create a scratch file in", e))?
-            .into_temp_path();
+        let (path, pending) = crate::files::scratch_path(&join.scratch_dir)?;
         match join.method {
             UnsortedMethod::Partition => {
                 super::build(
@@ -250,7 +246,7 @@ pub fn run_unsorted(
             }
         }
         let kept = path.to_path_buf();
-        scratch.push(path);
+        scratch.push((path, pending));
         Ok(kept)
     };
     let outer_path = index_of(join.outer, &join.indexes.0)?;
@@ -302,18 +298,14 @@ fn sort_merge(join: &UnsortedJoin<'_>, sink: &mut impl JoinSink) -> Result<Unsor
     };
     let mut sorted = Vec::new();
     for table in [join.outer, join.inner] {
-        let path = tempfile::Builder::new()
-            .prefix(".lidx-join-sorted-")
-            .tempfile_in(&join.scratch_dir)
-            .map_err(|e| Error::io(&join.scratch_dir, "create a scratch file in", e))?
-            .into_temp_path();
-        crate::sort::sort_table(table, &path, &options, |_, _| {})?;
+        let path = crate::files::scratch_path(&join.scratch_dir)?;
+        crate::sort::sort_table(table, &path.0, &options, |_, _| {})?;
         sorted.push(path);
     }
     let build_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let outer = Table::open(&sorted[0])?;
-    let inner = Table::open(&sorted[1])?;
+    let outer = Table::open(&sorted[0].0)?;
+    let inner = Table::open(&sorted[1].0)?;
     // Scans of both tables read this many tuples at a time: an eighth of the budget between
     // their buffers, the rest for runs of equal keys.
     let read_tuples = (join.budget.available() / 8 / 16 / 4).clamp(256, 1 << 16);

@@ -40,15 +40,6 @@ fn output_buffer(spare: u64) -> usize {
     spare.clamp(BLOCK_SIZE as u64, 1 << 20) as usize
 }
 
-/// A scratch path in `dir` for an index file, removed when dropped.
-fn scratch_path(dir: &Path, what: &str) -> Result<tempfile::TempPath> {
-    Ok(tempfile::Builder::new()
-        .prefix(&format!(".lidx-{what}-"))
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, "create a scratch file in", e))?
-        .into_temp_path())
-}
-
 /// Sorts `input` into a new table at `out` through a learned partition index built in
 /// `scratch_dir` with `params`, within `budget`. `progress` gets tuples done so far.
 pub fn learned_sort(
@@ -60,7 +51,7 @@ pub fn learned_sort(
     mut progress: impl FnMut(u64),
 ) -> Result<IndexSortReport> {
     crate::files::refuse_same_file(input.path(), out)?;
-    let scratch = scratch_path(scratch_dir, "partitions")?;
+    let (scratch, _pending) = crate::files::scratch_path(scratch_dir)?;
     // A sort needs no page-sized partitions: each as large as an eighth of the budget
     // (sorted in memory with its scratch, twice the mean for skew, within half of it), so
     // there are few, and their writers flush a page at a time where the budget allows:
@@ -125,7 +116,7 @@ pub fn btree_sort(
     mut progress: impl FnMut(u64),
 ) -> Result<IndexSortReport> {
     crate::files::refuse_same_file(input.path(), out)?;
-    let scratch = scratch_path(scratch_dir, "btree")?;
+    let (scratch, _pending) = crate::files::scratch_path(scratch_dir)?;
     let built = btree::build(input, &scratch, budget, &mut progress)?;
     let started = std::time::Instant::now();
     let out_bytes = output_buffer(budget.available() / 8);
