@@ -21,6 +21,7 @@ macro_rules! say_text {
 }
 
 mod cmd;
+mod limits;
 mod progress;
 mod units;
 

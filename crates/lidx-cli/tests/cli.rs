@@ -1415,6 +1415,15 @@ fn sort_puts_a_shuffled_table_back_byte_for_byte() {
         &["sort", "--table", "u.tbl", "--out", "u.tbl"],
         &["u.tbl"],
     );
+    // --cgroup takes a cgroup the user made; any other directory is refused.
+    let here = d.to_str().unwrap();
+    fails(
+        d,
+        &[
+            "sort", "--table", "u.tbl", "--cgroup", here, "--out", "x.tbl",
+        ],
+        &["not a cgroup with a memory controller"],
+    );
 }
 
 /// The `peak RSS` a command printed, in bytes.

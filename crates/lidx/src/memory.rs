@@ -152,6 +152,46 @@ pub fn peak_rss() -> Option<u64> {
     kib.checked_mul(1024)
 }
 
+/// A control group the user made, that this process has joined (paper 1 bounds its runs'
+/// memory with cgroups v2; lidx never creates one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cgroup {
+    /// The cgroup's directory.
+    pub dir: std::path::PathBuf,
+    /// 2 (`memory.max`) or 1 (`memory.limit_in_bytes`).
+    pub version: u8,
+    /// Its memory limit in bytes; `None` when it has none.
+    pub limit: Option<u64>,
+}
+
+/// Moves this process into the cgroup at `dir` (writes its pid to `cgroup.procs`) and reads
+/// the cgroup's memory limit: `memory.max` (v2) or `memory.limit_in_bytes` (v1, where
+/// values of 2^62 and above mean none).
+pub fn enter_cgroup(dir: &std::path::Path) -> Result<Cgroup> {
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
+    let (version, limit) = match (read("memory.max"), read("memory.limit_in_bytes")) {
+        (Some(v2), _) => (2, v2.trim().parse::<u64>().ok()),
+        (None, Some(v1)) => (1, v1.trim().parse::<u64>().ok().filter(|&l| l < 1 << 62)),
+        (None, None) => {
+            return Err(Error::param(
+                "cgroup",
+                format!(
+                    "{}: not a cgroup with a memory controller (it has neither memory.max nor memory.limit_in_bytes)",
+                    dir.display()
+                ),
+            ));
+        }
+    };
+    let procs = dir.join("cgroup.procs");
+    std::fs::write(&procs, format!("{}\n", std::process::id()))
+        .map_err(|e| Error::io(&procs, "join the cgroup through", e))?;
+    Ok(Cgroup {
+        dir: dir.to_path_buf(),
+        version,
+        limit,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -195,6 +195,9 @@ pub struct BuildArgs {
     /// model, or the B+tree's buffer pool.
     #[arg(long, value_parser = parse_size, value_name = "SIZE")]
     memory_limit: Option<u64>,
+    /// Run inside this cgroup, made by the user (partition, btree-inserts; see `lidx sort`).
+    #[arg(long, value_name = "DIR")]
+    cgroup: Option<PathBuf>,
     /// Output index file.
     #[arg(long, short, value_name = "FILE.idx")]
     out: PathBuf,
@@ -226,8 +229,8 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         Kind::Sorted(kind) => kind,
         unclustered => return build_unclustered(ctx, &args, unclustered),
     };
-    if args.memory_limit.is_some() {
-        bail!("--memory-limit applies to --kind partition and --kind btree-inserts");
+    if args.memory_limit.is_some() || args.cgroup.is_some() {
+        bail!("--memory-limit and --cgroup apply to --kind partition and --kind btree-inserts");
     }
     let params = args.kind.params(kind)?;
     let (table, keys) = sorted_keys(ctx, &args.table, "building an index")?;
@@ -339,6 +342,7 @@ fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Res
     if let Some((flag, _)) = sorted_flags.iter().find(|(_, on)| *on) {
         bail!("{flag} does not apply to --kind {kind}");
     }
+    crate::limits::enter_cgroup(args.cgroup.as_deref(), false)?;
     let table = Table::open(&args.table)?;
     if table.header().sorted && table.len() > 1 {
         bail!(

@@ -148,9 +148,13 @@ pub struct Args {
     /// it; hash and merge fail beyond it [default: 256MiB for grace, no limit otherwise].
     #[arg(long, value_parser = parse_size, alias = "memory-limit")]
     memory_budget: Option<u64>,
+    /// Run inside this cgroup, made by the user (see `lidx sort`).
+    #[arg(long, value_name = "DIR")]
+    cgroup: Option<PathBuf>,
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
+    crate::limits::enter_cgroup(args.cgroup.as_deref(), args.json)?;
     let method = match args.method {
         MethodChoice::Sorted(m) => m,
         MethodChoice::Unsorted(m) => return run_unsorted(ctx, &args, m),

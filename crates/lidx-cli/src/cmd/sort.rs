@@ -37,6 +37,10 @@ pub struct Args {
     /// the output's directory).
     #[arg(long, value_name = "DIR")]
     scratch_dir: Option<PathBuf>,
+    /// Run inside this cgroup, made by the user (v2 `memory.max` or v1
+    /// `memory.limit_in_bytes` bounds the whole process; lidx never creates cgroups).
+    #[arg(long, value_name = "DIR")]
+    cgroup: Option<PathBuf>,
     /// Output table.
     #[arg(long, short, value_name = "FILE.tbl")]
     out: PathBuf,
@@ -54,6 +58,7 @@ pub enum Method {
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
+    crate::limits::enter_cgroup(args.cgroup.as_deref(), false)?;
     let table = Table::open(&args.table)?;
     match args.method {
         Method::External => {}
