@@ -38,7 +38,7 @@ pub const MAGIC: [u8; 8] = *b"LIDXPRT\0";
 /// Format version written and read.
 pub const VERSION: u32 = 1;
 
-pub(super) use super::paged::page_offset;
+use super::paged::page_offset;
 
 /// Writes the index after the last page and the header in front; returns the bytes written.
 pub(super) fn write_index(out: &mut AtomicFile, index: &PartitionIndex) -> Result<u64> {

@@ -220,9 +220,12 @@ pub fn run_unsorted(
     join: &UnsortedJoin<'_>,
     sink: &mut impl JoinSink,
 ) -> Result<UnsortedJoinReport> {
-    if join.method == UnsortedMethod::SortMerge {
-        return sort_merge(join, sink);
-    }
+    // The two index routes differ only in their kind of index; sort-merge has none.
+    let learned = match join.method {
+        UnsortedMethod::SortMerge => return sort_merge(join, sink),
+        UnsortedMethod::Partition => true,
+        UnsortedMethod::BTreeInserts => false,
+    };
     let mut report = UnsortedJoinReport::default();
     let started = Instant::now();
     let mut scratch = Vec::new();
@@ -231,19 +234,11 @@ pub fn run_unsorted(
             return Ok(path.clone());
         }
         let (path, pending) = crate::files::scratch_path(&join.scratch_dir)?;
-        match join.method {
-            UnsortedMethod::Partition => {
-                super::build(
-                    table,
-                    &path,
-                    &PartitionParams::default(),
-                    &join.budget,
-                    |_| {},
-                )?;
-            }
-            UnsortedMethod::BTreeInserts | UnsortedMethod::SortMerge => {
-                super::btree::build(table, &path, &join.budget, |_| {})?;
-            }
+        if learned {
+            let params = PartitionParams::default();
+            super::build(table, &path, &params, &join.budget, |_| {})?;
+        } else {
+            super::btree::build(table, &path, &join.budget, |_| {})?;
         }
         let kept = path.to_path_buf();
         scratch.push((path, pending));
@@ -255,34 +250,31 @@ pub fn run_unsorted(
         report.build_s = started.elapsed().as_secs_f64();
     }
     let started = Instant::now();
-    match join.method {
-        UnsortedMethod::Partition => {
-            let outer = PartitionFile::open(&outer_path)?;
-            let inner = PartitionFile::open(&inner_path)?;
-            check_count(&outer_path, outer.index().len(), join.outer)?;
-            check_count(&inner_path, inner.index().len(), join.inner)?;
-            let held = 32 * (outer.index().skew().largest + inner.index().skew().largest);
-            let _held = join
-                .budget
-                .reserve(held, "the two partitions held at once")?;
-            let stats = partition_join(&outer, &inner, sink)?;
-            report.stats = stats.join;
-            report.partitions_read = stats.partitions_read;
-        }
-        UnsortedMethod::BTreeInserts | UnsortedMethod::SortMerge => {
-            let frames = (join.budget.available() / 2 / FRAME_BYTES).max(MIN_FRAMES);
-            let _pools = join
-                .budget
-                .reserve(2 * frames * FRAME_BYTES, "the two B+trees' pools")?;
-            let mut outer = InsertedBTree::open(&outer_path, frames)?;
-            let mut inner = InsertedBTree::open(&inner_path, frames)?;
-            check_count(&outer_path, outer.len(), join.outer)?;
-            check_count(&inner_path, inner.len(), join.inner)?;
-            report.stats = btree_join(
-                &mut outer, join.outer, &mut inner, join.inner, join.mode, sink,
-            )?;
-            report.tree_io = (outer.stats(), inner.stats());
-        }
+    if learned {
+        let outer = PartitionFile::open(&outer_path)?;
+        let inner = PartitionFile::open(&inner_path)?;
+        check_count(&outer_path, outer.index().len(), join.outer)?;
+        check_count(&inner_path, inner.index().len(), join.inner)?;
+        let held = 32 * (outer.index().skew().largest + inner.index().skew().largest);
+        let _held = join
+            .budget
+            .reserve(held, "the two partitions held at once")?;
+        let stats = partition_join(&outer, &inner, sink)?;
+        report.stats = stats.join;
+        report.partitions_read = stats.partitions_read;
+    } else {
+        let frames = (join.budget.available() / 2 / FRAME_BYTES).max(MIN_FRAMES);
+        let _pools = join
+            .budget
+            .reserve(2 * frames * FRAME_BYTES, "the two B+trees' pools")?;
+        let mut outer = InsertedBTree::open(&outer_path, frames)?;
+        let mut inner = InsertedBTree::open(&inner_path, frames)?;
+        check_count(&outer_path, outer.len(), join.outer)?;
+        check_count(&inner_path, inner.len(), join.inner)?;
+        report.stats = btree_join(
+            &mut outer, join.outer, &mut inner, join.inner, join.mode, sink,
+        )?;
+        report.tree_io = (outer.stats(), inner.stats());
     }
     report.join_s = started.elapsed().as_secs_f64();
     Ok(report)

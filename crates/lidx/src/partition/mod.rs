@@ -478,7 +478,7 @@ impl PageWriter {
             let page = self.last_page[p];
             let take = (end - from).min((PAGE_TUPLES - filled) as usize);
             let bytes: &[u8] = bytemuck::cast_slice(&self.buffers[from..from + take]);
-            let offset = file::page_offset(page) + filled * TUPLE_SIZE as u64;
+            let offset = paged::page_offset(page) + filled * TUPLE_SIZE as u64;
             self.out.write_all_at(offset, bytes)?;
             let crc = &mut self.page_crcs[page as usize];
             *crc = crc32c::crc32c_append(*crc, bytes);

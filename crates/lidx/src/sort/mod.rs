@@ -143,7 +143,7 @@ pub fn sort_table(
             let readers = runs.len() as u64 * MERGE_BYTES_PER_RUN;
             let (mut writer, _out_held) = output_writer(out, budget, readers)?;
             let mut merged = 0u64;
-            merge_runs(runs, budget, &mut report, |t| {
+            merge_runs(runs, options, &mut report, |t| {
                 writer.push(t)?;
                 merged += 1;
                 if merged.is_multiple_of(1 << 20) {
@@ -317,7 +317,7 @@ fn merge_pass(
         let file = scratch_file(&options.scratch_dir)?;
         let mut out = std::io::BufWriter::with_capacity(PASS_OUTPUT_BUFFER as usize, file);
         let mut len = 0u64;
-        merge_runs(group, &options.budget, report, |t| {
+        merge_runs(group, options, report, |t| {
             out.write_all(bytemuck::bytes_of(&t))
                 .map_err(|e| Error::io(&options.scratch_dir, "write a sort run in", e))?;
             len += 1;
@@ -337,19 +337,22 @@ fn merge_pass(
 }
 
 /// A run being merged: its file, a buffer of its next tuples, and how many are left on disk.
-struct RunReader {
+struct RunReader<'d> {
+    /// The scratch directory, for errors.
+    dir: &'d Path,
     file: File,
     buffer: Vec<Tuple>,
     next: usize,
     left: u64,
 }
 
-impl RunReader {
-    fn new(mut run: Run, buffer_tuples: usize) -> Result<RunReader> {
+impl<'d> RunReader<'d> {
+    fn new(mut run: Run, buffer_tuples: usize, dir: &'d Path) -> Result<RunReader<'d>> {
         run.file
             .seek(SeekFrom::Start(0))
-            .map_err(|e| Error::io(Path::new("<sort run>"), "rewind", e))?;
+            .map_err(|e| Error::io(dir, "rewind a sort run in", e))?;
         Ok(RunReader {
+            dir,
             file: run.file,
             buffer: Vec::with_capacity(buffer_tuples),
             next: 0,
@@ -367,7 +370,7 @@ impl RunReader {
             self.buffer.resize(take, Tuple { key: 0, value: 0 });
             self.file
                 .read_exact(bytemuck::cast_slice_mut(&mut self.buffer))
-                .map_err(|e| Error::io(Path::new("<sort run>"), "read a sort run from", e))?;
+                .map_err(|e| Error::io(self.dir, "read a sort run in", e))?;
             report.bytes_read += (take * TUPLE_SIZE) as u64;
             report.read_calls += 1;
             self.left -= take as u64;
@@ -380,13 +383,14 @@ impl RunReader {
 }
 
 /// Merges `runs` (in input order) into `emit`, smallest key first and, among equal keys,
-/// the earlier run first. The runs share what is left of `budget` as read buffers.
+/// the earlier run first. The runs share what is left of the budget as read buffers.
 fn merge_runs(
     runs: Vec<Run>,
-    budget: &MemoryBudget,
+    options: &SortOptions,
     report: &mut SortReport,
     mut emit: impl FnMut(Tuple) -> Result<()>,
 ) -> Result<()> {
+    let budget = &options.budget;
     let k = runs.len() as u64;
     let per_run = (budget.available() / k.max(1)).saturating_sub(64);
     let buffer_tuples = (per_run / TUPLE_SIZE as u64).max(1);
@@ -399,7 +403,7 @@ fn merge_runs(
     )?;
     let mut readers: Vec<RunReader> = runs
         .into_iter()
-        .map(|r| RunReader::new(r, buffer_tuples as usize))
+        .map(|r| RunReader::new(r, buffer_tuples as usize, &options.scratch_dir))
         .collect::<Result<_>>()?;
     let mut heap = BinaryHeap::with_capacity(readers.len());
     for (i, r) in readers.iter_mut().enumerate() {
