@@ -1141,8 +1141,7 @@ mod tests {
             prop_assume!(!keys.is_empty());
             let p = params(4, 2, 3);
             let compact = Pgm::build(&keys, &p).unwrap();
-            let template = Pgm { levels: Levels::Compact(Vec::new()), slack: 0, slack_rec: 0, ..compact.clone() };
-            let wide = Pgm::build_wide(&keys, &p, template).unwrap();
+            let wide = Pgm::build_wide_form(&keys, &p).unwrap();
             prop_assert_eq!(wide.form(), SegmentForm::Wide);
             check_windows(&wide, &keys, &extra)?;
             for pgm in [compact, wide] {
