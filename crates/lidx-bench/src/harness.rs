@@ -248,10 +248,22 @@ impl Setup {
         if join.io_depth != 1 {
             args.extend(["--io-depth".into(), join.io_depth.to_string().into()]);
         }
+        args.extend(["--json".into(), "--count-only".into()]);
+        self.run_json("join", &args)
+    }
+
+    /// Runs `lidx SUBCOMMAND ARGS... --quiet` as a fresh process and parses the one JSON
+    /// object it prints; a failed run is an error carrying the command line and the last
+    /// line of its message.
+    pub fn run_json<T: serde::de::DeserializeOwned>(
+        &self,
+        subcommand: &str,
+        args: &[OsString],
+    ) -> anyhow::Result<T> {
         let output = Command::new(&self.exe)
-            .arg("join")
-            .args(&args)
-            .args(["--json", "--count-only", "--quiet"])
+            .arg(subcommand)
+            .args(args)
+            .arg("--quiet")
             .output()
             .with_context(|| format!("cannot run {}", self.exe.display()))?;
         let shown = || {
@@ -263,11 +275,14 @@ impl Setup {
         if !output.status.success() {
             let err = String::from_utf8_lossy(&output.stderr);
             let line = err.lines().last().unwrap_or("no message");
-            bail!("the measurement `lidx join {}` failed: {line}", shown());
+            bail!(
+                "the measurement `lidx {subcommand} {}` failed: {line}",
+                shown()
+            );
         }
         let stdout = String::from_utf8_lossy(&output.stdout);
         serde_json::from_str(stdout.trim())
-            .with_context(|| format!("`lidx join {}` printed no JSON record", shown()))
+            .with_context(|| format!("`lidx {subcommand} {}` printed no JSON record", shown()))
     }
 }
 

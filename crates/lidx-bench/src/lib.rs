@@ -8,6 +8,8 @@
 //! - [`join_sorted`]: paper 1's joins of sorted tables (Figs. 6, 8, 10, 11).
 //! - [`indexes`]: paper 1's index study (Fig. 5, Table 2).
 //! - [`index_bench`]: every index kind on one table, with a sweep of window widths.
+//! - [`unsorted`]: paper 1's joins of unsorted tables under a memory limit (Fig. 9), and
+//!   three ways to sort.
 //! - [`disk`]: the disk benchmark and the storage profile it saves.
 //!
 //! Shared: [`harness`] (key sets, directories, scratch files, the storage profile, and
@@ -27,6 +29,7 @@ pub mod plot;
 pub mod progress;
 pub mod stats;
 pub mod text;
+pub mod unsorted;
 
 pub use harness::Setup;
 pub use progress::{Progress, Quiet};

@@ -6,14 +6,14 @@ use std::path::Path;
 use crate::units::human_bytes;
 
 /// Moves this process into the cgroup at `dir`, if given, and prints its memory limit
-/// unless `quiet` (a command whose output is one JSON object).
-pub fn enter_cgroup(dir: Option<&Path>, quiet: bool) -> anyhow::Result<()> {
+/// unless `quiet` (a command whose output is one JSON object); returns that limit.
+pub fn enter_cgroup(dir: Option<&Path>, quiet: bool) -> anyhow::Result<Option<u64>> {
     let Some(dir) = dir else {
-        return Ok(());
+        return Ok(None);
     };
     let cgroup = lidx::memory::enter_cgroup(dir)?;
     if quiet {
-        return Ok(());
+        return Ok(cgroup.limit);
     }
     let limit = cgroup.limit.map_or_else(|| "none".to_string(), human_bytes);
     say!(
@@ -21,5 +21,17 @@ pub fn enter_cgroup(dir: Option<&Path>, quiet: bool) -> anyhow::Result<()> {
         cgroup.dir.display(),
         cgroup.version
     );
+    Ok(cgroup.limit)
+}
+
+/// Prints `record` as the command's only output, with the process's peak RSS and the
+/// cgroup's limit filled in.
+pub fn say_record(
+    mut record: lidx::partition::UnsortedRecord,
+    cgroup_limit: Option<u64>,
+) -> anyhow::Result<()> {
+    record.peak_rss = lidx::memory::peak_rss();
+    record.cgroup_limit = cgroup_limit;
+    say!("{}", serde_json::to_string(&record)?);
     Ok(())
 }

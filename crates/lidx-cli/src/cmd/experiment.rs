@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use lidx::data::Distribution;
 use lidx::index::IndexKind;
-use lidx_bench::{Setup, indexes, join_sorted};
+use lidx_bench::{Setup, indexes, join_sorted, unsorted};
 
 use crate::progress::Context;
 use crate::units::{parse_count, parse_size};
@@ -32,6 +32,14 @@ pub enum Command {
         after_help = "Examples:\n  lidx experiment indexes\n  lidx experiment indexes --n 20M --sets lognormal,usparse"
     )]
     Indexes(IndexesArgs),
+    /// Paper 1's joins of unsorted tables under a memory limit (sections 4.4, 5.4): the
+    /// learned partition index against a B+tree built by inserts (build time, write
+    /// amplification, index sizes: Fig. 9b), their joins beside grace hash and
+    /// sort-then-merge at ratios 1 to 1000 (Fig. 9a), and three sorts.
+    #[command(
+        after_help = "Examples:\n  lidx experiment unsorted\n  lidx experiment unsorted --n 50M --memory-limits 64MiB,4GiB --dir /mnt/nvme/lidx\n  lidx experiment unsorted --memory-limits 8MiB,1GiB --cgroups /sys/fs/cgroup/lidx-small,/sys/fs/cgroup/lidx-large"
+    )]
+    Unsorted(UnsortedArgs),
 }
 
 /// What every experiment takes: the key sets, where the data and the results go, the device.
@@ -138,6 +146,28 @@ pub struct IndexesArgs {
     tune: bool,
 }
 
+/// Run paper 1's study of unsorted tables under a memory limit.
+#[derive(clap::Args)]
+pub struct UnsortedArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Memory limits, comma-separated [default: a small one, a sixteenth of the table's
+    /// bytes, where the B+tree's leaves do not fit; and a large one, four times the table].
+    #[arg(long, value_delimiter = ',', value_parser = parse_size, value_name = "SIZE,...")]
+    memory_limits: Option<Vec<u64>>,
+    /// Cgroups made by the user, one per memory limit in the same order: every run at a
+    /// limit joins its cgroup, which bounds the page cache too, as paper 1's cgroups did
+    /// [default: none; only lidx's own memory is limited].
+    #[arg(long, value_delimiter = ',', value_name = "DIR,...")]
+    cgroups: Vec<PathBuf>,
+    /// Size ratios |S|/|R|: the outer table is a uniform 1/ratio sample of the inner.
+    #[arg(long, value_delimiter = ',', default_value = "1,10,100,1000")]
+    ratios: Vec<u64>,
+    /// Measurements per cell; the summary takes the median.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+}
+
 pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
     let progress = ctx.progress();
     let report = match command {
@@ -160,6 +190,15 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 tune: a.tune,
             };
             indexes::run(&a.common.setup()?, &options, &progress)?
+        }
+        Command::Unsorted(a) => {
+            let options = unsorted::Options {
+                limits: a.memory_limits,
+                cgroups: a.cgroups,
+                ratios: a.ratios,
+                repeat: a.repeat,
+            };
+            unsorted::run(&a.common.setup()?, &options, &progress)?
         }
     };
     say_text!(report);

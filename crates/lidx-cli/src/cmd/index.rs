@@ -10,7 +10,7 @@ use lidx::index::measure::Queries;
 use lidx::index::{AnyIndex, AnyParams, Index, IndexKind, RootKind, tune};
 use lidx::memory::MemoryBudget;
 use lidx::partition::btree::{self, InsertedBTree};
-use lidx::partition::{self, PartitionFile, PartitionParams};
+use lidx::partition::{self, PartitionFile, PartitionParams, UnsortedRecord};
 use lidx::storage::{TUPLE_SIZE, Table};
 
 use crate::progress::Context;
@@ -198,6 +198,10 @@ pub struct BuildArgs {
     /// Run inside this cgroup, made by the user (partition, btree-inserts; see `lidx sort`).
     #[arg(long, value_name = "DIR")]
     cgroup: Option<PathBuf>,
+    /// Print one JSON object with every figure of the build (partition, btree-inserts; its
+    /// fields are `lidx::partition::UnsortedRecord`'s), and nothing else.
+    #[arg(long)]
+    json: bool,
     /// Output index file.
     #[arg(long, short, value_name = "FILE.idx")]
     out: PathBuf,
@@ -229,8 +233,10 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         Kind::Sorted(kind) => kind,
         unclustered => return build_unclustered(ctx, &args, unclustered),
     };
-    if args.memory_limit.is_some() || args.cgroup.is_some() {
-        bail!("--memory-limit and --cgroup apply to --kind partition and --kind btree-inserts");
+    if args.memory_limit.is_some() || args.cgroup.is_some() || args.json {
+        bail!(
+            "--memory-limit, --cgroup and --json apply to --kind partition and --kind btree-inserts"
+        );
     }
     let params = args.kind.params(kind)?;
     let (table, keys) = sorted_keys(ctx, &args.table, "building an index")?;
@@ -342,7 +348,10 @@ fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Res
     if let Some((flag, _)) = sorted_flags.iter().find(|(_, on)| *on) {
         bail!("{flag} does not apply to --kind {kind}");
     }
-    crate::limits::enter_cgroup(args.cgroup.as_deref(), false)?;
+    let cgroup_limit = crate::limits::enter_cgroup(args.cgroup.as_deref(), args.json)?;
+    let ctx = &Context {
+        quiet: ctx.quiet || args.json,
+    };
     let table = Table::open(&args.table)?;
     if table.header().sorted && table.len() > 1 {
         bail!(
@@ -364,6 +373,10 @@ fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Res
                 bar.set_position(done)
             })?;
             bar.finish_and_clear();
+            if args.json {
+                let record = UnsortedRecord::partition_build(&index, &report, limit);
+                return crate::limits::say_record(record, cgroup_limit);
+            }
             let skew = index.skew();
             say!(
                 "built a learned partition index over {n} tuples in {:.2} s (sampling and training {:.2} s, partitioning {:.2} s); saved to {}",
@@ -407,6 +420,10 @@ fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Res
             let bar = ctx.bar(n, "inserting", "keys");
             let report = btree::build(&table, &args.out, &budget, |done| bar.set_position(done))?;
             bar.finish_and_clear();
+            if args.json {
+                let record = UnsortedRecord::btree_build(&report, limit, budget.peak());
+                return crate::limits::say_record(record, cgroup_limit);
+            }
             let s = report.stats;
             say!(
                 "built a B+tree by inserting {n} keys in {:.2} s; saved to {}",

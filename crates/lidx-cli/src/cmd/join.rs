@@ -7,10 +7,11 @@ use std::str::FromStr;
 
 use anyhow::bail;
 use lidx::index::IndexKind;
-use lidx::join::CountSink;
 use lidx::join::cost;
 use lidx::join::driver::{self, JoinMethod, JoinRequest, JoinRun};
+use lidx::join::{CountSink, JoinRecord};
 use lidx::memory::MemoryBudget;
+use lidx::partition::UnsortedRecord;
 use lidx::partition::join::{
     UnsortedJoin, UnsortedJoinReport, UnsortedMethod, run_unsorted as run_unsorted_with,
 };
@@ -154,10 +155,10 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
-    crate::limits::enter_cgroup(args.cgroup.as_deref(), args.json)?;
+    let cgroup_limit = crate::limits::enter_cgroup(args.cgroup.as_deref(), args.json)?;
     let method = match args.method {
         MethodChoice::Sorted(m) => m,
-        MethodChoice::Unsorted(m) => return run_unsorted(ctx, &args, m),
+        MethodChoice::Unsorted(m) => return run_unsorted(ctx, &args, m, cgroup_limit),
     };
     if args.outer_index.is_some() || args.inner_index.is_some() {
         bail!("--outer-index and --inner-index apply to --method partition and btree-inserts");
@@ -226,7 +227,11 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         e => e.into(),
     })?;
     if args.json {
-        say!("{}", serde_json::to_string(&run.record)?);
+        let record = JoinRecord {
+            peak_rss: lidx::memory::peak_rss(),
+            ..run.record
+        };
+        say!("{}", serde_json::to_string(&record)?);
         return Ok(());
     }
     report(&request, &run)
@@ -234,12 +239,20 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
 
 /// `--method partition|btree-inserts|sort-merge`: a join of two unsorted tables through
 /// unclustered indexes, or sorted first (`lidx::partition::join`), on one thread.
-fn run_unsorted(ctx: &Context, args: &Args, method: UnsortedMethod) -> anyhow::Result<()> {
-    if args.index.is_some() || args.threads != 1 || args.io_depth != 1 || args.json {
+fn run_unsorted(
+    ctx: &Context,
+    args: &Args,
+    method: UnsortedMethod,
+    cgroup_limit: Option<u64>,
+) -> anyhow::Result<()> {
+    if args.index.is_some() || args.threads != 1 || args.io_depth != 1 {
         bail!(
-            "--index, --threads, --io-depth and --json do not apply to --method partition or btree-inserts"
+            "--index, --threads and --io-depth do not apply to --method partition, btree-inserts or sort-merge"
         );
     }
+    let ctx = &Context {
+        quiet: ctx.quiet || args.json,
+    };
     let outer = Table::open(&args.outer)?;
     let inner = Table::open(&args.inner)?;
     let scratch_dir = match &args.out {
@@ -270,6 +283,17 @@ fn run_unsorted(ctx: &Context, args: &Args, method: UnsortedMethod) -> anyhow::R
         None => (run_unsorted_join(&join, &mut CountSink::default())?, None),
     };
     spinner.finish_and_clear();
+    if args.json {
+        let tuples = (outer.len(), inner.len());
+        let record = UnsortedRecord::join(
+            method,
+            &report,
+            tuples,
+            join.budget.limit(),
+            join.budget.peak(),
+        );
+        return crate::limits::say_record(record, cgroup_limit);
+    }
     let name = method.name();
     say!(
         "{name} join of {} with {} (unsorted): {} output tuples in {:.3} s, {} reads",

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use lidx::memory::MemoryBudget;
-use lidx::partition::PartitionParams;
 use lidx::partition::sort::{btree_sort, learned_sort};
+use lidx::partition::{PartitionParams, UnsortedRecord};
 use lidx::sort::{SortOptions, SortPhase, min_sort_memory, sort_table};
 use lidx::storage::{ReadMode, Table};
 
@@ -44,6 +44,10 @@ pub struct Args {
     /// Output table.
     #[arg(long, short, value_name = "FILE.tbl")]
     out: PathBuf,
+    /// Print one JSON object with every figure of the run (its fields are
+    /// `lidx::partition::UnsortedRecord`'s), and nothing else.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Sorting methods.
@@ -58,11 +62,16 @@ pub enum Method {
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
-    crate::limits::enter_cgroup(args.cgroup.as_deref(), false)?;
+    let cgroup_limit = crate::limits::enter_cgroup(args.cgroup.as_deref(), args.json)?;
+    let ctx = &Context {
+        quiet: ctx.quiet || args.json,
+    };
     let table = Table::open(&args.table)?;
     match args.method {
         Method::External => {}
-        Method::Learned | Method::BtreeInserts => return by_index(ctx, &args, &table),
+        Method::Learned | Method::BtreeInserts => {
+            return by_index(ctx, &args, &table, cgroup_limit);
+        }
     }
     if args.memory_limit < min_sort_memory() {
         anyhow::bail!(
@@ -91,6 +100,10 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     })?;
     bar.finish_and_clear();
     let secs = started.elapsed().as_secs_f64();
+    if args.json {
+        let record = UnsortedRecord::external_sort(&report, args.memory_limit, secs);
+        return crate::limits::say_record(record, cgroup_limit);
+    }
     say!(
         "sorted {} tuples of {} into {} in {secs:.2} s (external merge sort)",
         report.tuples,
@@ -117,14 +130,19 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
 }
 
 /// `--method learned` and `--method btree-inserts`.
-fn by_index(ctx: &Context, args: &Args, table: &Table) -> anyhow::Result<()> {
+fn by_index(
+    ctx: &Context,
+    args: &Args,
+    table: &Table,
+    cgroup_limit: Option<u64>,
+) -> anyhow::Result<()> {
     let scratch = args
         .scratch_dir
         .clone()
         .unwrap_or_else(|| lidx::files::parent_dir(&args.out).to_path_buf());
     let budget = MemoryBudget::new(args.memory_limit);
     let bar = ctx.bar(2 * table.len(), "sorting", "tuples");
-    let (report, how) = match args.method {
+    let (report, method, how) = match args.method {
         Method::Learned => (
             learned_sort(
                 table,
@@ -134,6 +152,7 @@ fn by_index(ctx: &Context, args: &Args, table: &Table) -> anyhow::Result<()> {
                 &budget,
                 |done| bar.set_position(done),
             )?,
+            "learned",
             "learned partitioning, then each partition sorted",
         ),
         _ => (
@@ -145,10 +164,15 @@ fn by_index(ctx: &Context, args: &Args, table: &Table) -> anyhow::Result<()> {
                 ReadMode::Buffered,
                 |done| bar.set_position(done),
             )?,
+            "btree-inserts",
             "a B+tree built by inserts, read in order",
         ),
     };
     bar.finish_and_clear();
+    if args.json {
+        let record = UnsortedRecord::index_sort(method, &report, args.memory_limit, budget.peak());
+        return crate::limits::say_record(record, cgroup_limit);
+    }
     say!(
         "sorted {} tuples of {} into {} in {:.2} s ({how})",
         report.tuples,

@@ -551,6 +551,7 @@ fn record(
         index_window: 0.0,
         model_s: 0.0,
         model_device: String::new(),
+        peak_rss: None,
     }
 }
 

@@ -7,6 +7,7 @@
 //! the build fails, naming what did not fit (the grace hash join partitions instead).
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::ops::Range;
 
 use super::scan::{self, Scan};
@@ -15,16 +16,30 @@ use crate::Result;
 use crate::memory::{MemoryBudget, Reservation};
 use crate::storage::{ReadMode, Table};
 
-/// Estimated bytes of one outer tuple in the in-memory hash table (key, value, the map's
-/// slot and the value list's share): what the table reserves per tuple.
+/// Bytes one outer tuple of distinct keys takes in the in-memory hash table, at most: the
+/// map is sized for every tuple up front, with at most 8/7 slots per tuple rounded up to a
+/// power of two (under 2.3 slots of 17 bytes: key, first value, control byte). What
+/// planners assume per tuple; duplicates' further values are reserved as they arrive.
 pub const HASH_ENTRY_BYTES: u64 = 48;
 
-/// The outer table in memory, keyed for probing.
+/// The outer table in memory, keyed for probing: each key's first value in a map sized
+/// once (no rehashing, so no moment holds two tables), and the rare further values of
+/// duplicated keys in one vector sorted by key.
 pub struct HashTable {
-    map: HashMap<u64, Vec<u64>>,
+    first: HashMap<u64, u64>,
+    /// (key, value) of every value after a key's first, sorted by key, equal keys in input
+    /// order.
+    more: Vec<(u64, u64)>,
     stats: JoinStats,
     budget: MemoryBudget,
     _memory: Reservation,
+}
+
+/// Bytes of a map with room for `capacity` entries of (u64, u64): its slots and control
+/// bytes.
+fn map_bytes(capacity: usize) -> u64 {
+    let slots = (capacity as u64 * 8 / 7).max(4).next_power_of_two();
+    slots * 17 + 16
 }
 
 impl HashTable {
@@ -38,25 +53,46 @@ impl HashTable {
     }
 
     /// Reads `outer` (any order) into a hash table of key to values, its memory reserved
-    /// from `budget` (which the probes' scans reserve from too).
+    /// from `budget` (which the probes' scans reserve from too): the map before it is
+    /// allocated, the duplicates' vector as it grows, and its sort's scratch.
     pub fn build(
         outer: &Table,
         mode: ReadMode,
         read_tuples: u64,
         budget: &MemoryBudget,
     ) -> Result<HashTable> {
-        let memory = budget.reserve(
-            outer.len().saturating_mul(HASH_ENTRY_BYTES),
-            format!("the hash table of {} outer tuples", outer.len()),
-        )?;
+        let n = usize::try_from(outer.len()).unwrap_or(usize::MAX);
+        let what = || format!("the hash table of {} outer tuples", outer.len());
+        let mut memory = budget.reserve(map_bytes(n), what())?;
         let mut r = Scan::new(outer, mode, read_tuples, 0..outer.len(), budget)?;
-        let mut map: HashMap<u64, Vec<u64>> = HashMap::new();
+        let mut first: HashMap<u64, u64> = HashMap::with_capacity(n);
+        let mut more: Vec<(u64, u64)> = Vec::new();
         while let Some(t) = r.peek()? {
-            map.entry(t.key).or_default().push(t.value);
+            match first.entry(t.key) {
+                Entry::Vacant(slot) => {
+                    slot.insert(t.value);
+                }
+                Entry::Occupied(_) => {
+                    if more.len() == more.capacity() {
+                        // Grow by an eighth: the vector never holds much more than it needs.
+                        let extra = more.len() / 8 + 256;
+                        memory.grow(extra as u64 * 16)?;
+                        more.reserve_exact(extra);
+                    }
+                    more.push((t.key, t.value));
+                }
+            }
             r.advance();
         }
+        if !more.is_empty() {
+            // The stable sort's scratch: half the vector.
+            let scratch = budget.reserve(more.len() as u64 * 8, what())?;
+            more.sort_by_key(|&(k, _)| k);
+            drop(scratch);
+        }
         Ok(HashTable {
-            map,
+            first,
+            more,
             stats: JoinStats {
                 outer_io: r.stats(),
                 ..JoinStats::default()
@@ -64,6 +100,25 @@ impl HashTable {
             budget: budget.clone(),
             _memory: memory,
         })
+    }
+
+    /// Calls `each` with every value of `key`, in input order.
+    #[inline]
+    fn values_of(&self, key: u64, mut each: impl FnMut(u64) -> Result<()>) -> Result<u64> {
+        let Some(&v) = self.first.get(&key) else {
+            return Ok(0);
+        };
+        each(v)?;
+        if self.more.is_empty() {
+            return Ok(1);
+        }
+        let at = self.more.partition_point(|&(k, _)| k < key);
+        let mut found = 1;
+        for &(_, v) in self.more[at..].iter().take_while(|&&(k, _)| k == key) {
+            each(v)?;
+            found += 1;
+        }
+        Ok(found)
     }
 
     /// Streams `inner` (any order) past the table, emitting every match.
@@ -89,12 +144,7 @@ impl HashTable {
         let mut s = Scan::new(inner, mode, read_tuples, range, &self.budget)?;
         let mut output = 0u64;
         while let Some(t) = s.peek()? {
-            if let Some(values) = self.map.get(&t.key) {
-                for &v in values {
-                    sink.emit(t.key, v, t.value)?;
-                }
-                output += values.len() as u64;
-            }
+            output += self.values_of(t.key, |v| sink.emit(t.key, v, t.value))?;
             s.advance();
         }
         Ok(JoinStats {

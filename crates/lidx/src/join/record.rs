@@ -66,6 +66,10 @@ pub struct JoinRecord {
     pub model_s: f64,
     /// The storage profile the model used.
     pub model_device: String,
+    /// The peak resident set size in bytes of the process that ran the join, where the
+    /// command filled it in (`lidx join --json` does).
+    #[serde(default)]
+    pub peak_rss: Option<u64>,
 }
 
 impl JoinRecord {

@@ -267,6 +267,12 @@ pub fn min_build_memory(n: u64) -> u64 {
     leaves * INNER_BYTES_PER_LEAF + MIN_FRAMES * FRAME_BYTES + BLOCK_SIZE as u64
 }
 
+/// Bytes of the levels above `leaves` leaves: a separator (key, position, leaf) per leaf
+/// but the first, as 4 KiB inner nodes would hold them.
+pub fn inner_bytes_of(leaves: u64) -> u64 {
+    24 * leaves.saturating_sub(1)
+}
+
 /// What a build reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BuildReport {
@@ -461,10 +467,9 @@ impl InsertedBTree {
         self.inner.leaves()
     }
 
-    /// Bytes of the in-memory levels: a separator (key, position, leaf) per leaf but the
-    /// first, as 4 KiB inner nodes would hold them.
+    /// Bytes of the in-memory levels ([`inner_bytes_of`] its leaves).
     pub fn inner_bytes(&self) -> u64 {
-        24 * self.inner.separators.len() as u64
+        inner_bytes_of(self.leaves())
     }
 
     /// Leaf I/O so far.

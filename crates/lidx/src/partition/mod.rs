@@ -18,6 +18,7 @@ pub mod btree;
 mod file;
 pub mod join;
 mod paged;
+pub mod record;
 pub mod sort;
 #[cfg(test)]
 mod tests;
@@ -34,6 +35,7 @@ use crate::storage::{BLOCK_SIZE, TUPLE_SIZE, Table, Tuple};
 use crate::{Error, Result};
 
 pub use file::{MAGIC, PartitionFile, VERSION};
+pub use record::{Operation, UnsortedRecord};
 
 /// Tuples in a page of the partitions file: one 4 KiB block.
 pub const PAGE_TUPLES: u64 = (BLOCK_SIZE / TUPLE_SIZE) as u64;
