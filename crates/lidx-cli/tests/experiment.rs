@@ -1,4 +1,4 @@
-//! `lidx experiment join-sorted` and `lidx experiment indexes` end to end at a small size,
+//! `lidx experiment join-sorted`, `indexes` and `unsorted` end to end at a small size,
 //! and `lidx join --io-depth` against depth 1: every measurement's output checked against
 //! what the inputs imply, every file the experiments promise present, no data left behind.
 
@@ -165,6 +165,102 @@ fn indexes_measures_every_kind_and_table_2() {
     }
     // --dir was the user's: kept, but emptied of the generated files.
     assert_eq!(std::fs::read_dir(d.join("data")).unwrap().count(), 0);
+}
+
+#[test]
+fn unsorted_runs_every_build_join_and_sort_and_each_join_matches_every_outer_key() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    profile(d);
+    let out = ok(
+        d,
+        &[
+            "experiment",
+            "unsorted",
+            "--n",
+            "30k",
+            "--ratios",
+            "1,10",
+            "--memory-limits",
+            "1MiB,8MiB",
+            "--profile",
+            "p.json",
+            "--out-dir",
+            "un",
+        ],
+    );
+    assert!(out.contains("## Index creation (Fig. 9b)"), "{out}");
+    let un = d.join("un");
+    let rows = read_csv(&un.join("unsorted.csv"));
+    // Per limit: 2 indexes of S and of each R, 4 joins per ratio, 3 sorts.
+    assert_eq!(rows.len(), 2 * (2 * 3 + 4 * 2 + 3), "{rows:?}");
+    let mut seen = std::collections::HashSet::new();
+    for row in &rows {
+        let tuples: u64 = row["tuples"].parse().unwrap();
+        let ratio: u64 = row["ratio"].parse().unwrap();
+        seen.insert((row["operation"].clone(), row["method"].clone()));
+        assert!(["1048576", "8388608"].contains(&row["memory_limit"].as_str()));
+        assert!(row["seconds"].parse::<f64>().unwrap() > 0.0, "{row:?}");
+        assert!(!row["machine"].is_empty(), "{row:?}");
+        assert_eq!(row["page_cache"], "unbounded");
+        match row["operation"].as_str() {
+            "join" => {
+                // R is a sample of S's distinct keys: each matches once.
+                assert_eq!(row["inner_tuples"], "30000", "{row:?}");
+                assert_eq!(tuples, 30_000 / ratio, "{row:?}");
+                assert_eq!(row["output_tuples"], row["tuples"], "{row:?}");
+            }
+            "index-build" => {
+                let wa: f64 = row["write_amplification"].parse().unwrap();
+                assert!(
+                    wa >= 1.0,
+                    "an index writes its entries at least once: {row:?}"
+                );
+                assert!(row["index_memory_bytes"].parse::<u64>().unwrap() > 0);
+                if row["table"] == "inner" {
+                    assert_eq!(tuples, 30_000);
+                }
+            }
+            "sort" => assert_eq!(row["output_tuples"], "30000", "{row:?}"),
+            other => panic!("operation {other}"),
+        }
+        // Every run's memory was measured, and stayed within the limit.
+        assert_eq!(row["within_limit"], "true", "{row:?}");
+    }
+    assert_eq!(seen.len(), 2 + 4 + 3, "{seen:?}");
+    for fig in [
+        "fig9a_lognormal_1.0MiB",
+        "fig9a_lognormal_8.0MiB",
+        "fig9b_lognormal",
+        "sorts_lognormal",
+    ] {
+        png(&un.join(format!("{fig}.png")));
+    }
+    let summary = std::fs::read_to_string(un.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("| lognormal | 1.0 MiB | 10 |"),
+        "{summary}"
+    );
+    assert!(!un.join("data").exists(), "data left behind");
+
+    // A limit below what the builds need is refused up front, naming the smallest.
+    let out = lidx()
+        .current_dir(d)
+        .args([
+            "experiment",
+            "unsorted",
+            "--n",
+            "30k",
+            "--memory-limits",
+            "64KiB",
+        ])
+        .args(["--profile", "p.json", "--out-dir", "small"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("the smallest that works is"), "{err}");
+    assert!(!d.join("small").exists());
 }
 
 #[test]

@@ -181,12 +181,11 @@ fn by_index(
         report.seconds.0 + report.seconds.1
     );
     say!(
-        "  index built in {:.2} s, writing {}; sorted table written in {:.2} s, reading {} in {} calls",
+        "  partitioned (or index built) in {:.2} s, writing {}; sorted table written in {:.2} s; read {} in all",
         report.seconds.0,
         human_bytes(report.bytes_written.0),
         report.seconds.1,
         human_bytes(report.bytes_read),
-        report.reads
     );
     say!(
         "  peak memory reserved {} of {}",

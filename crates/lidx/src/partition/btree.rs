@@ -472,6 +472,21 @@ impl InsertedBTree {
         inner_bytes_of(self.leaves())
     }
 
+    /// Bytes the opened tree holds besides its pool, as a memory budget counts them: the
+    /// separators in their map and a checksum per leaf (the estimate builds reserve too).
+    pub fn memory_bytes(&self) -> u64 {
+        self.leaves() * INNER_BYTES_PER_LEAF
+    }
+
+    /// Gives the pool room for `frames` leaves (at least one, at most the tree's leaves),
+    /// evicting the least recently used ones if it shrinks.
+    pub fn resize_pool(&mut self, frames: u64) {
+        let frames = usize::try_from(frames.min(self.leaves())).unwrap_or(usize::MAX);
+        self.pool
+            .frames
+            .resize(NonZeroUsize::new(frames).unwrap_or(NonZeroUsize::MIN));
+    }
+
     /// Leaf I/O so far.
     pub fn stats(&self) -> BTreeStats {
         self.pool.stats

@@ -263,14 +263,21 @@ pub fn run_unsorted(
         report.stats = stats.join;
         report.partitions_read = stats.partitions_read;
     } else {
+        let mut outer = InsertedBTree::open(&outer_path, MIN_FRAMES)?;
+        let mut inner = InsertedBTree::open(&inner_path, MIN_FRAMES)?;
+        check_count(&outer_path, outer.len(), join.outer)?;
+        check_count(&inner_path, inner.len(), join.inner)?;
+        let _levels = join.budget.reserve(
+            outer.memory_bytes() + inner.memory_bytes(),
+            "the two B+trees' levels above their leaves",
+        )?;
+        // The rest of the budget for the two pools, half each.
         let frames = (join.budget.available() / 2 / FRAME_BYTES).max(MIN_FRAMES);
         let _pools = join
             .budget
             .reserve(2 * frames * FRAME_BYTES, "the two B+trees' pools")?;
-        let mut outer = InsertedBTree::open(&outer_path, frames)?;
-        let mut inner = InsertedBTree::open(&inner_path, frames)?;
-        check_count(&outer_path, outer.len(), join.outer)?;
-        check_count(&inner_path, inner.len(), join.inner)?;
+        outer.resize_pool(frames);
+        inner.resize_pool(frames);
         report.stats = btree_join(
             &mut outer, join.outer, &mut inner, join.inner, join.mode, sink,
         )?;

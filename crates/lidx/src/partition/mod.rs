@@ -222,7 +222,7 @@ impl PartitionIndex {
 
 /// `⌊rank(key) · P / s⌋`, capped at `P - 1`, with `s` the sample's size.
 #[inline]
-fn partition_of(ranker: &Ranker, partitions: u64, key: u64) -> u64 {
+pub(crate) fn partition_of(ranker: &Ranker, partitions: u64, key: u64) -> u64 {
     let s = ranker.model.len().max(1);
     let p = u128::from(ranker.rank(key)) * u128::from(partitions) / u128::from(s);
     (p as u64).min(partitions.saturating_sub(1))
@@ -280,7 +280,7 @@ pub(crate) fn read_chunk(spare: u64) -> usize {
 }
 
 /// Keys a build samples from `n` tuples.
-fn sample_size(n: u64, params: &PartitionParams) -> u64 {
+pub(crate) fn sample_size(n: u64, params: &PartitionParams) -> u64 {
     if n == 0 {
         0
     } else {
@@ -353,18 +353,9 @@ pub fn build(
         progress(position);
         Ok(())
     })?;
-    sample.sort_unstable();
     report.sampled = sample.len() as u64;
-    let model = Pgm::build(
-        &sample,
-        &PgmParams {
-            epsilon: params.epsilon,
-            ..PgmParams::default()
-        },
-    )?;
-    drop(sample);
+    let ranker = train(sample, params)?;
     drop(sample_held);
-    let ranker = Ranker::new(model);
     let model_bytes = ranker.model.size_in_bytes() + 8 * ranker.floors.len() as u64;
     let _model_held = budget.reserve(model_bytes, "a partitioning's model")?;
     report.seconds.0 = started.elapsed().as_secs_f64();
@@ -392,8 +383,21 @@ pub fn build(
     Ok((index, report))
 }
 
+/// The monotone ranker of a model trained on the sampled keys `sample` (any order).
+pub(crate) fn train(mut sample: Vec<u64>, params: &PartitionParams) -> Result<Ranker> {
+    sample.sort_unstable();
+    let model = Pgm::build(
+        &sample,
+        &PgmParams {
+            epsilon: params.epsilon,
+            ..PgmParams::default()
+        },
+    )?;
+    Ok(Ranker::new(model))
+}
+
 /// `amount` distinct positions below `n`, drawn uniformly, in increasing order.
-fn pick_positions(n: u64, amount: u64, seed: u64) -> Result<Vec<u64>> {
+pub(crate) fn pick_positions(n: u64, amount: u64, seed: u64) -> Result<Vec<u64>> {
     let n_usize = usize::try_from(n)
         .map_err(|_| Error::param("table size", "too many tuples to sample on this machine"))?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);

@@ -169,15 +169,13 @@ impl UnsortedRecord {
         }
     }
 
-    /// A sort through an index (`learned` or `btree-inserts`); the index build's bytes read
-    /// are one or two passes over the input, as `method` names.
+    /// A sort through an index (`learned` or `btree-inserts`).
     pub fn index_sort(
         method: &str,
         report: &IndexSortReport,
         limit: u64,
         peak_reserved: u64,
     ) -> Self {
-        let passes = if method == "learned" { 2 } else { 1 };
         UnsortedRecord {
             operation: Some(Operation::Sort),
             method: method.into(),
@@ -186,7 +184,7 @@ impl UnsortedRecord {
             peak_reserved,
             seconds: report.seconds.0 + report.seconds.1,
             prepare_s: report.seconds.0,
-            bytes_read: passes * TUPLE_SIZE as u64 * report.tuples + report.bytes_read,
+            bytes_read: report.bytes_read,
             read_calls: report.reads,
             bytes_written: report.bytes_written.0 + report.bytes_written.1,
             output_tuples: report.tuples,
