@@ -530,13 +530,19 @@ proptest! {
         };
         crate::sort::sort_table(&input, &d.join("external.tbl"), &options, |_, _| {}).unwrap();
         let budget = MemoryBudget::new(64 << 20);
-        sort::learned_sort(&input, &d.join("learned.tbl"), &PartitionParams { seed, ..PartitionParams::default() }, d, &budget, |_| {}).unwrap();
+        let params = PartitionParams { seed, ..PartitionParams::default() };
+        // In memory (the table fits the budget twice over), and through a partitions file.
+        sort::learned_sort(&input, &d.join("learned.tbl"), &params, d, &budget, |_| {}).unwrap();
+        let small = MemoryBudget::new(1 << 20);
+        sort::learned_sort(&input, &d.join("learned_file.tbl"), &params, d, &small, |_| {}).unwrap();
+        prop_assert_eq!(small.used(), 0);
         sort::btree_sort(&input, &d.join("btree.tbl"), d, &budget, crate::storage::ReadMode::Buffered, |_| {}).unwrap();
         prop_assert_eq!(budget.used(), 0);
         let external = std::fs::read(d.join("external.tbl")).unwrap();
         prop_assert!(external == std::fs::read(d.join("learned.tbl")).unwrap(), "learned sort differs");
+        prop_assert!(external == std::fs::read(d.join("learned_file.tbl")).unwrap(), "learned sort through a file differs");
         prop_assert!(external == std::fs::read(d.join("btree.tbl")).unwrap(), "B+tree sort differs");
-        // Only the four tables are left: scratch files are gone.
-        prop_assert_eq!(std::fs::read_dir(d).unwrap().count(), 4);
+        // Only the five tables are left: scratch files are gone.
+        prop_assert_eq!(std::fs::read_dir(d).unwrap().count(), 5);
     }
 }
