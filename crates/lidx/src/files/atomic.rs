@@ -73,7 +73,9 @@ pub fn remove_pending_files() {
 /// A named scratch file in `dir`, for data a command reads back by path and removes when
 /// done (an index built for one join, a sorted copy): named as this process's unfinished
 /// outputs are, so that while the guard lives SIGINT and SIGTERM remove it, and after a
-/// SIGKILL the next lidx that writes into `dir` does. Removed when the path drops.
+/// SIGKILL the next lidx that writes into `dir` does. Removed when the path drops. An
+/// [`AtomicFile`] or table written there is published without fsync: nothing needs it
+/// after a crash.
 pub fn scratch_path(dir: &Path) -> Result<(TempPath, PendingGuard)> {
     sweep_once(dir);
     let path = tempfile::Builder::new()
@@ -84,6 +86,13 @@ pub fn scratch_path(dir: &Path) -> Result<(TempPath, PendingGuard)> {
         .into_temp_path();
     let guard = PendingGuard::new(&path);
     Ok((path, guard))
+}
+
+/// Whether `path` is named as a [`scratch_path`] is: such a file is removed after a crash
+/// anyway, so finishing it needs no fsync.
+fn is_scratch(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|name| name.as_bytes().starts_with(TEMP_PREFIX.as_bytes()))
 }
 
 /// Registers a path for [`remove_pending_files`] for as long as the guard lives: the
@@ -240,13 +249,16 @@ impl AtomicFile {
     }
 
     /// Flushes, fsyncs, renames into place (an unnamed file is first linked to a hidden
-    /// name) and fsyncs the directory.
+    /// name) and fsyncs the directory; a scratch file ([`scratch_path`]) is not fsynced.
     pub fn finish(self) -> Result<()> {
         let AtomicFile { path, writer, temp } = self;
         let file = writer
             .into_inner()
             .map_err(|e| Error::io(&path, "write", e.into_error()))?;
-        file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+        let durable = !is_scratch(&path);
+        if durable {
+            file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+        }
         match temp {
             Temp::Unnamed => link_into_place(&file, &path)?,
             Temp::Named {
@@ -256,7 +268,10 @@ impl AtomicFile {
                 .persist(&path)
                 .map_err(|e| Error::io(&path, "rename the temporary file into place", e.error))?,
         }
-        sync_parent_dir(&path)
+        if durable {
+            sync_parent_dir(&path)?;
+        }
+        Ok(())
     }
 }
 

@@ -40,6 +40,9 @@ pub use record::{Operation, UnsortedRecord};
 /// Tuples in a page of the partitions file: one 4 KiB block.
 pub const PAGE_TUPLES: u64 = (BLOCK_SIZE / TUPLE_SIZE) as u64;
 
+/// The most tuples a partition's writer buffers: 16 pages.
+pub const MAX_FLUSH_TUPLES: u64 = 16 * PAGE_TUPLES;
+
 /// How a partition index is built.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PartitionParams {
@@ -49,7 +52,8 @@ pub struct PartitionParams {
     pub epsilon: u64,
     /// Tuples an expected partition holds: one page (256) by default, as in the paper.
     pub partition_tuples: u64,
-    /// Tuples a partition's writer buffers before it writes them (paper 1: 8).
+    /// Tuples a partition's writer buffers before it writes them (paper 1: 8), at most
+    /// [`MAX_FLUSH_TUPLES`].
     pub flush_tuples: u64,
     /// Seed of the sample.
     pub seed: u64,
@@ -78,10 +82,10 @@ impl PartitionParams {
         if self.partition_tuples == 0 {
             return Err(Error::param("partition size", "must be at least one tuple"));
         }
-        if self.flush_tuples == 0 || self.flush_tuples > PAGE_TUPLES {
+        if self.flush_tuples == 0 || self.flush_tuples > MAX_FLUSH_TUPLES {
             return Err(Error::param(
                 "tuples per flush",
-                format!("must be in 1 ..= {PAGE_TUPLES} (a page)"),
+                format!("must be in 1 ..= {MAX_FLUSH_TUPLES} (16 pages)"),
             ));
         }
         Ok(())
@@ -467,11 +471,14 @@ impl PageWriter {
     }
 
     /// Writes partition `p`'s buffered tuples after its earlier ones, starting an overflow
-    /// page when its page is full.
+    /// page when its page is full; pages that follow each other in the file are written
+    /// in one call.
     fn flush(&mut self, p: usize) -> Result<()> {
         let start = p * self.flush_tuples;
         let end = start + usize::from(self.buffered[p]);
         let mut from = start;
+        // The tuples not yet written, from `pending.1`, and where they go.
+        let mut pending: Option<(u64, usize)> = None;
         while from < end {
             let filled = self.counts[p] % PAGE_TUPLES;
             if filled == 0 && self.counts[p] > 0 {
@@ -485,15 +492,32 @@ impl PageWriter {
             let take = (end - from).min((PAGE_TUPLES - filled) as usize);
             let bytes: &[u8] = bytemuck::cast_slice(&self.buffers[from..from + take]);
             let offset = paged::page_offset(page) + filled * TUPLE_SIZE as u64;
-            self.out.write_all_at(offset, bytes)?;
             let crc = &mut self.page_crcs[page as usize];
             *crc = crc32c::crc32c_append(*crc, bytes);
-            self.bytes_written += bytes.len() as u64;
-            self.write_calls += 1;
+            match pending {
+                Some((at, first)) if at + ((from - first) * TUPLE_SIZE) as u64 == offset => {}
+                _ => {
+                    self.write_pending(pending, from)?;
+                    pending = Some((offset, from));
+                }
+            }
             self.counts[p] += take as u64;
             from += take;
         }
+        self.write_pending(pending, end)?;
         self.buffered[p] = 0;
+        Ok(())
+    }
+
+    /// Writes buffered tuples `pending.1..to` at file offset `pending.0`.
+    fn write_pending(&mut self, pending: Option<(u64, usize)>, to: usize) -> Result<()> {
+        let Some((offset, from)) = pending else {
+            return Ok(());
+        };
+        let bytes: &[u8] = bytemuck::cast_slice(&self.buffers[from..to]);
+        self.out.write_all_at(offset, bytes)?;
+        self.bytes_written += bytes.len() as u64;
+        self.write_calls += 1;
         Ok(())
     }
 

@@ -83,12 +83,17 @@ pub fn learned_sort(
     let (scratch, _pending) = crate::files::scratch_path(scratch_dir)?;
     // A sort needs no page-sized partitions: each as large as an eighth of the budget
     // (sorted in memory with its scratch, twice the mean for skew, within half of it), so
-    // there are few, and their writers flush a page at a time where the budget allows:
-    // few, large writes.
+    // there are few, and their writers, which share half the budget, flush whole pages
+    // where it allows: a flush of k pages writes k pages in a row with one call, and they
+    // are read back with one.
     let available = budget.available();
     let partition_tuples = (available / 8 / 32).max(params.partition_tuples);
     let partitions = input.len().div_ceil(partition_tuples).max(1);
-    let flush = (available / 4 / (partitions * 16)).clamp(params.flush_tuples, super::PAGE_TUPLES);
+    let share = available / 2 / (partitions * TUPLE_SIZE as u64);
+    let flush = match share {
+        s if s >= super::PAGE_TUPLES => (s - s % super::PAGE_TUPLES).min(super::MAX_FLUSH_TUPLES),
+        s => s.max(params.flush_tuples),
+    };
     let params = PartitionParams {
         partition_tuples,
         flush_tuples: flush,
