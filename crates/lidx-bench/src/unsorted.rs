@@ -43,7 +43,8 @@ use crate::text::{human_bytes, times};
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Memory limits in bytes; `None`: a small one, where the B+tree's leaves do not fit
-    /// (a sixteenth of the table), and a large one, where everything does (four tables).
+    /// (a sixteenth of the table), a medium one (half the table) and a large one, where
+    /// everything does (four tables).
     pub limits: Option<Vec<u64>>,
     /// Cgroups the user made, one per limit in the same order (or none): every run at a
     /// limit joins its cgroup, which bounds the page cache as paper 1's cgroups did.
@@ -80,10 +81,13 @@ impl Options {
             None => {
                 let data = n * TUPLE_SIZE as u64;
                 let mib = |b: u64| b.div_ceil(1 << 20) << 20;
-                vec![
-                    mib((data / 16).max(2 * need)),
-                    mib(4 * data).max(mib(4 * need)),
-                ]
+                let small = mib((data / 16).max(2 * need));
+                let large = mib(4 * data).max(2 * small);
+                // Between them, where part of the B+tree's leaves fit.
+                let medium = mib((data / 2).clamp(small, large));
+                let mut limits = vec![small, medium, large];
+                limits.dedup();
+                limits
             }
         };
         if limits.is_empty() {
@@ -630,6 +634,7 @@ struct CsvRow<'a> {
     write_calls: u64,
     write_amplification: Fixed<3>,
     index_memory_bytes: u64,
+    model_bytes: u64,
     output_tuples: u64,
     lookups: u64,
     leaves: u64,
@@ -681,6 +686,7 @@ impl<'a> CsvRow<'a> {
             write_calls: rec.write_calls,
             write_amplification: Fixed(rec.write_amplification()),
             index_memory_bytes: rec.index_memory_bytes,
+            model_bytes: rec.model_bytes,
             output_tuples: rec.output_tuples,
             lookups: rec.lookups,
             leaves: rec.leaves,
@@ -718,8 +724,11 @@ struct Figures {
     prepare: f64,
     write_amplification: f64,
     index_bytes: f64,
+    model_bytes: f64,
     leaf_reads: f64,
     evictions: f64,
+    read_calls: f64,
+    bytes_read: f64,
 }
 
 fn cell_medians(rows: &[Row]) -> HashMap<Cell, Figures> {
@@ -730,24 +739,28 @@ fn cell_medians(rows: &[Row]) -> HashMap<Cell, Figures> {
             rec.prepare_s,
             rec.write_amplification(),
             rec.index_memory_bytes as f64,
+            rec.model_bytes as f64,
             rec.leaf_reads as f64,
             rec.evictions as f64,
+            rec.read_calls as f64,
+            rec.bytes_read as f64,
         ]
     })
     .into_iter()
-    .map(
-        |(c, [seconds, prepare, wa, index, leaf_reads, evictions])| {
-            let figures = Figures {
-                seconds,
-                prepare,
-                write_amplification: wa,
-                index_bytes: index,
-                leaf_reads,
-                evictions,
-            };
-            (c, figures)
-        },
-    )
+    .map(|(c, f)| {
+        let figures = Figures {
+            seconds: f[0],
+            prepare: f[1],
+            write_amplification: f[2],
+            index_bytes: f[3],
+            model_bytes: f[4],
+            leaf_reads: f[5],
+            evictions: f[6],
+            read_calls: f[7],
+            bytes_read: f[8],
+        };
+        (c, figures)
+    })
     .collect()
 }
 
@@ -805,9 +818,11 @@ impl Lookup<'_> {
 /// A limit's name in tables and plots.
 fn limit_name(limits: &[u64], limit: u64, defaults: bool) -> String {
     let size = human_bytes(limit);
+    let last = limits.len().saturating_sub(1);
     match (defaults, limits.iter().position(|&l| l == limit)) {
         (true, Some(0)) => format!("small ({size})"),
-        (true, Some(_)) => format!("large ({size})"),
+        (true, Some(i)) if i == last => format!("large ({size})"),
+        (true, Some(_)) => format!("medium ({size})"),
         _ => size,
     }
 }
@@ -824,7 +839,7 @@ fn summarize(options: &Options, limits: &[u64], sets: &[KeySet], rows: &[Row]) -
     );
     let _ = writeln!(
         s,
-        "| key set | limit | btree-inserts (s) | partition (s) | speedup | paper | WA btree / partition | leaf reads | evictions | index in memory btree / partition |"
+        "| key set | limit | btree-inserts (s) | partition (s) | speedup | paper | WA btree / partition | leaf reads | evictions | in memory: btree levels / partition model and map (model alone) |"
     );
     let _ = writeln!(s, "|---|---|---:|---:|---:|---|---:|---:|---:|---:|");
     for set in sets {
@@ -835,14 +850,14 @@ fn summarize(options: &Options, limits: &[u64], sets: &[KeySet], rows: &[Row]) -
             let (Some(b), Some(p)) = (b, p) else {
                 continue;
             };
-            let paper = if limit == limits[0] {
-                "3.6x (2 GB)"
-            } else {
-                "3.4x (32 GB)"
+            let paper = match limits.iter().position(|&l| l == limit) {
+                Some(0) => "3.6x (2 GB)",
+                Some(i) if i + 1 == limits.len() => "3.4x (32 GB)",
+                _ => "-",
             };
             let _ = writeln!(
                 s,
-                "| {name} | {} | {:.2} | {:.2} | {} | {paper} | {:.1} / {:.2} | {:.0} | {:.0} | {} / {} |",
+                "| {name} | {} | {:.2} | {:.2} | {} | {paper} | {:.1} / {:.2} | {:.0} | {:.0} | {} / {} ({}) |",
                 limit_name(limits, limit, defaults),
                 b.seconds,
                 p.seconds,
@@ -853,6 +868,7 @@ fn summarize(options: &Options, limits: &[u64], sets: &[KeySet], rows: &[Row]) -
                 b.evictions,
                 human_bytes(b.index_bytes as u64),
                 human_bytes(p.index_bytes as u64),
+                human_bytes(p.model_bytes as u64),
             );
         }
     }
@@ -900,6 +916,27 @@ fn summarize(options: &Options, limits: &[u64], sets: &[KeySet], rows: &[Row]) -
                 );
             }
         }
+    }
+
+    for set in sets {
+        let name = set.name();
+        let (limit, ratio) = (limits[0], options.ratios[0]);
+        let (Some(p), Some(b)) = (
+            q.join(&name, "partition", ratio, limit),
+            q.join(&name, "btree-inserts", ratio, limit),
+        ) else {
+            continue;
+        };
+        let _ = writeln!(
+            s,
+            "\nWhy the two index routes differ ({name}, ratio {ratio}, {}): the learned partitions hold the tuples themselves, so its join read {} in {:.0} calls, each partition once; the B+tree holds (key, position) pairs and fetches every tuple through its position, a block read per tuple on each side unless it is the block read last: {} in {:.0} calls, besides {:.0} leaf reads. With 8-byte values a position is as large as the value, so the partitions take no more space than the leaves. Paper 1 ran its joins under a cgroup that bounded the page cache too; without one (`--cgroups`) the reads here after the first are served from the page cache.",
+            human_bytes(limit),
+            human_bytes(p.bytes_read as u64),
+            p.read_calls,
+            human_bytes(b.bytes_read as u64),
+            b.read_calls,
+            b.leaf_reads,
+        );
     }
 
     let _ = writeln!(

@@ -12,6 +12,7 @@ use super::btree::{self, BTreeStats};
 use super::join::{UnsortedJoinReport, UnsortedMethod};
 use super::sort::IndexSortReport;
 use super::{BuildReport, PartitionIndex};
+use crate::index::Index as _;
 use crate::sort::SortReport;
 use crate::storage::TUPLE_SIZE;
 
@@ -75,6 +76,8 @@ pub struct UnsortedRecord {
     /// Bytes the index holds in memory: the model and partition map, or the B+tree's
     /// levels above the leaves.
     pub index_memory_bytes: u64,
+    /// Bytes of the learned partition index's model alone (the PGM on the sample).
+    pub model_bytes: u64,
     /// Output tuples of a join (or tuples written by a sort).
     pub output_tuples: u64,
     /// Inner-index lookups of a join.
@@ -125,6 +128,7 @@ impl UnsortedRecord {
             bytes_written: report.bytes_written,
             write_calls: report.write_calls,
             index_memory_bytes: index.size_in_bytes(),
+            model_bytes: index.model().size_in_bytes(),
             partitions: skew.partitions,
             largest_partition: skew.largest,
             empty_partitions: skew.empty,
