@@ -72,6 +72,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    limits::return_large_buffers();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(err),

@@ -103,6 +103,24 @@ impl PartitionFile {
         &self.path
     }
 
+    /// Asks the kernel to start reading partition `p`'s pages into the page cache
+    /// (`posix_fadvise(WILLNEED)`, one call per run of consecutive pages) and returns at
+    /// once, so that they arrive while the caller works on the partition before; a later
+    /// [`read_partition`](Self::read_partition) finds them there. A hint: where the kernel
+    /// declines it, nothing changes.
+    pub fn prefetch_partition(&self, p: u64) {
+        let pages = self.index.pages_of(p);
+        for run in pages.chunk_by(|a, b| b.checked_sub(*a) == Some(1)) {
+            let len = std::num::NonZeroU64::new(run.len() as u64 * BLOCK_SIZE as u64);
+            let _ = rustix::fs::fadvise(
+                &self.file,
+                page_offset(run[0]),
+                len,
+                rustix::fs::Advice::WillNeed,
+            );
+        }
+    }
+
     /// Appends partition `p`'s tuples (unsorted, in the order they were written) to
     /// `tuples`, reading its pages (consecutive pages in one read) and checking each
     /// page's checksum. Returns the I/O.

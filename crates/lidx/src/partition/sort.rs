@@ -117,6 +117,8 @@ pub fn learned_sort(
     for p in 0..index.partitions() {
         tuples.clear();
         let io = parts.read_partition(p, &mut tuples)?;
+        // The next partition's pages come in while this one is sorted and written.
+        parts.prefetch_partition(p + 1);
         report.reads += io.reads;
         report.bytes_read += io.bytes;
         tuples.sort_by_key(|t| t.key);
