@@ -54,9 +54,11 @@ const IN_MEMORY_BYTES_PER_TUPLE: u64 = 2 * TUPLE_SIZE as u64 + 4;
 /// 0.36 s, 4096 in 0.34 s; the external sort 0.31 to 0.38 s in the same runs).
 const IN_MEMORY_PARTITION_TUPLES: u64 = 256;
 
-/// The in-memory learned sort's model error, at least: on 4M lognormal keys ε = 32 took
-/// 14 ns a tuple to place against 22 ns at ε = 4, the sort as a whole 0.33 s against 0.41 s.
-const IN_MEMORY_EPSILON: u64 = 32;
+/// The learned sort's model error, at least: its partitions are many sampled keys wide, so
+/// a coarser model places tuples as well, and faster. In memory, on 4M lognormal keys,
+/// ε = 32 took 14 ns a tuple to place against 22 ns at ε = 4, the sort as a whole 0.33 s
+/// against 0.41 s.
+const SORT_EPSILON: u64 = 32;
 
 /// Sorts `input` into a new table at `out` through a learned partition index built in
 /// `scratch_dir` with `params`, within `budget`. Where the table and a partitioned copy
@@ -97,6 +99,7 @@ pub fn learned_sort(
     let params = PartitionParams {
         partition_tuples,
         flush_tuples: flush,
+        epsilon: params.epsilon.max(SORT_EPSILON),
         ..*params
     };
     let (index, built) = super::build(input, &scratch, &params, budget, &mut progress)?;
@@ -239,10 +242,8 @@ fn learned_sort_in_memory(
         .into_iter()
         .map(|at| tuples[at as usize].key)
         .collect();
-    // A partition here is a few sampled keys wide; a coarser model places tuples as well
-    // and predicts faster.
     let coarse = PartitionParams {
-        epsilon: params.epsilon.max(IN_MEMORY_EPSILON),
+        epsilon: params.epsilon.max(SORT_EPSILON),
         ..*params
     };
     let ranker = super::train(sample, &coarse)?;
