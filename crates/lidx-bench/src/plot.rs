@@ -60,6 +60,31 @@ fn tick(v: &f64) -> String {
     format!("{s}{unit}")
 }
 
+/// Ticks of a log axis: only where the leading digit is 1, 2 or 5, so the nine ticks of a
+/// narrow decade do not run into each other.
+fn log_tick(v: &f64) -> String {
+    if *v <= 0.0 {
+        return String::new();
+    }
+    let lead = v / 10f64.powf(v.log10().floor());
+    if [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .any(|d| (lead - d).abs() < 1e-6)
+    {
+        tick(v)
+    } else {
+        String::new()
+    }
+}
+
+/// The tick labels of an axis of `scale`.
+fn ticks_of(scale: Scale) -> fn(&f64) -> String {
+    match scale {
+        Scale::Log => log_tick,
+        Scale::Linear => tick,
+    }
+}
+
 /// A chart of `series` at `path` (PNG, 1000×650), each axis linear or logarithmic, points
 /// joined by lines when `lines`. Points a log axis cannot show (≤ 0) are left out.
 pub fn chart(
@@ -98,7 +123,15 @@ pub fn chart(
     // Each pair of axis kinds is its own coordinate type in plotters.
     macro_rules! draw_on {
         ($x:expr, $y:expr) => {
-            draw(&tmp, title, $x, $y, x_label, y_label, series, lines, &keep)?
+            draw(
+                &tmp,
+                title,
+                ($x, x_label, ticks_of(x_scale)),
+                ($y, y_label, ticks_of(y_scale)),
+                series,
+                lines,
+                &keep,
+            )?
         };
     }
     match (x_scale, y_scale) {
@@ -112,17 +145,11 @@ pub fn chart(
     Ok(())
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "a chart takes its axes, labels and series"
-)]
 fn draw<X, Y>(
     path: &Path,
     title: &str,
-    x: X,
-    y: Y,
-    x_label: &str,
-    y_label: &str,
+    (x, x_label, x_ticks): (X, &str, fn(&f64) -> String),
+    (y, y_label, y_ticks): (Y, &str, fn(&f64) -> String),
     series: &[Series],
     lines: bool,
     keep: &dyn Fn(&(f64, f64)) -> bool,
@@ -145,8 +172,8 @@ where
         .configure_mesh()
         .x_desc(x_label)
         .y_desc(y_label)
-        .x_label_formatter(&tick)
-        .y_label_formatter(&tick)
+        .x_label_formatter(&x_ticks)
+        .y_label_formatter(&y_ticks)
         .label_style(("sans-serif", 14))
         .draw()?;
     for (i, s) in series.iter().enumerate() {
@@ -175,7 +202,7 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::tick;
+    use super::{log_tick, tick};
 
     #[test]
     fn ticks_are_short_and_small_values_keep_their_digits() {
@@ -192,6 +219,16 @@ mod tests {
         ];
         for (v, want) in cases {
             assert_eq!(tick(&v), want, "{v}");
+        }
+        // A log axis labels 1, 2 and 5 of each decade only.
+        for (v, want) in [
+            (1e6, "1M"),
+            (2e7, "20M"),
+            (5e-3, "0.005"),
+            (7e7, ""),
+            (9e1, ""),
+        ] {
+            assert_eq!(log_tick(&v), want, "{v}");
         }
     }
 }
