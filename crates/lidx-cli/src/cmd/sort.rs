@@ -187,6 +187,12 @@ fn by_index(
         report.seconds.1,
         human_bytes(report.bytes_read),
     );
+    if report.spilled_partitions > 0 {
+        say!(
+            "  {} partition(s) too large for memory sorted on disk by the external merge sort",
+            report.spilled_partitions
+        );
+    }
     say!(
         "  peak memory reserved {} of {}",
         human_bytes(budget.peak()),

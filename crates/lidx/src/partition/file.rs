@@ -125,6 +125,56 @@ impl PartitionFile {
     /// `tuples`, reading its pages (consecutive pages in one read) and checking each
     /// page's checksum. Returns the I/O.
     pub fn read_partition(&self, p: u64, tuples: &mut Vec<Tuple>) -> Result<IoStats> {
+        self.scan_pages(p, usize::MAX, |page| {
+            tuples.extend(
+                page.chunks_exact(TUPLE_SIZE)
+                    .map(|b| *bytemuck::from_bytes::<Tuple>(b)),
+            );
+            Ok(())
+        })
+    }
+
+    /// Hands partition `p`'s tuples to `visit` in the order they were written, a read of
+    /// at most `max_pages` pages at a time (consecutive pages in one read), checking each
+    /// page's checksum: for partitions too large to hold. Returns the I/O.
+    pub fn scan_partition(
+        &self,
+        p: u64,
+        max_pages: usize,
+        mut visit: impl FnMut(&[Tuple]) -> Result<()>,
+    ) -> Result<IoStats> {
+        let mut tuples: Vec<Tuple> = Vec::new();
+        let mut pages_held = 0;
+        self.scan_pages(p, max_pages, |page| {
+            tuples.extend(
+                page.chunks_exact(TUPLE_SIZE)
+                    .map(|b| *bytemuck::from_bytes::<Tuple>(b)),
+            );
+            pages_held += 1;
+            if pages_held == max_pages.max(1) {
+                visit(&tuples)?;
+                tuples.clear();
+                pages_held = 0;
+            }
+            Ok(())
+        })
+        .and_then(|io| {
+            if !tuples.is_empty() {
+                visit(&tuples)?;
+            }
+            Ok(io)
+        })
+    }
+
+    /// Calls `visit` with the tuple bytes of each of partition `p`'s pages in order,
+    /// reading runs of consecutive pages (at most `max_pages`) in one call each and checking
+    /// every page's checksum.
+    fn scan_pages(
+        &self,
+        p: u64,
+        max_pages: usize,
+        mut visit: impl FnMut(&[u8]) -> Result<()>,
+    ) -> Result<IoStats> {
         let pages = self.index.pages_of(p);
         let mut left = self.index.count(p);
         let mut buf = vec![0u8; BLOCK_SIZE];
@@ -133,7 +183,7 @@ impl PartitionFile {
         while i < pages.len() {
             // A run of consecutive page numbers is one read.
             let mut j = i + 1;
-            while j < pages.len() && pages[j] == pages[j - 1] + 1 {
+            while j < pages.len() && j - i < max_pages.max(1) && pages[j] == pages[j - 1] + 1 {
                 j += 1;
             }
             buf.resize((j - i) * BLOCK_SIZE, 0);
@@ -154,11 +204,7 @@ impl PartitionFile {
                     });
                 }
                 let here = left.min(PAGE_TUPLES) as usize;
-                tuples.extend(
-                    page[..here * TUPLE_SIZE]
-                        .chunks_exact(TUPLE_SIZE)
-                        .map(|b| *bytemuck::from_bytes::<Tuple>(b)),
-                );
+                visit(&page[..here * TUPLE_SIZE])?;
                 left -= here as u64;
             }
             i = j;

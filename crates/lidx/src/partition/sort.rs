@@ -17,7 +17,10 @@ use std::path::Path;
 use super::btree::{self, InsertedBTree};
 use super::{PartitionFile, PartitionParams};
 use crate::memory::MemoryBudget;
-use crate::storage::{BLOCK_SIZE, BlockReader, ReadMode, TUPLE_SIZE, Table, TableWriter, Tuple};
+use crate::sort::{SortOptions, min_sort_memory, sort_table};
+use crate::storage::{
+    BLOCK_SIZE, BlockReader, IoStats, ReadMode, TUPLE_SIZE, Table, TableWriter, Tuple,
+};
 use crate::{Error, Result};
 
 /// What an index-driven sort did.
@@ -34,6 +37,9 @@ pub struct IndexSortReport {
     /// Bytes read in all: the index build's passes over the input, then the index's pages
     /// or the tuples fetched while writing the sorted table.
     pub bytes_read: u64,
+    /// Partitions too large for memory, sorted on disk by the external merge sort (the
+    /// learned sort).
+    pub spilled_partitions: u64,
 }
 
 /// The largest read or write buffer a sort holds.
@@ -105,11 +111,18 @@ pub fn learned_sort(
     let (index, built) = super::build(input, &scratch, &params, budget, &mut progress)?;
     let started = std::time::Instant::now();
     let parts = PartitionFile::open(&scratch)?;
-    let largest = index.skew().largest;
-    // The largest partition and the standard library's sort scratch (up to as much again).
-    let _held = budget.reserve(largest * 32, "the largest partition, sorted in memory")?;
-    let out_bytes = output_buffer(budget.available() / 2);
+    let out_bytes = output_buffer(budget.available() / 4);
     let _out = budget.reserve(out_bytes as u64, "the sorted table's write buffer")?;
+    // Partitions up to the largest, or as many tuples as fit with the standard library's
+    // sort scratch (up to as much again) beside an external sort's minimum, are sorted in
+    // memory; a larger one (a key repeated past the budget, or a sample that misjudged a
+    // range) is sorted on disk by the external merge sort.
+    let fits = budget
+        .available()
+        .saturating_sub(min_sort_memory() + SPILL_BUFFER as u64)
+        / 32;
+    let held = index.skew().largest.min(fits);
+    let _held = budget.reserve(held * 32, "the largest partition, sorted in memory")?;
     let mut writer = TableWriter::create_with_buffer(out, out_bytes)?;
     let mut tuples: Vec<Tuple> = Vec::new();
     let mut report = IndexSortReport {
@@ -118,6 +131,15 @@ pub fn learned_sort(
     };
     let mut done = 0u64;
     for p in 0..index.partitions() {
+        if index.count(p) > held {
+            let io = sort_on_disk(&parts, p, scratch_dir, budget, &mut writer)?;
+            report.reads += io.reads;
+            report.bytes_read += io.bytes;
+            report.spilled_partitions += 1;
+            done += index.count(p);
+            progress(input.len() + done);
+            continue;
+        }
         tuples.clear();
         let io = parts.read_partition(p, &mut tuples)?;
         // The next partition's pages come in while this one is sorted and written.
@@ -142,6 +164,46 @@ pub fn learned_sort(
         header.layout().map_or(0, |l| l.file_len()),
     );
     Ok(report)
+}
+
+/// Bytes of the write buffer that copies an oversized partition into a scratch table.
+const SPILL_BUFFER: usize = 16 * BLOCK_SIZE;
+
+/// Sorts partition `p` of `parts`, too large for memory, with the external merge sort
+/// (within what `budget` has left), appending it to `writer`: copied into a scratch table
+/// in the order written, sorted stably into another, and read back. Returns the partition's
+/// reads, and the sorted copy's.
+fn sort_on_disk(
+    parts: &PartitionFile,
+    p: u64,
+    scratch_dir: &Path,
+    budget: &MemoryBudget,
+    writer: &mut TableWriter,
+) -> Result<IoStats> {
+    let (copy, _copy_pending) = crate::files::scratch_path(scratch_dir)?;
+    let (sorted, _sorted_pending) = crate::files::scratch_path(scratch_dir)?;
+    let mut io = {
+        let _buffer = budget.reserve(SPILL_BUFFER as u64, "an oversized partition's copy")?;
+        let mut copier = TableWriter::create_with_buffer(&copy, SPILL_BUFFER)?;
+        let io = parts.scan_partition(p, SPILL_BUFFER / BLOCK_SIZE, |tuples| {
+            tuples.iter().try_for_each(|&t| copier.push(t))
+        })?;
+        copier.finish()?;
+        io
+    };
+    let options = SortOptions {
+        scratch_dir: scratch_dir.to_path_buf(),
+        budget: budget.clone(),
+    };
+    sort_table(&Table::open(&copy)?, &sorted, &options, |_, _| {})?;
+    let sorted = Table::open(&sorted)?;
+    let _buffer = budget.reserve(SPILL_BUFFER as u64, "an oversized partition's read buffer")?;
+    sorted.scan_in_chunks(SPILL_BUFFER, |tuples| {
+        tuples.iter().try_for_each(|&t| writer.push(t))
+    })?;
+    io.bytes += sorted.len() * TUPLE_SIZE as u64;
+    io.reads += sorted.len().div_ceil((SPILL_BUFFER / TUPLE_SIZE) as u64);
+    Ok(io)
 }
 
 /// Sorts `input` into a new table at `out` through a B+tree built by inserts in
@@ -208,6 +270,8 @@ pub fn btree_sort(
         ),
         reads: io.reads,
         bytes_read: built.bytes_read + io.bytes,
+
+        spilled_partitions: 0,
     })
 }
 
@@ -289,5 +353,7 @@ fn learned_sort_in_memory(
         bytes_written: (0, header.layout().map_or(0, |l| l.file_len())),
         reads: n.div_ceil(chunk as u64 / TUPLE_SIZE as u64),
         bytes_read: n * TUPLE_SIZE as u64,
+
+        spilled_partitions: 0,
     })
 }

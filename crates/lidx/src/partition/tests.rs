@@ -546,3 +546,58 @@ proptest! {
         prop_assert_eq!(std::fs::read_dir(d).unwrap().count(), 5);
     }
 }
+
+/// A key repeated past the budget fills one partition larger than memory: the learned sort
+/// sorts it on disk and still writes the external sort's bytes, within its budget.
+#[test]
+fn a_partition_larger_than_memory_is_sorted_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let n = 200_000u64;
+    // 90% one key (values in input order), the rest spread.
+    let keys: Vec<u64> = (0..n)
+        .map(|i| {
+            if i % 10 == 0 {
+                crate::storage::table::key_hash(i)
+            } else {
+                1 << 40
+            }
+        })
+        .collect();
+    let path = d.join("u.tbl");
+    let mut w = TableWriter::create(&path).unwrap();
+    for (i, &key) in shuffled(keys, 7).iter().enumerate() {
+        w.push(Tuple {
+            key,
+            value: i as u64,
+        })
+        .unwrap();
+    }
+    w.finish().unwrap();
+    let input = Table::open(&path).unwrap();
+    let budget = MemoryBudget::new(1 << 20);
+    let report = sort::learned_sort(
+        &input,
+        &d.join("learned.tbl"),
+        &PartitionParams::default(),
+        d,
+        &budget,
+        |_| {},
+    )
+    .unwrap();
+    assert!(report.spilled_partitions >= 1, "{report:?}");
+    assert_eq!(budget.used(), 0);
+    assert!(budget.peak() <= 1 << 20);
+    let options = crate::sort::SortOptions {
+        scratch_dir: d.to_path_buf(),
+        budget: MemoryBudget::new(1 << 20),
+    };
+    crate::sort::sort_table(&input, &d.join("external.tbl"), &options, |_, _| {}).unwrap();
+    assert!(
+        std::fs::read(d.join("external.tbl")).unwrap()
+            == std::fs::read(d.join("learned.tbl")).unwrap(),
+        "the learned sort's bytes differ from the external sort's"
+    );
+    // The input and the two outputs: every scratch file is gone.
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 3);
+}
