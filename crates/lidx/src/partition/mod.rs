@@ -315,6 +315,29 @@ pub fn build(
     out: &Path,
     params: &PartitionParams,
     budget: &MemoryBudget,
+    progress: impl FnMut(u64),
+) -> Result<(PartitionIndex, BuildReport)> {
+    build_sampled(table, out, params, budget, Sampling::Uniform, progress)
+}
+
+/// How a partitioning draws the keys its model learns from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sampling {
+    /// Tuples drawn uniformly at random, in a pass over the table (paper 1).
+    Uniform,
+    /// Every tuple of whole blocks spread evenly over the table (a random first one), read
+    /// one block each: no pass, for a learned sort, where a sample that misjudges a range
+    /// costs time, never correctness.
+    Blocks,
+}
+
+/// [`build`], with the model learned from a sample drawn as `sampling` says.
+pub(crate) fn build_sampled(
+    table: &Table,
+    out: &Path,
+    params: &PartitionParams,
+    budget: &MemoryBudget,
+    sampling: Sampling,
     mut progress: impl FnMut(u64),
 ) -> Result<(PartitionIndex, BuildReport)> {
     params.check()?;
@@ -335,28 +358,39 @@ pub fn build(
     }
     let started = std::time::Instant::now();
 
-    // Pass 1: a uniform sample of the keys, sorted, and the model trained on it.
+    // Pass 1: a sample of the keys, sorted, and the model trained on it.
     let amount = sample_size(n, params);
     // Half of what the minimum leaves for the read chunk, the rest for the model.
     let chunk = read_chunk((budget.available() - need) / 2 + BLOCK_SIZE as u64);
     let _chunk_held = budget.reserve(chunk as u64, "a partitioning's read buffer")?;
     let sample_held = budget.reserve(amount * SAMPLE_BYTES_PER_KEY, "a partitioning's sample")?;
-    let mut picked = pick_positions(n, amount, params.seed)?
-        .into_iter()
-        .peekable();
-    let mut sample: Vec<u64> = Vec::with_capacity(amount as usize);
-    let mut position = 0u64;
-    table.scan_in_chunks(chunk, |tuples| {
-        report.bytes_read.0 += (tuples.len() * TUPLE_SIZE) as u64;
-        let end = position + tuples.len() as u64;
-        while let Some(&at) = picked.peek().filter(|&&at| at < end) {
-            sample.push(tuples[(at - position) as usize].key);
-            picked.next();
+    let sample = match sampling {
+        Sampling::Uniform => {
+            let mut picked = pick_positions(n, amount, params.seed)?
+                .into_iter()
+                .peekable();
+            let mut sample: Vec<u64> = Vec::with_capacity(amount as usize);
+            let mut position = 0u64;
+            table.scan_in_chunks(chunk, |tuples| {
+                report.bytes_read.0 += (tuples.len() * TUPLE_SIZE) as u64;
+                let end = position + tuples.len() as u64;
+                while let Some(&at) = picked.peek().filter(|&&at| at < end) {
+                    sample.push(tuples[(at - position) as usize].key);
+                    picked.next();
+                }
+                position = end;
+                progress(position);
+                Ok(())
+            })?;
+            sample
         }
-        position = end;
-        progress(position);
-        Ok(())
-    })?;
+        Sampling::Blocks => {
+            let (sample, read) = block_sample(table, amount, params.seed)?;
+            report.bytes_read.0 += read;
+            progress(n);
+            sample
+        }
+    };
     report.sampled = sample.len() as u64;
     let ranker = train(sample, params)?;
     drop(sample_held);
@@ -385,6 +419,38 @@ pub fn build(
     report.seconds.1 = started.elapsed().as_secs_f64();
     report.peak_reserved = budget.peak();
     Ok((index, report))
+}
+
+/// The keys of whole blocks spread evenly over `table` (a random first one, from `seed`),
+/// as many blocks as `amount` keys fill (at most `amount` keys, since the sample's memory
+/// is reserved for that many), and the bytes read.
+fn block_sample(table: &Table, amount: u64, seed: u64) -> Result<(Vec<u64>, u64)> {
+    let n = table.len();
+    if n == 0 || amount == 0 {
+        return Ok((Vec::new(), 0));
+    }
+    let wanted = (amount / PAGE_TUPLES).max(1);
+    // Keys taken from each block: a whole one, or all of `amount` when it is smaller.
+    let per_block = amount.min(PAGE_TUPLES);
+    let blocks = n.div_ceil(PAGE_TUPLES);
+    let step = (blocks / wanted).max(1);
+    let mut reader = crate::storage::BlockReader::new(table, crate::storage::ReadMode::Buffered)?;
+    let mut keys = Vec::with_capacity(amount as usize);
+    for b in (seed % step..blocks)
+        .step_by(step as usize)
+        .take(wanted as usize)
+    {
+        let lo = b * PAGE_TUPLES;
+        let hi = (lo + per_block).min(n);
+        let run = reader.read_window(lo, hi)?;
+        let at = run.first_position;
+        keys.extend(
+            run.tuples[(lo - at) as usize..(hi - at) as usize]
+                .iter()
+                .map(|t| t.key),
+        );
+    }
+    Ok((keys, reader.stats().bytes))
 }
 
 /// The monotone ranker of a model trained on the sampled keys `sample` (any order).

@@ -108,7 +108,16 @@ pub fn learned_sort(
         epsilon: params.epsilon.max(SORT_EPSILON),
         ..*params
     };
-    let (index, built) = super::build(input, &scratch, &params, budget, &mut progress)?;
+    // Whole blocks spread over the table stand in for the uniform sample: no pass over
+    // the input, and a partition the sample misjudges is sorted on disk if it must be.
+    let (index, built) = super::build_sampled(
+        input,
+        &scratch,
+        &params,
+        budget,
+        super::Sampling::Blocks,
+        &mut progress,
+    )?;
     let started = std::time::Instant::now();
     let parts = PartitionFile::open(&scratch)?;
     let out_bytes = output_buffer(budget.available() / 4);
