@@ -279,7 +279,6 @@ pub fn btree_sort(
         ),
         reads: io.reads,
         bytes_read: built.bytes_read + io.bytes,
-
         spilled_partitions: 0,
     })
 }
@@ -362,7 +361,6 @@ fn learned_sort_in_memory(
         bytes_written: (0, header.layout().map_or(0, |l| l.file_len())),
         reads: n.div_ceil(chunk as u64 / TUPLE_SIZE as u64),
         bytes_read: n * TUPLE_SIZE as u64,
-
         spilled_partitions: 0,
     })
 }
