@@ -19,7 +19,15 @@ fuzz_target!(|data: &[u8]| {
             let mut tuples = Vec::new();
             if parts.read_partition(p, &mut tuples).is_ok() {
                 assert_eq!(tuples.len() as u64, index.count(p));
+                let mut scanned = 0u64;
+                let io = parts.scan_partition(p, 2, |run| {
+                    scanned += run.len() as u64;
+                    Ok(())
+                });
+                assert!(io.is_ok(), "a partition read whole cannot fail a few pages at a time");
+                assert_eq!(scanned, index.count(p));
             }
+            parts.prefetch_partition(p);
         }
         for key in [0, 1, 1 << 32, u64::MAX - 1, u64::MAX] {
             assert!(index.partition_of(key) < index.partitions());
