@@ -17,7 +17,11 @@
 //! - [`join`]: index nested loop, sort-merge, hash and grace hash joins of tables on disk,
 //!   on threads, with paper 1's cost model and the driver `lidx join` runs.
 //!
-//! Later modules (partitioning, key-value paths, updatable indexes) build on these.
+//! - [`partition`] and [`sort`]: paper 1's unsorted half (unclustered indexes, their joins,
+//!   external and learned sorts under a memory limit).
+//! - [`kv`]: key-value files with a learned block layout (paper 4), under way.
+//!
+//! Later modules (updatable indexes) build on these.
 //!
 //! `unsafe` code is denied everywhere but in two places, each with its argument: the memory
 //! map of an input file (`files`) and the submission of a read to `io_uring`, which writes
@@ -64,6 +68,7 @@ pub mod error;
 pub mod files;
 pub mod index;
 pub mod join;
+pub mod kv;
 pub mod last_mile;
 pub mod memory;
 mod names;

@@ -1,0 +1,263 @@
+//! Byte-string keys as integers, for a model to learn (paper 4, section 4, "Model
+//! Structure"): the leading characters are the leading digits, and each character position
+//! has a base of its own, the range of bytes the trained keys hold there, so that a
+//! position all keys agree on costs nothing and a position with ten digits in use costs a
+//! factor of ten rather than 256.
+//!
+//! How lidx defines what the paper leaves open:
+//! - **Common prefix.** The bytes every trained key starts with are dropped; a key that
+//!   departs from them maps below or above every trained key.
+//! - **Keys of different lengths.** Every position has one digit more than its range: 0 for
+//!   "the key has ended", so `"ab"` maps below `"ab\0"`, as byte order has it.
+//! - **Bytes outside a position's range** (keys that were not trained on): below the range,
+//!   the key maps as if it ended there; above it, as if every byte from there on were the
+//!   largest seen. Both keep the mapping monotone.
+//! - **How many positions.** Positions are taken while the product of their bases stays at
+//!   most 2^53, so every mapped key is an exact `f64` and the least-squares fit sees no
+//!   rounding; bytes past the last position are ignored, so keys that differ only there
+//!   map to the same integer (a tie: they share a block).
+//!
+//! The contract: for any byte strings `a <= b` (trained or not), `map(a) <= map(b) <
+//! span()`; trained keys whose first difference lies within the positions taken map apart.
+
+/// The most distinct integers a map produces: 2^53, the integers an `f64` holds exactly.
+pub const MAX_SPAN: u64 = 1 << 53;
+
+/// The mixed-radix mapping of byte-string keys to integers, trained on a key set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyMap {
+    /// The bytes every trained key starts with.
+    prefix: Vec<u8>,
+    /// Per position after the prefix: the smallest byte trained keys hold there.
+    mins: Vec<u8>,
+    /// Per position: its base, the digits in use (1 for "ended", then one per byte value
+    /// from the smallest to the largest seen).
+    bases: Vec<u64>,
+    /// Per position: the product of the bases after it.
+    weights: Vec<u64>,
+}
+
+impl KeyMap {
+    /// Trains the mapping on `keys` (any order, duplicates allowed) in one pass.
+    pub fn train<'k>(keys: impl IntoIterator<Item = &'k [u8]>) -> KeyMap {
+        let mut prefix: Option<Vec<u8>> = None;
+        let mut mins: Vec<u8> = Vec::new();
+        let mut maxs: Vec<u8> = Vec::new();
+        for key in keys {
+            let common = match &prefix {
+                None => key.len(),
+                Some(p) => p.iter().zip(key).take_while(|(a, b)| a == b).count(),
+            };
+            match &mut prefix {
+                None => prefix = Some(key.to_vec()),
+                Some(p) => p.truncate(common),
+            }
+            for (i, &b) in key.iter().enumerate() {
+                if i == mins.len() {
+                    mins.push(b);
+                    maxs.push(b);
+                } else {
+                    mins[i] = mins[i].min(b);
+                    maxs[i] = maxs[i].max(b);
+                }
+            }
+        }
+        let prefix = prefix.unwrap_or_default();
+        let skip = prefix.len();
+        let mut bases = Vec::new();
+        let mut span = 1u64;
+        for (&lo, &hi) in mins.iter().zip(&maxs).skip(skip) {
+            let base = u64::from(hi - lo) + 2;
+            match span.checked_mul(base) {
+                Some(s) if s <= MAX_SPAN => {
+                    span = s;
+                    bases.push(base);
+                }
+                _ => break,
+            }
+        }
+        let mins: Vec<u8> = mins[skip..skip + bases.len()].to_vec();
+        let mut weights = vec![1u64; bases.len()];
+        for i in (0..bases.len().saturating_sub(1)).rev() {
+            weights[i] = weights[i + 1] * bases[i + 1];
+        }
+        KeyMap {
+            prefix,
+            mins,
+            bases,
+            weights,
+        }
+    }
+
+    /// The integer of `key`, below [`span`](Self::span); never decreasing in byte order.
+    pub fn map(&self, key: &[u8]) -> u64 {
+        let common = self
+            .prefix
+            .iter()
+            .zip(key)
+            .take_while(|(a, b)| a == b)
+            .count();
+        if common < self.prefix.len() {
+            // The key departs from the prefix, or ends inside it.
+            return match key.get(common) {
+                Some(&b) if b > self.prefix[common] => self.span() - 1,
+                _ => 0,
+            };
+        }
+        let rest = &key[common..];
+        let mut x = 0u64;
+        for (i, (&lo, &base)) in self.mins.iter().zip(&self.bases).enumerate() {
+            let Some(&b) = rest.get(i) else {
+                break; // Ended: this digit and every later one 0.
+            };
+            let hi = lo as u64 + base - 2;
+            if u64::from(b) < u64::from(lo) {
+                break; // Below every trained byte here: as if the key ended.
+            }
+            if u64::from(b) > hi {
+                // Above: the largest digit here and at every later position.
+                return x + (base - 1) * self.weights[i] + (self.weights[i] - 1);
+            }
+            x += (u64::from(b) - u64::from(lo) + 1) * self.weights[i];
+        }
+        x
+    }
+
+    /// How many integers the map can produce: the product of the bases (at most
+    /// [`MAX_SPAN`]).
+    pub fn span(&self) -> u64 {
+        match (self.bases.first(), self.weights.first()) {
+            (Some(&b), Some(&w)) => b * w,
+            _ => 1,
+        }
+    }
+
+    /// The bytes every trained key starts with.
+    pub fn prefix(&self) -> &[u8] {
+        &self.prefix
+    }
+
+    /// Character positions after the prefix that the map reads.
+    pub fn positions(&self) -> usize {
+        self.bases.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn map_of(keys: &[&[u8]]) -> KeyMap {
+        KeyMap::train(keys.iter().copied())
+    }
+
+    #[test]
+    fn the_papers_example_keeps_its_order_and_its_bases() {
+        let m = map_of(&[b"aab", b"bdd", b"bcb"]);
+        // Bases: 2, 4 and 3 byte values (as the paper), each with one more for "ended".
+        assert_eq!(m.bases, [3, 5, 4]);
+        assert_eq!(m.span(), 60);
+        // "bcb": the paper's digits 1, 2, 0 (offsets from the smallest byte), each plus 1.
+        assert_eq!(m.map(b"bcb"), 2 * 20 + 3 * 4 + 1);
+        assert!(m.map(b"aab") < m.map(b"bcb") && m.map(b"bcb") < m.map(b"bdd"));
+    }
+
+    #[test]
+    fn a_common_prefix_costs_nothing_and_keys_off_it_go_to_the_ends() {
+        let m = map_of(&[b"user:17", b"user:42", b"user:99"]);
+        assert_eq!(m.prefix(), b"user:");
+        assert_eq!(m.positions(), 2);
+        assert_eq!(m.map(b"user"), 0);
+        assert_eq!(m.map(b"a"), 0);
+        assert_eq!(m.map(b"zzz"), m.span() - 1);
+        assert_eq!(m.map(b"user;"), m.span() - 1);
+        assert!(m.map(b"user:17") < m.map(b"user:42"));
+    }
+
+    #[test]
+    fn shorter_keys_map_below_their_extensions() {
+        let m = map_of(&[b"ab", b"ab\0", b"abc", b""]);
+        assert!(m.map(b"") < m.map(b"ab"));
+        assert!(m.map(b"ab") < m.map(b"ab\0"));
+        assert!(m.map(b"ab\0") < m.map(b"abc"));
+    }
+
+    #[test]
+    fn positions_stop_before_2_to_the_53() {
+        // Random bytes: every position a base of up to 257, so at most 6 positions fit.
+        let keys: Vec<Vec<u8>> = (0..200u64)
+            .map(|i| {
+                (0..20)
+                    .map(|j| ((i * 7919 + j * 104_729) % 256) as u8)
+                    .collect()
+            })
+            .collect();
+        let m = KeyMap::train(keys.iter().map(Vec::as_slice));
+        assert!(m.span() <= MAX_SPAN);
+        assert!(m.positions() < 20);
+        let next = m.mins.len();
+        assert!(next < 20, "the position after the last taken exists");
+        for key in &keys {
+            assert!(m.map(key) < m.span());
+        }
+        // Ties: keys equal up to the positions taken map alike.
+        let mut a = keys[0].clone();
+        let mut b = keys[0].clone();
+        a[19] = 0;
+        b[19] = 255;
+        assert_eq!(m.map(&a), m.map(&b));
+    }
+
+    #[test]
+    fn no_keys_and_one_key() {
+        let empty = KeyMap::train(std::iter::empty());
+        assert_eq!(empty.span(), 1);
+        assert_eq!(empty.map(b"anything"), 0);
+        let one = map_of(&[b"only"]);
+        assert_eq!(one.prefix(), b"only");
+        assert_eq!(one.map(b"only"), 0);
+        assert_eq!(one.map(b"onlz"), one.span() - 1);
+    }
+
+    fn key() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..12),
+            prop::collection::vec(b'0'..=b'9', 0..12),
+            prop::collection::vec(prop::sample::select(b"ab\0\xff".to_vec()), 0..8),
+            // Long shared prefixes.
+            prop::collection::vec(b'0'..=b'3', 0..4)
+                .prop_map(|t| [b"key:0000".as_slice(), &t].concat()),
+        ]
+    }
+
+    proptest! {
+        /// Byte order in, integer order out, for trained keys and for keys never seen;
+        /// trained keys that differ within the positions taken map apart.
+        #[test]
+        fn the_map_is_monotone_and_separates_what_it_reads(
+            trained in prop::collection::vec(key(), 0..40),
+            probes in prop::collection::vec(key(), 0..40),
+        ) {
+            let m = KeyMap::train(trained.iter().map(Vec::as_slice));
+            let mut all: Vec<&[u8]> = trained.iter().chain(&probes).map(Vec::as_slice).collect();
+            all.sort();
+            for pair in all.windows(2) {
+                let (a, b) = (m.map(pair[0]), m.map(pair[1]));
+                prop_assert!(a <= b, "{:?} -> {a} above {:?} -> {b}", pair[0], pair[1]);
+                prop_assert!(b < m.span());
+            }
+            let mut sorted: Vec<&[u8]> = trained.iter().map(Vec::as_slice).collect();
+            sorted.sort();
+            sorted.dedup();
+            let read = m.prefix().len() + m.positions();
+            for pair in sorted.windows(2) {
+                let first_difference = pair[0].iter().zip(pair[1]).take_while(|(x, y)| x == y).count();
+                if first_difference < read {
+                    prop_assert!(m.map(pair[0]) < m.map(pair[1]), "{:?} and {:?} tie", pair[0], pair[1]);
+                }
+            }
+        }
+    }
+}
