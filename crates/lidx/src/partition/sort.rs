@@ -151,8 +151,11 @@ pub fn learned_sort(
         }
         tuples.clear();
         let io = parts.read_partition(p, &mut tuples)?;
-        // The next partition's pages come in while this one is sorted and written.
-        parts.prefetch_partition(p + 1);
+        // The next partition's pages come in while this one is sorted and written (unless
+        // it is one to sort on disk, whose pages may not fit the cache).
+        if index.count(p + 1) <= held {
+            parts.prefetch_partition(p + 1);
+        }
         report.reads += io.reads;
         report.bytes_read += io.bytes;
         tuples.sort_by_key(|t| t.key);
