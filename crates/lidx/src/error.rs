@@ -79,6 +79,26 @@ pub enum Error {
         what: &'static str,
     },
 
+    /// A block of a key-value file fails its checksum or does not decode.
+    #[error("{}: the block at byte {offset} {problem}; the file is corrupt", path.display())]
+    BadBlock {
+        /// The file.
+        path: PathBuf,
+        /// The block's byte offset.
+        offset: u64,
+        /// What is wrong with it.
+        problem: String,
+    },
+
+    /// A key-value input holds one key twice.
+    #[error("{}: the key {key} appears more than once; a key-value file holds each key once", path.display())]
+    DuplicateKey {
+        /// The input.
+        path: PathBuf,
+        /// The key, as text or hex.
+        key: String,
+    },
+
     /// A table of one kind of tuples was given where the other kind is needed (a join's
     /// output, of (key, outer value, inner value) tuples, where (key, value) tuples are).
     #[error("invalid table: {} holds {holds}, and {what} needs {needs}", path.display())]
@@ -306,6 +326,10 @@ pub enum FormatError {
         /// Where the padding is.
         what: &'static str,
     },
+
+    /// The parts of a file disagree in a way no single field names.
+    #[error("{0}; the file is corrupt")]
+    Inconsistent(String),
 
     /// The header disagrees with the data it describes.
     #[error("the header says {field} is {header}, but the data has {data}")]

@@ -20,6 +20,9 @@
 //! The contract: for any byte strings `a <= b` (trained or not), `map(a) <= map(b) <
 //! span()`; trained keys whose first difference lies within the positions taken map apart.
 
+use crate::FormatError;
+use crate::index::codec::{Decoder, Encoder, invalid};
+
 /// The most distinct integers a map produces: 2^53, the integers an `f64` holds exactly.
 pub const MAX_SPAN: u64 = 1 << 53;
 
@@ -77,6 +80,11 @@ impl KeyMap {
             }
         }
         let mins: Vec<u8> = mins[skip..skip + bases.len()].to_vec();
+        KeyMap::from_parts(prefix, mins, bases)
+    }
+
+    /// The map of these parts; `bases` multiply to at most [`MAX_SPAN`].
+    fn from_parts(prefix: Vec<u8>, mins: Vec<u8>, bases: Vec<u64>) -> KeyMap {
         let mut weights = vec![1u64; bases.len()];
         for i in (0..bases.len().saturating_sub(1)).rev() {
             weights[i] = weights[i + 1] * bases[i + 1];
@@ -140,6 +148,52 @@ impl KeyMap {
     /// Character positions after the prefix that the map reads.
     pub fn positions(&self) -> usize {
         self.bases.len()
+    }
+
+    /// Bytes it takes in memory (prefix and per-position tables).
+    pub fn size_in_bytes(&self) -> u64 {
+        (self.prefix.len() + 17 * self.bases.len()) as u64
+    }
+
+    /// Appends the map to `out` (FORMAT.md section 8): the prefix's length and bytes, then
+    /// the positions' count and, per position, its smallest byte and its base.
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+        let mut e = Encoder(out);
+        e.u64(self.prefix.len() as u64);
+        out.extend_from_slice(&self.prefix);
+        let mut e = Encoder(out);
+        e.u64(self.bases.len() as u64);
+        for (&lo, &base) in self.mins.iter().zip(&self.bases) {
+            e.u8(lo);
+            e.u64(base);
+        }
+    }
+
+    /// Reads a map written by [`encode`](Self::encode), checking that every base fits its
+    /// byte range and that their product stays within [`MAX_SPAN`].
+    pub(crate) fn decode(d: &mut Decoder<'_>) -> Result<KeyMap, FormatError> {
+        let len = d.count(1)?;
+        let prefix = d.bytes(len)?.to_vec();
+        let n = d.count(9)?;
+        let (mut mins, mut bases) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut span = 1u64;
+        for _ in 0..n {
+            let (lo, base) = (d.u8()?, d.u64()?);
+            if base < 2 || u64::from(lo) + base - 2 > 255 {
+                return Err(invalid(
+                    "key map base",
+                    base,
+                    "2 to 257, within the byte range",
+                ));
+            }
+            span = span
+                .checked_mul(base)
+                .filter(|&s| s <= MAX_SPAN)
+                .ok_or_else(|| invalid("key map span", span, "at most 2^53"))?;
+            mins.push(lo);
+            bases.push(base);
+        }
+        Ok(KeyMap::from_parts(prefix, mins, bases))
     }
 }
 

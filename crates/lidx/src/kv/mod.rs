@@ -1,13 +1,36 @@
 //! Key-value files with a learned block layout (paper 4, Bigtable): byte-string keys and
 //! values in blocks, where a monotone model of each key's byte offset decides which block
-//! a record goes into, so the model alone finds it.
+//! a record goes into, so the model alone finds it; beside it the baseline the paper
+//! replaced, Bigtable's SSTable with a two-level index of each block's last key.
 //!
-//! So far (paper 4, section 4): [`keymap`], the mapping of byte-string keys to the
-//! integers such a model learns from, and [`line`], the least-squares line fitted in one
-//! pass to the bytes before each key, which places records in blocks.
+//! - [`keymap`]: byte-string keys as integers a model learns from (section 4).
+//! - [`line`]: the least-squares line fitted in one pass to the bytes before each key.
+//! - [`model`]: the monotone models (line, PGM, RMI) that place records in blocks.
+//! - [`block`]: a block's records and its sealed form (compression byte, CRC32C).
+//! - [`write`], [`file`], [`read`], [`verify`]: writing, opening, reading (gets and scans
+//!   through a shared [`BlockCache`], counting blocks read) and checking a file.
+//! - [`input`]: records from TSV or SOSD files, and the paper's generated records.
 
+pub mod block;
+pub mod cache;
+pub mod file;
+pub mod input;
 pub mod keymap;
 pub mod line;
+pub mod model;
+pub mod read;
+pub mod verify;
+pub mod write;
 
+#[cfg(test)]
+mod tests;
+
+pub use block::Compression;
+pub use cache::{BlockCache, CacheStats};
+pub use file::{Footer, KeyEncoding, KvFile, Layout};
 pub use keymap::KeyMap;
 pub use line::{Line, LineFit};
+pub use model::{BlockModel, ModelKind};
+pub use read::{OpStats, Reader};
+pub use verify::{VerifyReport, verify};
+pub use write::{BlockSizes, BuildOptions, BuildReport, Record, build};

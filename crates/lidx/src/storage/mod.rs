@@ -10,7 +10,7 @@
 //! - [`paper1`]: import and export of paper 1's table layout.
 //! - [`profile`]: the disk benchmark and the storage profile it saves.
 
-mod aligned;
+pub(crate) mod aligned;
 pub mod block;
 mod block_range;
 pub mod format;

@@ -1,0 +1,381 @@
+//! Blocks of a key-value file (FORMAT.md section 8): a body of records in key order with
+//! an array of their offsets, so a block is searched by bisection; sealed on disk with a
+//! compression byte and a CRC32C, like LevelDB's block trailer, so a block is checked
+//! (and decompressed) on its own, whichever index found it.
+//!
+//! Body: for each record, `key length` and `value length` as LEB128 varints, then the key
+//! and the value; then one `u32` offset per record (from the body's start); then the
+//! record count as a `u32`. Sealed: the body as stored (compressed or not), one byte of
+//! [`Compression`], and the CRC32C of both.
+
+/// Bytes a sealed block adds to its stored body: the compression byte and the CRC32C.
+pub const TRAILER: usize = 5;
+
+/// The largest key a file holds: 64 KiB − 1 bytes, as LevelDB-style tables allow.
+pub const MAX_KEY: usize = u16::MAX as usize;
+
+/// How blocks are stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// As they are.
+    #[default]
+    None,
+    /// LZ4 block format, the uncompressed length in front (the `lz4_flex` crate).
+    Lz4,
+}
+
+crate::names::name_table!(Compression, "compression", [
+    None => "none",
+    Lz4 => "lz4",
+]);
+
+impl Compression {
+    /// The byte that stands for this compression in a block's trailer and the footer.
+    pub fn tag(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Lz4 => 1,
+        }
+    }
+
+    /// The compression a tag stands for.
+    pub fn from_tag(tag: u8) -> Option<Compression> {
+        match tag {
+            0 => Some(Compression::None),
+            1 => Some(Compression::Lz4),
+            _ => None,
+        }
+    }
+}
+
+/// Bytes a record takes in a block body, its offset included: what the learned layout
+/// counts in `S(k)`.
+pub fn record_bytes(key: &[u8], value: &[u8]) -> u64 {
+    (varint_len(key.len() as u64) + varint_len(value.len() as u64) + key.len() + value.len() + 4)
+        as u64
+}
+
+fn varint_len(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 0x80 {
+        v >>= 7;
+        n += 1;
+    }
+    n
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads a varint of at most 5 bytes (values below 2^32) at `*at`, advancing it.
+fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u32> {
+    let mut v = 0u64;
+    for shift in (0..35).step_by(7) {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return u32::try_from(v).ok();
+        }
+    }
+    None
+}
+
+/// Builds one block body, record by record.
+#[derive(Debug, Default)]
+pub struct BlockBuilder {
+    body: Vec<u8>,
+    offsets: Vec<u32>,
+}
+
+impl BlockBuilder {
+    /// Appends a record (the caller keeps keys in increasing order). Fails when the body
+    /// would pass 4 GiB, where its `u32` offsets end.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        let at = u32::try_from(self.body.len())
+            .map_err(|_| "a block would grow past 4 GiB".to_string())?;
+        self.offsets.push(at);
+        put_varint(&mut self.body, key.len() as u64);
+        put_varint(&mut self.body, value.len() as u64);
+        self.body.extend_from_slice(key);
+        self.body.extend_from_slice(value);
+        Ok(())
+    }
+
+    /// Records added since the last [`finish`](Self::finish).
+    pub fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    /// Whether no record was added since the last [`finish`](Self::finish).
+    pub fn is_empty(&self) -> bool {
+        self.offsets.is_empty()
+    }
+
+    /// Bytes the body takes so far, offsets and count included.
+    pub fn body_bytes(&self) -> usize {
+        self.body.len() + 4 * self.offsets.len() + 4
+    }
+
+    /// The finished body, sealed with `compression` into `out` (cleared first); the
+    /// builder is empty again.
+    pub fn finish(&mut self, compression: Compression, out: &mut Vec<u8>) -> Result<(), String> {
+        if self.body_bytes() > u32::MAX as usize {
+            return Err("a block would grow past 4 GiB".into());
+        }
+        for &o in &self.offsets {
+            self.body.extend_from_slice(&o.to_le_bytes());
+        }
+        self.body
+            .extend_from_slice(&(self.offsets.len() as u32).to_le_bytes());
+        out.clear();
+        match compression {
+            Compression::None => out.extend_from_slice(&self.body),
+            Compression::Lz4 => out.extend_from_slice(&lz4_flex::compress_prepend_size(&self.body)),
+        }
+        out.push(compression.tag());
+        let crc = crc32c::crc32c(out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        self.body.clear();
+        self.offsets.clear();
+        Ok(())
+    }
+}
+
+/// What is wrong with a sealed block, before a file's path and block number are added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockProblem {
+    /// The stored CRC32C disagrees with the bytes.
+    Checksum {
+        /// Stored.
+        expected: u32,
+        /// Computed.
+        got: u32,
+    },
+    /// The bytes pass the checksum but do not form a block.
+    Malformed(&'static str),
+}
+
+/// A decoded block: its body, checked so that every record can be read without a bounds
+/// failure.
+#[derive(Clone, Debug)]
+pub struct Block {
+    body: Vec<u8>,
+    count: usize,
+    /// Where the offsets array starts in `body`.
+    offsets_at: usize,
+}
+
+impl Block {
+    /// Checks and decodes a sealed block.
+    pub fn open(sealed: &[u8]) -> Result<Block, BlockProblem> {
+        let Some(split) = sealed.len().checked_sub(4) else {
+            return Err(BlockProblem::Malformed("shorter than its trailer"));
+        };
+        let (data, crc) = sealed.split_at(split);
+        let expected = u32::from_le_bytes(crc.try_into().unwrap_or_default());
+        let got = crc32c::crc32c(data);
+        if expected != got {
+            return Err(BlockProblem::Checksum { expected, got });
+        }
+        let Some((&tag, stored)) = data.split_last() else {
+            return Err(BlockProblem::Malformed("shorter than its trailer"));
+        };
+        let body = match Compression::from_tag(tag) {
+            Some(Compression::None) => stored.to_vec(),
+            Some(Compression::Lz4) => {
+                // Refuse a length LZ4 could not reach from these bytes before allocating.
+                let claimed = stored
+                    .first_chunk::<4>()
+                    .map(|b| u32::from_le_bytes(*b) as usize)
+                    .ok_or(BlockProblem::Malformed(
+                        "compressed block without its length",
+                    ))?;
+                if claimed > stored.len().saturating_mul(255).saturating_add(64) {
+                    return Err(BlockProblem::Malformed("compressed length out of reach"));
+                }
+                lz4_flex::decompress_size_prepended(stored)
+                    .map_err(|_| BlockProblem::Malformed("LZ4 data does not decompress"))?
+            }
+            None => return Err(BlockProblem::Malformed("unknown compression byte")),
+        };
+        Block::from_body(body)
+    }
+
+    /// Checks a body's structure: the count, the offsets in increasing order and in range,
+    /// and each record's lengths within the next record's start.
+    fn from_body(body: Vec<u8>) -> Result<Block, BlockProblem> {
+        let malformed = BlockProblem::Malformed;
+        let n = body.len();
+        let count = body
+            .last_chunk::<4>()
+            .map(|b| u32::from_le_bytes(*b) as usize)
+            .ok_or(malformed("body without a record count"))?;
+        let offsets_at = count
+            .checked_mul(4)
+            .and_then(|o| n.checked_sub(4 + o))
+            .ok_or(malformed("record count larger than the block"))?;
+        let block = Block {
+            body,
+            count,
+            offsets_at,
+        };
+        let mut expected_start = 0usize;
+        for i in 0..count {
+            if block.offset(i) != expected_start {
+                return Err(malformed("record offsets do not follow the records"));
+            }
+            let mut at = expected_start;
+            let k = get_varint(&block.body, &mut at).ok_or(malformed("bad key length"))?;
+            let v = get_varint(&block.body, &mut at).ok_or(malformed("bad value length"))?;
+            let end = at
+                .checked_add(k as usize)
+                .and_then(|e| e.checked_add(v as usize))
+                .filter(|&e| e <= offsets_at)
+                .ok_or(malformed("a record runs past the records"))?;
+            if k as usize > MAX_KEY {
+                return Err(malformed("a key longer than 65535 bytes"));
+            }
+            expected_start = end;
+        }
+        if expected_start != offsets_at {
+            return Err(malformed("bytes after the last record"));
+        }
+        Ok(block)
+    }
+
+    fn offset(&self, i: usize) -> usize {
+        let at = self.offsets_at + 4 * i;
+        let b: [u8; 4] = self.body[at..at + 4].try_into().unwrap_or_default();
+        u32::from_le_bytes(b) as usize
+    }
+
+    /// Records in the block.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether the block holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Bytes of the decoded body (what the block takes in a cache).
+    pub fn body_bytes(&self) -> usize {
+        self.body.len()
+    }
+
+    /// Record `i` (`i < len()`) as (key, value).
+    pub fn record(&self, i: usize) -> (&[u8], &[u8]) {
+        let mut at = self.offset(i);
+        // Checked by `from_body`: both varints parse and the record lies within the body.
+        let k = get_varint(&self.body, &mut at).unwrap_or(0) as usize;
+        let v = get_varint(&self.body, &mut at).unwrap_or(0) as usize;
+        (&self.body[at..at + k], &self.body[at + k..at + k + v])
+    }
+
+    /// Key of record `i` (`i < len()`).
+    pub fn key(&self, i: usize) -> &[u8] {
+        self.record(i).0
+    }
+
+    /// The first record whose key is at least `key` (`len()` when there is none), by
+    /// bisection over the offsets; keys are in increasing order in every block lidx writes.
+    pub fn lower_bound(&self, key: &[u8]) -> usize {
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.key(mid) < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// The value stored under `key`, if the block holds it.
+    pub fn get(&self, key: &[u8]) -> Option<&[u8]> {
+        let i = self.lower_bound(key);
+        (i < self.count)
+            .then(|| self.record(i))
+            .filter(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn seal(records: &[(Vec<u8>, Vec<u8>)], compression: Compression) -> Vec<u8> {
+        let mut b = BlockBuilder::default();
+        for (k, v) in records {
+            b.add(k, v).expect("small block");
+        }
+        let mut out = Vec::new();
+        b.finish(compression, &mut out).expect("small block");
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn blocks_give_back_their_records(
+            mut records in prop::collection::btree_map(
+                prop::collection::vec(any::<u8>(), 0..40),
+                prop::collection::vec(any::<u8>(), 0..300),
+                0..60,
+            ),
+            lz4 in any::<bool>(),
+            probe in prop::collection::vec(any::<u8>(), 0..40),
+        ) {
+            let list: Vec<_> = std::mem::take(&mut records).into_iter().collect();
+            let compression = if lz4 { Compression::Lz4 } else { Compression::None };
+            let sealed = seal(&list, compression);
+            let block = Block::open(&sealed).expect("a block just written");
+            prop_assert_eq!(block.len(), list.len());
+            for (i, (k, v)) in list.iter().enumerate() {
+                prop_assert_eq!(block.record(i), (k.as_slice(), v.as_slice()));
+                prop_assert_eq!(block.get(k), Some(v.as_slice()));
+            }
+            let expected = list.partition_point(|(k, _)| k.as_slice() < probe.as_slice());
+            prop_assert_eq!(block.lower_bound(&probe), expected);
+            let size: u64 = list.iter().map(|(k, v)| record_bytes(k, v)).sum();
+            if !lz4 {
+                prop_assert_eq!(sealed.len() as u64, size + 4 + TRAILER as u64);
+            }
+        }
+
+        #[test]
+        fn any_flipped_byte_is_caught(at in any::<prop::sample::Index>(), bit in 0u8..8) {
+            let list: Vec<_> = (0..20u8).map(|i| (vec![i; 3], vec![i; 50])).collect();
+            let mut sealed = seal(&list, Compression::Lz4);
+            let at = at.index(sealed.len());
+            sealed[at] ^= 1 << bit;
+            prop_assert!(Block::open(&sealed).is_err());
+        }
+
+        #[test]
+        fn garbage_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+            let mut sealed = bytes;
+            let crc = crc32c::crc32c(&sealed);
+            sealed.extend_from_slice(&crc.to_le_bytes());
+            let _ = Block::open(&sealed);
+        }
+    }
+
+    #[test]
+    fn an_empty_block_and_a_short_one() {
+        let sealed = seal(&[], Compression::None);
+        assert!(Block::open(&sealed).expect("empty block").is_empty());
+        assert!(Block::open(&[1, 2]).is_err());
+    }
+}

@@ -1,0 +1,350 @@
+//! Gets and scans through either layout, block by block through the shared
+//! [`BlockCache`], counting what each operation reads (paper 4, section 5 argues in index
+//! and data blocks read).
+//!
+//! - **Learned**: the key map and the model give the block, the block-location array its
+//!   place; one data block, no index block. An empty block means the key is absent.
+//! - **SSTable**: level 0 (in memory) gives the level-1 index block, which gives the data
+//!   block: one index block and one data block, each from the cache when it holds them.
+//!
+//! A [`Reader`] belongs to one thread; any number share a [`KvFile`] and a cache.
+
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use super::block::{Block, BlockProblem, TRAILER};
+use super::cache::BlockCache;
+use super::file::{Handle, KvFile, Meta};
+use crate::storage::ReadMode;
+use crate::storage::aligned::AlignedBuf;
+use crate::{Error, Result};
+
+/// What a reader did, summed over the operations since it was made or last reset.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OpStats {
+    /// Data blocks read from the file (prefetched ones included).
+    pub data_block_reads: u64,
+    /// Level-1 index blocks read from the file.
+    pub index_block_reads: u64,
+    /// Read calls.
+    pub reads: u64,
+    /// Bytes those calls read (whole pages with `O_DIRECT`).
+    pub bytes: u64,
+    /// Blocks found in the cache.
+    pub cache_hits: u64,
+    /// Blocks looked for in the cache and not found.
+    pub cache_misses: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Data,
+    Index,
+}
+
+/// Reads records of one file through a cache, for one thread.
+pub struct Reader<'a> {
+    file: &'a KvFile,
+    cache: &'a BlockCache,
+    buf: AlignedBuf,
+    prefetch: bool,
+    /// A data block read ahead by a scan, by offset.
+    prefetched: Option<(u64, Arc<Block>)>,
+    stats: OpStats,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader of `file` through `cache`.
+    pub fn new(file: &'a KvFile, cache: &'a BlockCache) -> Reader<'a> {
+        Reader {
+            file,
+            cache,
+            buf: AlignedBuf::default(),
+            prefetch: false,
+            prefetched: None,
+            stats: OpStats::default(),
+        }
+    }
+
+    /// Scans read the next data block along with the one they need, in the same read,
+    /// when the two lie side by side (they always do in one file), and keep it for the
+    /// next step (and in the cache).
+    pub fn set_prefetch(&mut self, on: bool) {
+        self.prefetch = on;
+    }
+
+    /// What this reader did so far.
+    pub fn stats(&self) -> OpStats {
+        self.stats
+    }
+
+    /// Sets the counters back to 0.
+    pub fn reset_stats(&mut self) {
+        self.stats = OpStats::default();
+    }
+
+    /// The value of `key` into `value` (cleared first); `false` when the file lacks it.
+    pub fn get_into(&mut self, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        value.clear();
+        let Some(handle) = self.data_handle(key)? else {
+            return Ok(false);
+        };
+        let block = self.block(handle, Kind::Data, None)?;
+        Ok(match block.get(key) {
+            Some(v) => {
+                value.extend_from_slice(v);
+                true
+            }
+            None => false,
+        })
+    }
+
+    /// The value of `key`, if the file holds it.
+    pub fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let mut value = Vec::new();
+        Ok(self.get_into(key, &mut value)?.then_some(value))
+    }
+
+    /// The data block that holds `key` if any block does; `None` when none can.
+    fn data_handle(&mut self, key: &[u8]) -> Result<Option<Handle>> {
+        let file = self.file;
+        let tau = file.footer().block_size;
+        match &file.meta {
+            Meta::Learned {
+                keymap,
+                model,
+                offsets,
+            } => {
+                let blocks = offsets.len() as u64 - 1;
+                if blocks == 0 {
+                    return Ok(None);
+                }
+                let b = model.block(keymap.map(key), tau, blocks) as usize;
+                let h = KvFile::learned_handle(offsets, b);
+                Ok((h.size > 0).then_some(h))
+            }
+            Meta::Sstable { level0 } => {
+                let i = level0.partition_point(|(last, _)| **last < *key);
+                let Some(&(_, ih)) = level0.get(i) else {
+                    return Ok(None);
+                };
+                let index = self.block(ih, Kind::Index, None)?;
+                let j = index.lower_bound(key);
+                if j == index.len() {
+                    return Err(
+                        file.bad_block(ih, "ends below the level-0 key that points at it".into())
+                    );
+                }
+                self.entry_handle(&index, ih, j).map(Some)
+            }
+        }
+    }
+
+    /// Entry `j`'s data block handle in level-1 block `index` (at `ih`), checked.
+    fn entry_handle(&self, index: &Block, ih: Handle, j: usize) -> Result<Handle> {
+        let data_bytes = self.file.footer().data_bytes;
+        Handle::decode(index.record(j).1)
+            .filter(|h| h.size > TRAILER as u64 + 4 && h.end() <= data_bytes)
+            .ok_or_else(|| {
+                self.file
+                    .bad_block(ih, format!("holds a bad data block handle at entry {j}"))
+            })
+    }
+
+    /// Visits up to `rows` records in key order from the first key at least `from`;
+    /// returns how many it visited.
+    pub fn scan(
+        &mut self,
+        from: &[u8],
+        rows: usize,
+        mut visit: impl FnMut(&[u8], &[u8]),
+    ) -> Result<usize> {
+        let mut left = rows;
+        let file = self.file;
+        let tau = file.footer().block_size;
+        let mut emit = |block: &Block, left: &mut usize| {
+            let start = block.lower_bound(from);
+            for i in start..block.len() {
+                if *left == 0 {
+                    break;
+                }
+                let (k, v) = block.record(i);
+                visit(k, v);
+                *left -= 1;
+            }
+        };
+        match &file.meta {
+            Meta::Learned {
+                keymap,
+                model,
+                offsets,
+            } => {
+                let blocks = offsets.len() - 1;
+                if blocks == 0 || rows == 0 {
+                    return Ok(0);
+                }
+                let mut b = model.block(keymap.map(from), tau, blocks as u64) as usize;
+                while left > 0 && b < blocks {
+                    let h = KvFile::learned_handle(offsets, b);
+                    if h.size > 0 {
+                        let next = (b + 1 < blocks).then(|| KvFile::learned_handle(offsets, b + 1));
+                        let block = self.block(h, Kind::Data, next)?;
+                        emit(&block, &mut left);
+                    }
+                    b += 1;
+                }
+            }
+            Meta::Sstable { level0 } => {
+                let mut i = level0.partition_point(|(last, _)| **last < *from);
+                while left > 0 && i < level0.len() {
+                    let ih = level0[i].1;
+                    let index = self.block(ih, Kind::Index, None)?;
+                    let mut j = index.lower_bound(from);
+                    while left > 0 && j < index.len() {
+                        let h = self.entry_handle(&index, ih, j)?;
+                        let next = match j + 1 < index.len() {
+                            true => Some(self.entry_handle(&index, ih, j + 1)?),
+                            false => None,
+                        };
+                        let block = self.block(h, Kind::Data, next)?;
+                        emit(&block, &mut left);
+                        j += 1;
+                    }
+                    i += 1;
+                }
+            }
+        }
+        Ok(rows - left)
+    }
+
+    /// Every data block's handle in file order (reads the level-1 blocks of an SSTable).
+    pub fn data_handles(&mut self) -> Result<Vec<Handle>> {
+        let file = self.file;
+        match &file.meta {
+            Meta::Learned { offsets, .. } => Ok((0..offsets.len() - 1)
+                .map(|b| KvFile::learned_handle(offsets, b))
+                .collect()),
+            Meta::Sstable { level0 } => {
+                let mut out = Vec::new();
+                for &(_, ih) in level0 {
+                    let index = self.block(ih, Kind::Index, None)?;
+                    out.extend(self.entry_handles(&index, ih)?);
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Every data block handle level-1 block `index` (at `ih`) holds, checked.
+    pub(crate) fn entry_handles(&self, index: &Block, ih: Handle) -> Result<Vec<Handle>> {
+        (0..index.len())
+            .map(|j| self.entry_handle(index, ih, j))
+            .collect()
+    }
+
+    /// Reads and decodes a data block, without the cache (for checks of the whole file).
+    pub fn read_data_block(&mut self, h: Handle) -> Result<Block> {
+        let bytes = self.read(h.offset, h.size, Kind::Data, 1)?;
+        Block::open(bytes).map_err(|p| problem(self.file, h, p))
+    }
+
+    /// The level-1 block at `h` (SSTable), through the cache.
+    pub fn index_block(&mut self, h: Handle) -> Result<Arc<Block>> {
+        self.block(h, Kind::Index, None)
+    }
+
+    /// The block at `h`, from the prefetched one, the cache or the file; `next`, when
+    /// prefetching and it follows `h` on disk, is read in the same call and kept.
+    fn block(&mut self, h: Handle, kind: Kind, next: Option<Handle>) -> Result<Arc<Block>> {
+        if let Some((offset, block)) = self.prefetched.take()
+            && offset == h.offset
+        {
+            return Ok(block);
+        }
+        let key = (self.file.id(), h.offset);
+        if let Some(block) = self.cache.get(key) {
+            self.stats.cache_hits += 1;
+            return Ok(block);
+        }
+        self.stats.cache_misses += 1;
+        let next = next.filter(|n| {
+            self.prefetch
+                && kind == Kind::Data
+                && n.offset == h.end()
+                && n.size > 0
+                && !self.cache.contains((self.file.id(), n.offset))
+        });
+        let len = next.map_or(h.size, |n| n.end() - h.offset);
+        let file = self.file;
+        let bytes = self.read(h.offset, len, kind, 1 + u64::from(next.is_some()))?;
+        let (first, rest) = bytes.split_at((h.size as usize).min(bytes.len()));
+        let block = Arc::new(Block::open(first).map_err(|p| problem(file, h, p))?);
+        let second = match next {
+            Some(n) => Some(Arc::new(
+                Block::open(rest).map_err(|p| problem(file, n, p))?,
+            )),
+            None => None,
+        };
+        self.cache.insert(key, Arc::clone(&block));
+        if let (Some(n), Some(b)) = (next, second) {
+            self.cache.insert((file.id(), n.offset), Arc::clone(&b));
+            self.prefetched = Some((n.offset, b));
+        }
+        Ok(block)
+    }
+
+    /// Reads `len` bytes at `offset` in one call (widened to whole pages with
+    /// `O_DIRECT`), counting it as `blocks` blocks of `kind`.
+    fn read(&mut self, offset: u64, len: u64, kind: Kind, blocks: u64) -> Result<&[u8]> {
+        let file = self.file;
+        let len = usize::try_from(len)
+            .map_err(|_| Error::misuse("kv::Reader::read", "a block larger than memory"))?;
+        let (start, skip, span) = match file.mode() {
+            ReadMode::Buffered => (offset, 0, len),
+            ReadMode::Direct => {
+                let page = crate::storage::BLOCK_SIZE as u64;
+                let start = offset / page * page;
+                let end = (offset + len as u64).div_ceil(page) * page;
+                (start, (offset - start) as usize, (end - start) as usize)
+            }
+        };
+        let buf = self.buf.get_mut(span);
+        let mut got = 0;
+        while got < skip + len {
+            let n = file
+                .file()
+                .read_at(&mut buf[got..], start + got as u64)
+                .map_err(|e| Error::io(file.path(), "read a block of", e))?;
+            if n == 0 {
+                return Err(Error::format(
+                    file.path(),
+                    crate::FormatError::Truncated {
+                        what: "a block",
+                        expected: offset + len as u64,
+                        actual: start + got as u64,
+                    },
+                ));
+            }
+            got += n;
+        }
+        self.stats.reads += 1;
+        self.stats.bytes += got as u64;
+        match kind {
+            Kind::Data => self.stats.data_block_reads += blocks,
+            Kind::Index => self.stats.index_block_reads += blocks,
+        }
+        Ok(&self.buf.get(skip + len)[skip..])
+    }
+}
+
+fn problem(file: &KvFile, h: Handle, p: BlockProblem) -> Error {
+    file.bad_block(
+        h,
+        match p {
+            BlockProblem::Checksum { expected, got } => {
+                format!("fails its checksum (stored {expected:#010x}, computed {got:#010x})")
+            }
+            BlockProblem::Malformed(what) => format!("does not decode: {what}"),
+        },
+    )
+}

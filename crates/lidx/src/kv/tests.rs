@@ -1,0 +1,314 @@
+//! Gets and scans of both layouts against a `BTreeMap` of the same records, and the
+//! file's checks against damage.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::storage::ReadMode;
+
+type Map = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn write(map: &Map, options: &BuildOptions, path: &Path) -> BuildReport {
+    let records: Vec<Record<'_>> = map
+        .iter()
+        .map(|(k, v)| Record { key: k, value: v })
+        .collect();
+    build(&records, options, path).expect("build")
+}
+
+/// Every get and scan of `file` agrees with `map`, for its keys and for `probes`.
+fn check_against(map: &Map, path: &Path, probes: &[Vec<u8>], cache_bytes: u64, prefetch: bool) {
+    for mode in [ReadMode::Buffered, ReadMode::Direct] {
+        let file = match KvFile::open(path, mode) {
+            Ok(f) => f,
+            Err(crate::Error::DirectUnsupported { .. }) => continue,
+            Err(e) => panic!("open: {e}"),
+        };
+        let cache = BlockCache::new(cache_bytes);
+        let mut reader = Reader::new(&file, &cache);
+        reader.set_prefetch(prefetch);
+        for (k, v) in map {
+            assert_eq!(reader.get(k).expect("get").as_ref(), Some(v), "get {k:?}");
+        }
+        for p in probes {
+            assert_eq!(
+                reader.get(p).expect("get"),
+                map.get(p).cloned(),
+                "probe {p:?}"
+            );
+            for rows in [0usize, 1, 3, 1000] {
+                let mut got = Vec::new();
+                let n = reader
+                    .scan(p, rows, |k, v| got.push((k.to_vec(), v.to_vec())))
+                    .expect("scan");
+                let expected: Vec<_> = map
+                    .range(p.clone()..)
+                    .take(rows)
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                assert_eq!(n, expected.len());
+                assert_eq!(got, expected, "scan from {p:?} for {rows}");
+            }
+        }
+        let report = verify(&file).expect("verify");
+        assert_eq!(report.records, map.len() as u64);
+    }
+}
+
+fn key_strategy() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        // Keys sharing a long prefix, differing late.
+        prop::collection::vec(prop_oneof![Just(b'a'), Just(b'b')], 0..24).prop_map(|tail| [
+            b"user:000000000000".as_slice(),
+            &tail
+        ]
+        .concat()),
+        // Any bytes, any length including empty.
+        prop::collection::vec(any::<u8>(), 0..12),
+        // Decimal integers of mixed lengths.
+        any::<u64>().prop_map(|k| k.to_string().into_bytes()),
+        // Binary extremes.
+        Just(vec![0u8; 3]),
+        Just(vec![255u8; 5]),
+    ]
+}
+
+fn value_strategy() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        4 => prop::collection::vec(any::<u8>(), 0..64),
+        1 => Just(Vec::new()),
+        1 => (0usize..5000).prop_map(|n| vec![b'v'; n]),
+    ]
+}
+
+fn options_strategy() -> impl Strategy<Value = BuildOptions> {
+    (
+        prop::sample::select(Layout::ALL.to_vec()),
+        prop::sample::select(vec![64u64, 100, 512, 4096]),
+        prop::sample::select(Compression::ALL.to_vec()),
+        prop::sample::select(ModelKind::ALL.to_vec()),
+        prop::option::of(1u64..5000),
+        prop::option::of(1usize..8),
+    )
+        .prop_map(
+            |(layout, block_size, compression, model, epsilon, leaves)| BuildOptions {
+                layout,
+                block_size,
+                compression,
+                model,
+                epsilon,
+                leaves,
+                key_encoding: KeyEncoding::Bytes,
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn gets_and_scans_equal_a_btreemap(
+        map in prop::collection::btree_map(key_strategy(), value_strategy(), 0..200),
+        probes in prop::collection::vec(key_strategy(), 0..12),
+        options in options_strategy(),
+        cache_bytes in prop::sample::select(vec![0u64, 10_000, 1 << 22]),
+        prefetch in any::<bool>(),
+    ) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("t.kv");
+        let report = write(&map, &options, &path);
+        prop_assert_eq!(report.records, map.len() as u64);
+        // Absent keys before, between and after all keys.
+        let mut probes = probes;
+        probes.extend([Vec::new(), vec![0], vec![255; 70]]);
+        for k in map.keys().take(5) {
+            let mut between = k.clone();
+            between.push(0);
+            probes.push(between);
+        }
+        check_against(&map, &path, &probes, cache_bytes, prefetch);
+    }
+}
+
+#[test]
+fn one_record_one_block_and_every_block_but_one_empty() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for layout in Layout::ALL {
+        let path = dir.path().join(format!("{layout}.kv"));
+        let map: Map = [(b"only".to_vec(), b"one".to_vec())].into();
+        let options = BuildOptions {
+            layout,
+            block_size: 64,
+            ..BuildOptions::default()
+        };
+        let report = write(&map, &options, &path);
+        assert_eq!(report.data_blocks.blocks, 1);
+        check_against(&map, &path, &[b"a".to_vec(), b"z".to_vec()], 0, false);
+    }
+    // Keys the map cannot tell apart (they differ past the positions it reads) all land in
+    // one block, however many blocks their bytes ask for: all blocks but one are empty.
+    let long = |i: u32| {
+        [
+            vec![7u8; 8],
+            vec![0u8; 2],
+            vec![255u8; 6],
+            file::u64_key(u64::from(i)).to_vec(),
+        ]
+        .concat()
+    };
+    let mut map = Map::new();
+    map.insert(vec![7u8; 8], b"low".to_vec());
+    for i in 0..300 {
+        map.insert(long(i), vec![b'x'; 200]);
+    }
+    let path = dir.path().join("ties.kv");
+    let options = BuildOptions {
+        block_size: 1024,
+        ..BuildOptions::default()
+    };
+    let report = write(&map, &options, &path);
+    assert!(report.data_blocks.empty > 0, "{report:?}");
+    check_against(&map, &path, &[long(5000), vec![7u8; 9]], 1 << 20, true);
+}
+
+#[test]
+fn an_empty_file_answers_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for layout in Layout::ALL {
+        let path = dir.path().join(format!("{layout}.kv"));
+        let options = BuildOptions {
+            layout,
+            ..BuildOptions::default()
+        };
+        let report = write(&Map::new(), &options, &path);
+        assert_eq!(report.records, 0);
+        check_against(&Map::new(), &path, &[Vec::new(), b"x".to_vec()], 0, false);
+    }
+}
+
+#[test]
+fn duplicate_keys_are_refused_naming_the_key() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("d.kv");
+    let records = [
+        Record {
+            key: b"a",
+            value: b"1",
+        },
+        Record {
+            key: b"dup",
+            value: b"2",
+        },
+        Record {
+            key: b"dup",
+            value: b"3",
+        },
+    ];
+    let err = build(&records, &BuildOptions::default(), &path).expect_err("duplicate");
+    assert!(err.to_string().contains("'dup'"), "{err}");
+    assert!(!path.exists());
+}
+
+/// Builds a file of 2000 records in `layout`; returns its bytes.
+fn sample_file(dir: &Path, layout: Layout) -> (std::path::PathBuf, Vec<u8>) {
+    let map: Map = (0..2000u32)
+        .map(|i| (format!("key{i:06}").into_bytes(), vec![b'v'; 100]))
+        .collect();
+    let path = dir.join(format!("{layout}.kv"));
+    let options = BuildOptions {
+        layout,
+        block_size: 4096,
+        ..BuildOptions::default()
+    };
+    write(&map, &options, &path);
+    let bytes = std::fs::read(&path).expect("read back");
+    (path, bytes)
+}
+
+#[test]
+fn a_flipped_byte_anywhere_is_caught() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for layout in Layout::ALL {
+        let (path, bytes) = sample_file(dir.path(), layout);
+        // Every 97th byte: data blocks, index blocks, meta and footer.
+        for at in (0..bytes.len()).step_by(97).chain([bytes.len() - 1]) {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x10;
+            std::fs::write(&path, &damaged).expect("write");
+            let caught = KvFile::open(&path, ReadMode::Buffered).and_then(|f| verify(&f));
+            assert!(
+                caught.is_err(),
+                "{layout}: a flip at byte {at} of {} went unnoticed",
+                bytes.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn truncated_foreign_and_newer_files_give_one_clear_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (path, bytes) = sample_file(dir.path(), Layout::Learned);
+    let open = |b: &[u8]| {
+        std::fs::write(&path, b).expect("write");
+        KvFile::open(&path, ReadMode::Buffered)
+            .expect_err("bad file")
+            .to_string()
+    };
+    let e = open(&bytes[..bytes.len() - 10]);
+    assert!(
+        e.contains("learned.kv") && e.contains("not a lidx key-value file"),
+        "{e}"
+    );
+    assert!(open(&bytes[..30]).contains("truncated"));
+    assert!(open(b"").contains("truncated"));
+    let mut newer = bytes.clone();
+    let v = bytes.len() - FOOTER_BYTES + 8;
+    newer[v..v + 4].copy_from_slice(&2u32.to_le_bytes());
+    assert!(open(&newer).contains("format version 2 is not supported"));
+    let foreign = vec![b'#'; 200];
+    assert!(open(&foreign).contains("not a lidx key-value file"));
+}
+
+const FOOTER_BYTES: usize = file::FOOTER;
+
+#[test]
+fn the_cache_keeps_to_its_budget_and_counts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (path, _) = sample_file(dir.path(), Layout::Sstable);
+    let file = KvFile::open(&path, ReadMode::Buffered).expect("open");
+    let cache = BlockCache::new(64 * 1024);
+    let mut reader = Reader::new(&file, &cache);
+    for i in (0..2000u32).step_by(7) {
+        let key = format!("key{i:06}");
+        assert!(reader.get(key.as_bytes()).expect("get").is_some());
+        assert!(cache.stats().used <= 64 * 1024);
+    }
+    let stats = cache.stats();
+    assert!(
+        stats.hits > 0 && stats.misses > 0 && stats.evictions > 0,
+        "{stats:?}"
+    );
+    let ops = reader.stats();
+    assert_eq!(ops.cache_hits, stats.hits);
+    assert_eq!(ops.cache_misses, stats.misses);
+    assert_eq!(ops.data_block_reads + ops.index_block_reads, ops.reads);
+}
+
+#[test]
+fn a_learned_get_reads_one_data_block_and_no_index_block() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for layout in Layout::ALL {
+        let (path, _) = sample_file(dir.path(), layout);
+        let file = KvFile::open(&path, ReadMode::Buffered).expect("open");
+        let cache = BlockCache::new(0);
+        let mut reader = Reader::new(&file, &cache);
+        assert!(reader.get(b"key001234").expect("get").is_some());
+        let s = reader.stats();
+        assert_eq!(s.data_block_reads, 1);
+        assert_eq!(s.index_block_reads, u64::from(layout == Layout::Sstable));
+    }
+}

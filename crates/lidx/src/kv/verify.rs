@@ -1,0 +1,155 @@
+//! `lidx kv verify`: reads every block of a key-value file past the cache and checks what
+//! the format promises: each block's checksum and structure, keys in strictly increasing
+//! order across the whole file, the footer's counts, and that the index finds every key
+//! where it is (the learned model's block for each key; the SSTable's level-1 entries and
+//! level-0 keys equal to the last keys of the blocks they point at).
+
+use super::block::Block;
+use super::cache::BlockCache;
+use super::file::{Handle, KvFile, Meta, display_key};
+use super::read::Reader;
+use crate::{Error, FormatError, Result};
+
+/// What [`verify`] checked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct VerifyReport {
+    /// Records read.
+    pub records: u64,
+    /// Data blocks read (empty ones of the learned layout included).
+    pub data_blocks: u64,
+    /// Of which empty.
+    pub empty_blocks: u64,
+    /// Level-1 index blocks read.
+    pub index_blocks: u64,
+}
+
+/// Checks all of `file`; the first problem is the error.
+pub fn verify(file: &KvFile) -> Result<VerifyReport> {
+    let cache = BlockCache::new(0);
+    let mut reader = Reader::new(file, &cache);
+    let corrupt = |problem: String| Error::format(file.path(), FormatError::Inconsistent(problem));
+    // Each data block's handle and, for an SSTable, the last key its level-1 entry names.
+    let mut handles: Vec<(Handle, Option<Vec<u8>>)> = Vec::new();
+    match &file.meta {
+        Meta::Learned { .. } => {
+            handles.extend(reader.data_handles()?.into_iter().map(|h| (h, None)));
+        }
+        Meta::Sstable { level0 } => {
+            for (i, (l0_key, ih)) in level0.iter().enumerate() {
+                let index = reader.index_block(*ih)?;
+                if index.is_empty() || index.key(index.len() - 1) != &**l0_key {
+                    return Err(corrupt(format!(
+                        "level-0 entry {i} does not name the last key of its level-1 block"
+                    )));
+                }
+                for (j, h) in reader.entry_handles(&index, *ih)?.into_iter().enumerate() {
+                    handles.push((h, Some(index.key(j).to_vec())));
+                }
+            }
+        }
+    }
+    let mut report = VerifyReport {
+        data_blocks: handles.len() as u64,
+        index_blocks: file.index_blocks(),
+        ..VerifyReport::default()
+    };
+    let footer = file.footer();
+    if report.data_blocks != footer.data_blocks {
+        return Err(Error::format(
+            file.path(),
+            FormatError::HeaderDisagrees {
+                field: "data blocks",
+                header: footer.data_blocks,
+                data: report.data_blocks,
+            },
+        ));
+    }
+    let mut expected_offset = 0;
+    let mut previous: Option<Vec<u8>> = None;
+    for (b, (h, named_last)) in handles.iter().enumerate() {
+        let h = *h;
+        if h.offset != expected_offset {
+            return Err(file.bad_block(
+                h,
+                format!("is not where data block {b} should start (byte {expected_offset})"),
+            ));
+        }
+        expected_offset = h.end();
+        if h.size == 0 {
+            report.empty_blocks += 1;
+            continue;
+        }
+        let block: Block = reader.read_data_block(h)?;
+        if block.is_empty() {
+            return Err(file.bad_block(h, "holds no record, yet has a size".into()));
+        }
+        for i in 0..block.len() {
+            let key = block.key(i);
+            if let Some(p) = &previous
+                && p.as_slice() >= key
+            {
+                return Err(file.bad_block(
+                    h,
+                    format!(
+                        "holds key {} after {}: keys out of order",
+                        display_key(key),
+                        display_key(p)
+                    ),
+                ));
+            }
+            if let Meta::Learned {
+                keymap,
+                model,
+                offsets,
+            } = &file.meta
+            {
+                let blocks = offsets.len() as u64 - 1;
+                let predicted = model.block(keymap.map(key), footer.block_size, blocks);
+                if predicted != b as u64 {
+                    return Err(file.bad_block(
+                        h,
+                        format!(
+                            "holds key {} that the model places in block {predicted}, not {b}",
+                            display_key(key)
+                        ),
+                    ));
+                }
+            }
+            previous = Some(key.to_vec());
+            report.records += 1;
+        }
+        if let Some(named) = named_last
+            && named.as_slice() != block.key(block.len() - 1)
+        {
+            return Err(file.bad_block(
+                h,
+                format!(
+                    "ends with key {}, but its level-1 entry names {}",
+                    display_key(block.key(block.len() - 1)),
+                    display_key(named)
+                ),
+            ));
+        }
+    }
+    if expected_offset != footer.data_bytes {
+        return Err(Error::format(
+            file.path(),
+            FormatError::HeaderDisagrees {
+                field: "data bytes",
+                header: footer.data_bytes,
+                data: expected_offset,
+            },
+        ));
+    }
+    if report.records != footer.records {
+        return Err(Error::format(
+            file.path(),
+            FormatError::HeaderDisagrees {
+                field: "records",
+                header: footer.records,
+                data: report.records,
+            },
+        ));
+    }
+    Ok(report)
+}

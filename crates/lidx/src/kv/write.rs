@@ -1,0 +1,363 @@
+//! Writing a key-value file in either layout (paper 4, sections 2 and 4).
+//!
+//! - **Learned**: the key map is trained on all keys, the model fitted to `S(k)` (the
+//!   bytes of the records before `k`, as [`record_bytes`] counts them), and record
+//!   `⟨k, v⟩` goes to block `⌊f(k)/τ⌋` of `⌈S_total/τ⌉`; blocks the model skips stay
+//!   empty (size 0 in the block-location array).
+//! - **SSTable**: blocks are filled to τ (a record that would pass τ starts the next
+//!   block, and a block holds at least one record); each block's last key and handle go to
+//!   level-1 index blocks of τ, whose last keys and handles form level 0.
+
+use std::path::Path;
+
+use super::block::{BlockBuilder, Compression, MAX_KEY, record_bytes};
+use super::file::{Footer, Handle, KeyEncoding, Layout, Meta, display_key};
+use super::keymap::KeyMap;
+use super::model::{BlockModel, ModelKind};
+use crate::files::AtomicFile;
+use crate::{Error, Result};
+
+/// One record to write: a key and its value, borrowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Record<'a> {
+    /// The key (at most 65535 bytes).
+    pub key: &'a [u8],
+    /// The value (any length a block can hold).
+    pub value: &'a [u8],
+}
+
+/// The smallest target block size accepted.
+pub const MIN_BLOCK_SIZE: u64 = 64;
+/// The largest target block size accepted.
+pub const MAX_BLOCK_SIZE: u64 = 1 << 30;
+
+/// How to write a key-value file.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct BuildOptions {
+    /// The layout.
+    pub layout: Layout,
+    /// Target block size τ in bytes (the paper: 32 KiB).
+    pub block_size: u64,
+    /// Block compression.
+    pub compression: Compression,
+    /// The learned layout's model.
+    pub model: ModelKind,
+    /// The PGM model's error in bytes (default τ/4).
+    pub epsilon: Option<u64>,
+    /// The RMI model's leaves (default one per 1024 records).
+    pub leaves: Option<usize>,
+    /// How keys were written (recorded in the footer for the commands that read them).
+    pub key_encoding: KeyEncoding,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            layout: Layout::Learned,
+            block_size: 32 * 1024,
+            compression: Compression::None,
+            model: ModelKind::Linear,
+            epsilon: None,
+            leaves: None,
+            key_encoding: KeyEncoding::Bytes,
+        }
+    }
+}
+
+/// The distribution of stored block sizes (trailers included, empty blocks as 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct BlockSizes {
+    /// Blocks, empty ones included.
+    pub blocks: u64,
+    /// Blocks holding no record.
+    pub empty: u64,
+    /// Mean bytes over all blocks.
+    pub mean: f64,
+    /// Median bytes.
+    pub p50: u64,
+    /// 99th percentile bytes.
+    pub p99: u64,
+    /// The largest block.
+    pub max: u64,
+}
+
+impl BlockSizes {
+    /// The distribution of `sizes`.
+    pub fn of(sizes: &[u64]) -> BlockSizes {
+        let mut sorted = sizes.to_vec();
+        sorted.sort_unstable();
+        let at = |q: f64| {
+            let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len().max(1)) - 1;
+            sorted.get(i).copied().unwrap_or(0)
+        };
+        BlockSizes {
+            blocks: sizes.len() as u64,
+            empty: sizes.iter().filter(|&&s| s == 0).count() as u64,
+            mean: sizes.iter().sum::<u64>() as f64 / sizes.len().max(1) as f64,
+            p50: at(0.5),
+            p99: at(0.99),
+            max: sorted.last().copied().unwrap_or(0),
+        }
+    }
+}
+
+/// What [`build`] wrote.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct BuildReport {
+    /// The options used.
+    pub options: BuildOptions,
+    /// Records written.
+    pub records: u64,
+    /// Bytes of the records as blocks count them (`S` after the last key).
+    pub record_bytes: u64,
+    /// Bytes of the file.
+    pub file_bytes: u64,
+    /// Stored data block sizes.
+    pub data_blocks: BlockSizes,
+    /// Level-1 index blocks (SSTable) or 0.
+    pub index_blocks: u64,
+    /// Bytes of the index on disk (level-1 blocks and the meta).
+    pub index_disk_bytes: u64,
+    /// The learned model's pieces (0 for the SSTable layout).
+    pub model_pieces: u64,
+    /// Character positions the key map reads (0 for the SSTable layout).
+    pub key_positions: u64,
+}
+
+/// Writes `records` (keys in strictly increasing byte order) to `path` atomically.
+pub fn build(records: &[Record<'_>], options: &BuildOptions, path: &Path) -> Result<BuildReport> {
+    let tau = options.block_size;
+    if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&tau) {
+        return Err(Error::param(
+            "block size",
+            format!("{tau} bytes is outside {MIN_BLOCK_SIZE} bytes to 1 GiB"),
+        ));
+    }
+    check_records(records, path)?;
+    let mut w = Writer {
+        out: AtomicFile::create(path)?,
+        compression: options.compression,
+        block: BlockBuilder::default(),
+        sealed: Vec::new(),
+        written: 0,
+        sizes: Vec::new(),
+        data_bytes: 0,
+    };
+    let record_total: u64 = records.iter().map(|r| record_bytes(r.key, r.value)).sum();
+    let (meta, index_blocks, model_pieces, key_positions) = match options.layout {
+        Layout::Learned => {
+            let (meta, pieces, positions) = w.learned(records, options, record_total)?;
+            (meta, 0, pieces, positions)
+        }
+        Layout::Sstable => {
+            let meta = w.sstable(records, tau)?;
+            let n = match &meta {
+                Meta::Sstable { level0 } => level0.len() as u64,
+                Meta::Learned { .. } => 0,
+            };
+            (meta, n, 0, 0)
+        }
+    };
+    let data_bytes = w.data_bytes;
+    let meta_offset = w.written;
+    let mut meta_bytes = Vec::new();
+    meta.encode(&mut meta_bytes);
+    let footer = Footer {
+        layout: options.layout,
+        key_encoding: options.key_encoding,
+        compression: options.compression,
+        records: records.len() as u64,
+        data_blocks: w.sizes.len() as u64,
+        block_size: tau,
+        data_bytes,
+        meta_offset,
+        meta_len: meta_bytes.len() as u64,
+    };
+    w.out.write_all(&meta_bytes)?;
+    let footer_bytes = footer.encode(crc32c::crc32c(&meta_bytes));
+    w.out.write_all(&footer_bytes)?;
+    w.out.finish()?;
+    Ok(BuildReport {
+        options: *options,
+        records: records.len() as u64,
+        record_bytes: record_total,
+        file_bytes: meta_offset + meta_bytes.len() as u64 + footer_bytes.len() as u64,
+        data_blocks: BlockSizes::of(&w.sizes),
+        index_blocks,
+        index_disk_bytes: meta_offset - data_bytes + meta_bytes.len() as u64,
+        model_pieces,
+        key_positions,
+    })
+}
+
+/// Keys strictly increasing and within [`MAX_KEY`]; `path` names the output in errors.
+fn check_records(records: &[Record<'_>], path: &Path) -> Result<()> {
+    if let Some(r) = records.iter().find(|r| r.key.len() > MAX_KEY) {
+        return Err(Error::param(
+            "key",
+            format!(
+                "a key of {} bytes is longer than the {MAX_KEY} bytes a file holds",
+                r.key.len()
+            ),
+        ));
+    }
+    for pair in records.windows(2) {
+        if pair[0].key == pair[1].key {
+            return Err(Error::DuplicateKey {
+                path: path.to_path_buf(),
+                key: display_key(pair[0].key),
+            });
+        }
+        if pair[0].key > pair[1].key {
+            return Err(Error::misuse(
+                "kv::build",
+                format!(
+                    "records must come in increasing key order, and {} follows {}",
+                    display_key(pair[1].key),
+                    display_key(pair[0].key)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The file being written: the data region grows block by block.
+struct Writer {
+    out: AtomicFile,
+    compression: Compression,
+    block: BlockBuilder,
+    sealed: Vec<u8>,
+    /// Bytes written so far.
+    written: u64,
+    /// Stored size of each data block so far.
+    sizes: Vec<u64>,
+    data_bytes: u64,
+}
+
+impl Writer {
+    /// Seals the block being built (if it holds a record) and appends it; returns its
+    /// handle (size 0 when empty).
+    fn flush(&mut self) -> Result<Handle> {
+        let offset = self.written;
+        if self.block.is_empty() {
+            return Ok(Handle { offset, size: 0 });
+        }
+        self.block
+            .finish(self.compression, &mut self.sealed)
+            .map_err(|e| Error::param("block size", e))?;
+        self.out.write_all(&self.sealed)?;
+        self.written += self.sealed.len() as u64;
+        Ok(Handle {
+            offset,
+            size: self.sealed.len() as u64,
+        })
+    }
+
+    fn add(&mut self, r: &Record<'_>) -> Result<()> {
+        self.block
+            .add(r.key, r.value)
+            .map_err(|e| Error::param("block size", e))
+    }
+
+    fn learned(
+        &mut self,
+        records: &[Record<'_>],
+        options: &BuildOptions,
+        total: u64,
+    ) -> Result<(Meta, u64, u64)> {
+        let tau = options.block_size;
+        let keymap = KeyMap::train(records.iter().map(|r| r.key));
+        let mut points = Vec::with_capacity(records.len());
+        let mut s = 0u64;
+        for r in records {
+            points.push((keymap.map(r.key), s));
+            s += record_bytes(r.key, r.value);
+        }
+        let epsilon = options.epsilon.unwrap_or(tau / 4).max(1);
+        let leaves = options.leaves.unwrap_or(records.len() / 1024).max(1);
+        let model = BlockModel::fit(options.model, &points, epsilon, leaves)?;
+        let blocks = if records.is_empty() {
+            0
+        } else {
+            total.div_ceil(tau).max(1)
+        };
+        let mut offsets = Vec::with_capacity(blocks as usize + 1);
+        offsets.push(0);
+        let mut current = 0u64;
+        for (r, &(x, _)) in records.iter().zip(&points) {
+            let b = model.block(x, tau, blocks);
+            if b < current {
+                return Err(Error::Internal {
+                    problem: format!("the block model went back from block {current} to {b}"),
+                });
+            }
+            while current < b {
+                self.close_data_block()?;
+                offsets.push(self.written);
+                current += 1;
+            }
+            self.add(r)?;
+        }
+        while current < blocks {
+            self.close_data_block()?;
+            offsets.push(self.written);
+            current += 1;
+        }
+        self.data_bytes = self.written;
+        let pieces = model.pieces() as u64;
+        let positions = keymap.positions() as u64;
+        Ok((
+            Meta::Learned {
+                keymap,
+                model,
+                offsets,
+            },
+            pieces,
+            positions,
+        ))
+    }
+
+    fn close_data_block(&mut self) -> Result<Handle> {
+        let h = self.flush()?;
+        self.sizes.push(h.size);
+        Ok(h)
+    }
+
+    fn sstable(&mut self, records: &[Record<'_>], tau: u64) -> Result<Meta> {
+        // Level 1: (last key of a data block, its handle), collected, then written.
+        let mut level1: Vec<(&[u8], Handle)> = Vec::new();
+        for (i, r) in records.iter().enumerate() {
+            let size = record_bytes(r.key, r.value);
+            if !self.block.is_empty() && self.block.body_bytes() as u64 + size > tau {
+                let h = self.close_data_block()?;
+                level1.push((records[i - 1].key, h));
+            }
+            self.add(r)?;
+        }
+        if let Some(last) = records.last() {
+            let h = self.close_data_block()?;
+            level1.push((last.key, h));
+        }
+        self.data_bytes = self.written;
+        let mut level0 = Vec::new();
+        let mut handle = Vec::with_capacity(Handle::BYTES);
+        for (i, &(key, h)) in level1.iter().enumerate() {
+            handle.clear();
+            h.encode(&mut handle);
+            let size = record_bytes(key, &handle);
+            if !self.block.is_empty() && self.block.body_bytes() as u64 + size > tau {
+                let ih = self.flush()?;
+                level0.push((level1[i - 1].0.into(), ih));
+            }
+            self.block
+                .add(key, &handle)
+                .map_err(|e| Error::param("block size", e))?;
+        }
+        if let Some(&(last, _)) = level1.last() {
+            let ih = self.flush()?;
+            level0.push((last.into(), ih));
+        }
+        Ok(Meta::Sstable { level0 })
+    }
+}
