@@ -58,6 +58,9 @@ enum Command {
     Sort(cmd::sort::Args),
     /// How hard a key set is to learn: PLA segments at several error bounds (paper 3).
     Hardness(cmd::hardness::Args),
+    /// Key-value files with a learned block layout or an SSTable index (paper 4).
+    #[command(subcommand)]
+    Kv(cmd::kv::Command),
     /// Measure the machine.
     #[command(subcommand)]
     Bench(cmd::bench::Command),
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
         Command::Sort(args) => cmd::sort::run(&ctx, args),
         Command::Hardness(args) => cmd::hardness::run(args),
         Command::Join(args) => cmd::join::run(&ctx, args),
+        Command::Kv(c) => cmd::kv::run(&ctx, c),
         Command::Bench(c) => cmd::bench::run(&ctx, c),
         Command::Cache(c) => cmd::cache::run(c),
         Command::Experiment(c) => cmd::experiment::run(&ctx, c),

@@ -9,5 +9,6 @@ pub mod gen_keys;
 pub mod hardness;
 pub mod index;
 pub mod join;
+pub mod kv;
 pub mod sort;
 pub mod table;

@@ -204,7 +204,8 @@ fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
 }
 
 /// Writes `rows` records as TSV to `path` (atomically): distinct random `u64` keys as
-/// decimal strings, in random order, each with a value of `value_size` random letters and
+/// decimal strings of 20 digits (zero-padded, so that byte order is numeric order, as
+/// fixed-width row keys are written), in random order, each with a value of `value_size` random letters and
 /// digits, all from `seed`. Calls `progress` with the rows written so far.
 pub fn generate_tsv(
     rows: u64,
@@ -226,7 +227,7 @@ pub fn generate_tsv(
             }
         };
         line.clear();
-        line.extend_from_slice(key.to_string().as_bytes());
+        line.extend_from_slice(format!("{key:020}").as_bytes());
         line.push(b'\t');
         line.extend((0..value_size).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())]));
         line.push(b'\n');

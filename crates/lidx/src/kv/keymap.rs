@@ -7,10 +7,14 @@
 //! How lidx defines what the paper leaves open:
 //! - **Common prefix.** The bytes every trained key starts with are dropped; a key that
 //!   departs from them maps below or above every trained key.
-//! - **Keys of different lengths.** Every position has one digit more than its range: 0 for
-//!   "the key has ended", so `"ab"` maps below `"ab\0"`, as byte order has it.
+//! - **Keys of different lengths.** A position at which some trained key has already ended
+//!   gets one digit more than its range: 0 for "the key has ended", so `"ab"` maps below
+//!   `"ab\0"`, as byte order has it. Positions every trained key reaches have none: keys of
+//!   one length (fixed-width integers as strings) then map onto their numeric value, with no
+//!   digit left unused, as the paper's base of largest − smallest character has it.
 //! - **Bytes outside a position's range** (keys that were not trained on): below the range,
-//!   the key maps as if it ended there; above it, as if every byte from there on were the
+//!   the key maps as if it ended there (at a position without an "ended" digit, as the
+//!   smallest byte followed by the smallest digits, a tie); above it, as if every byte from there on were the
 //!   largest seen. Both keep the mapping monotone.
 //! - **How many positions.** Positions are taken while the product of their bases stays at
 //!   most 2^53, so every mapped key is an exact `f64` and the least-squares fit sees no
@@ -33,9 +37,11 @@ pub struct KeyMap {
     prefix: Vec<u8>,
     /// Per position after the prefix: the smallest byte trained keys hold there.
     mins: Vec<u8>,
-    /// Per position: its base, the digits in use (1 for "ended", then one per byte value
-    /// from the smallest to the largest seen).
+    /// Per position: its base, the digits in use (one per byte value from the smallest to
+    /// the largest seen, and one more, 0, for "ended" where `ends` says).
     bases: Vec<u64>,
+    /// Per position: whether some trained key ended before it (its digit 0 is "ended").
+    ends: Vec<bool>,
     /// Per position: the product of the bases after it.
     weights: Vec<u64>,
 }
@@ -46,7 +52,9 @@ impl KeyMap {
         let mut prefix: Option<Vec<u8>> = None;
         let mut mins: Vec<u8> = Vec::new();
         let mut maxs: Vec<u8> = Vec::new();
+        let mut shortest = usize::MAX;
         for key in keys {
+            shortest = shortest.min(key.len());
             let common = match &prefix {
                 None => key.len(),
                 Some(p) => p.iter().zip(key).take_while(|(a, b)| a == b).count(),
@@ -68,23 +76,26 @@ impl KeyMap {
         let prefix = prefix.unwrap_or_default();
         let skip = prefix.len();
         let mut bases = Vec::new();
+        let mut ends = Vec::new();
         let mut span = 1u64;
-        for (&lo, &hi) in mins.iter().zip(&maxs).skip(skip) {
-            let base = u64::from(hi - lo) + 2;
+        for (i, (&lo, &hi)) in mins.iter().zip(&maxs).enumerate().skip(skip) {
+            let ended = shortest <= i;
+            let base = u64::from(hi - lo) + 1 + u64::from(ended);
             match span.checked_mul(base) {
                 Some(s) if s <= MAX_SPAN => {
                     span = s;
                     bases.push(base);
+                    ends.push(ended);
                 }
                 _ => break,
             }
         }
         let mins: Vec<u8> = mins[skip..skip + bases.len()].to_vec();
-        KeyMap::from_parts(prefix, mins, bases)
+        KeyMap::from_parts(prefix, mins, bases, ends)
     }
 
     /// The map of these parts; `bases` multiply to at most [`MAX_SPAN`].
-    fn from_parts(prefix: Vec<u8>, mins: Vec<u8>, bases: Vec<u64>) -> KeyMap {
+    fn from_parts(prefix: Vec<u8>, mins: Vec<u8>, bases: Vec<u64>, ends: Vec<bool>) -> KeyMap {
         let mut weights = vec![1u64; bases.len()];
         for i in (0..bases.len().saturating_sub(1)).rev() {
             weights[i] = weights[i + 1] * bases[i + 1];
@@ -93,6 +104,7 @@ impl KeyMap {
             prefix,
             mins,
             bases,
+            ends,
             weights,
         }
     }
@@ -114,19 +126,20 @@ impl KeyMap {
         }
         let rest = &key[common..];
         let mut x = 0u64;
-        for (i, (&lo, &base)) in self.mins.iter().zip(&self.bases).enumerate() {
+        let digits = self.mins.iter().zip(&self.bases).zip(&self.ends);
+        for (i, ((&lo, &base), &ended)) in digits.enumerate() {
             let Some(&b) = rest.get(i) else {
                 break; // Ended: this digit and every later one 0.
             };
-            let hi = lo as u64 + base - 2;
-            if u64::from(b) < u64::from(lo) {
+            let (b, lo, ended) = (u64::from(b), u64::from(lo), u64::from(ended));
+            if b < lo {
                 break; // Below every trained byte here: as if the key ended.
             }
-            if u64::from(b) > hi {
+            if b + ended >= lo + base {
                 // Above: the largest digit here and at every later position.
                 return x + (base - 1) * self.weights[i] + (self.weights[i] - 1);
             }
-            x += (u64::from(b) - u64::from(lo) + 1) * self.weights[i];
+            x += (b - lo + ended) * self.weights[i];
         }
         x
     }
@@ -152,19 +165,21 @@ impl KeyMap {
 
     /// Bytes it takes in memory (prefix and per-position tables).
     pub fn size_in_bytes(&self) -> u64 {
-        (self.prefix.len() + 17 * self.bases.len()) as u64
+        (self.prefix.len() + 18 * self.bases.len()) as u64
     }
 
     /// Appends the map to `out` (FORMAT.md section 8): the prefix's length and bytes, then
-    /// the positions' count and, per position, its smallest byte and its base.
+    /// the positions' count and, per position, its smallest byte, whether it has an
+    /// "ended" digit (0 or 1) and its base.
     pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         let mut e = Encoder(out);
         e.u64(self.prefix.len() as u64);
         out.extend_from_slice(&self.prefix);
         let mut e = Encoder(out);
         e.u64(self.bases.len() as u64);
-        for (&lo, &base) in self.mins.iter().zip(&self.bases) {
+        for ((&lo, &base), &ended) in self.mins.iter().zip(&self.bases).zip(&self.ends) {
             e.u8(lo);
+            e.u8(u8::from(ended));
             e.u64(base);
         }
     }
@@ -174,16 +189,20 @@ impl KeyMap {
     pub(crate) fn decode(d: &mut Decoder<'_>) -> Result<KeyMap, FormatError> {
         let len = d.count(1)?;
         let prefix = d.bytes(len)?.to_vec();
-        let n = d.count(9)?;
-        let (mut mins, mut bases) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let n = d.count(10)?;
+        let (mut mins, mut bases, mut ends) = (Vec::new(), Vec::new(), Vec::new());
         let mut span = 1u64;
         for _ in 0..n {
-            let (lo, base) = (d.u8()?, d.u64()?);
-            if base < 2 || u64::from(lo) + base - 2 > 255 {
+            let (lo, ended, base) = (d.u8()?, d.u8()?, d.u64()?);
+            if ended > 1 {
+                return Err(invalid("key map end flag", ended.into(), "0 or 1"));
+            }
+            let digits = base.saturating_sub(u64::from(ended));
+            if digits < 1 || u64::from(lo) + digits - 1 > 255 {
                 return Err(invalid(
                     "key map base",
                     base,
-                    "2 to 257, within the byte range",
+                    "1 to 257, within the byte range",
                 ));
             }
             span = span
@@ -192,8 +211,9 @@ impl KeyMap {
                 .ok_or_else(|| invalid("key map span", span, "at most 2^53"))?;
             mins.push(lo);
             bases.push(base);
+            ends.push(ended == 1);
         }
-        Ok(KeyMap::from_parts(prefix, mins, bases))
+        Ok(KeyMap::from_parts(prefix, mins, bases, ends))
     }
 }
 
@@ -210,12 +230,22 @@ mod tests {
     #[test]
     fn the_papers_example_keeps_its_order_and_its_bases() {
         let m = map_of(&[b"aab", b"bdd", b"bcb"]);
-        // Bases: 2, 4 and 3 byte values (as the paper), each with one more for "ended".
-        assert_eq!(m.bases, [3, 5, 4]);
-        assert_eq!(m.span(), 60);
-        // "bcb": the paper's digits 1, 2, 0 (offsets from the smallest byte), each plus 1.
-        assert_eq!(m.map(b"bcb"), 2 * 20 + 3 * 4 + 1);
+        // Bases: 2, 4 and 3 byte values, as the paper (no key ends early: no "ended" digit).
+        assert_eq!(m.bases, [2, 4, 3]);
+        assert_eq!(m.span(), 24);
+        // "bcb": the paper's digits 1, 2, 0 (offsets from the smallest byte).
+        assert_eq!(m.map(b"bcb"), 12 + 2 * 3);
         assert!(m.map(b"aab") < m.map(b"bcb") && m.map(b"bcb") < m.map(b"bdd"));
+    }
+
+    #[test]
+    fn fixed_width_decimal_keys_map_onto_their_numbers() {
+        let keys: Vec<String> = (0..10_000u64).step_by(7).map(|k| format!("{k:04}")).collect();
+        let m = KeyMap::train(keys.iter().map(|k| k.as_bytes()));
+        assert_eq!(m.bases, [10, 10, 10, 10]);
+        for k in &keys {
+            assert_eq!(m.map(k.as_bytes()), k.parse::<u64>().expect("digits"));
+        }
     }
 
     #[test]

@@ -32,5 +32,5 @@ pub use keymap::KeyMap;
 pub use line::{Line, LineFit};
 pub use model::{BlockModel, ModelKind};
 pub use read::{OpStats, Reader};
-pub use verify::{VerifyReport, verify};
+pub use verify::{KvInfo, LearnedInfo, VerifyReport, info, verify};
 pub use write::{BlockSizes, BuildOptions, BuildReport, Record, build};

@@ -1,4 +1,4 @@
-//! `lidx kv verify`: reads every block of a key-value file past the cache and checks what
+//! `lidx kv verify` and `lidx kv info`. Verify reads every block of a key-value file past the cache and checks what
 //! the format promises: each block's checksum and structure, keys in strictly increasing
 //! order across the whole file, the footer's counts, and that the index finds every key
 //! where it is (the learned model's block for each key; the SSTable's level-1 entries and
@@ -6,8 +6,10 @@
 
 use super::block::Block;
 use super::cache::BlockCache;
-use super::file::{Handle, KvFile, Meta, display_key};
+use super::file::{Footer, Handle, KvFile, Meta, display_key};
+use super::model::ModelKind;
 use super::read::Reader;
+use super::write::BlockSizes;
 use crate::{Error, FormatError, Result};
 
 /// What [`verify`] checked.
@@ -152,4 +154,62 @@ pub fn verify(file: &KvFile) -> Result<VerifyReport> {
         ));
     }
     Ok(report)
+}
+
+/// What `lidx kv info` reports: the footer, the index's size in memory and on disk, and
+/// the stored block-size distribution (uneven blocks are the learned layout's cost).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct KvInfo {
+    /// The footer's fields.
+    pub footer: Footer,
+    /// Bytes of the file.
+    pub file_bytes: u64,
+    /// Bytes of the index held in memory.
+    pub index_memory_bytes: u64,
+    /// Bytes of the index on disk (level-1 blocks and the meta).
+    pub index_disk_bytes: u64,
+    /// Level-1 index blocks (SSTable), 0 for the learned layout.
+    pub index_blocks: u64,
+    /// Stored data block sizes.
+    pub data_blocks: BlockSizes,
+    /// The learned model's kind and pieces, and the key map's prefix bytes and positions.
+    pub learned: Option<LearnedInfo>,
+}
+
+/// The learned layout's model and key map, in numbers.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LearnedInfo {
+    /// The model's kind.
+    pub model: ModelKind,
+    /// Its pieces.
+    pub pieces: u64,
+    /// Bytes every key starts with, dropped by the key map.
+    pub prefix_bytes: u64,
+    /// Character positions the key map reads.
+    pub positions: u64,
+}
+
+/// The figures of `file` (reads the level-1 blocks of an SSTable, no data block).
+pub fn info(file: &KvFile) -> Result<KvInfo> {
+    let cache = BlockCache::new(0);
+    let sizes: Vec<u64> = Reader::new(file, &cache)
+        .data_handles()?
+        .iter()
+        .map(|h| h.size)
+        .collect();
+    let footer = *file.footer();
+    Ok(KvInfo {
+        footer,
+        file_bytes: footer.meta_offset + footer.meta_len + super::file::FOOTER as u64,
+        index_memory_bytes: file.index_memory_bytes(),
+        index_disk_bytes: file.index_disk_bytes(),
+        index_blocks: file.index_blocks(),
+        data_blocks: BlockSizes::of(&sizes),
+        learned: file.learned().map(|(keymap, model, _)| LearnedInfo {
+            model: model.kind(),
+            pieces: model.pieces() as u64,
+            prefix_bytes: keymap.prefix().len() as u64,
+            positions: keymap.positions() as u64,
+        }),
+    })
 }

@@ -1,0 +1,391 @@
+//! `lidx kv`: key-value files with a learned block layout or an SSTable index (paper 4):
+//! generate the paper's records, build a file, get, scan, inspect and verify it.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use lidx::kv::input::{RecordInput, generate_tsv};
+use lidx::kv::{
+    BlockCache, BuildOptions, Compression, KeyEncoding, KvFile, Layout, ModelKind, Reader,
+};
+use lidx::storage::ReadMode;
+use lidx_bench::text::human_bytes;
+
+use crate::progress::Context;
+use crate::units::{parse_count, parse_size};
+
+/// Key-value files.
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Generate the paper's records as TSV: distinct random u64 keys written as 20-digit
+    /// decimal strings (zero-padded: byte order is numeric order), in random order, each with a value of random letters and digits.
+    Gen(GenArgs),
+    /// Build a key-value file from TSV records or an SOSD key file.
+    Build(BuildArgs),
+    /// Print the value of a key (exit 1 with `not found` on stderr when absent).
+    Get(GetArgs),
+    /// Print `key TAB value` lines in key order from the first key at least FROM.
+    Scan(ScanArgs),
+    /// The layout, records, blocks, the index's size in memory and on disk, and the
+    /// block-size distribution.
+    Info(FileArgs),
+    /// Read every block and check checksums, key order, counts and the index.
+    Verify(FileArgs),
+}
+
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  lidx kv gen --rows 1M --value-size 1KiB --out recs.tsv")]
+pub struct GenArgs {
+    /// Records.
+    #[arg(long, value_parser = parse_count)]
+    rows: u64,
+    /// Bytes of each value.
+    #[arg(long, value_parser = parse_size, default_value = "1KiB")]
+    value_size: u64,
+    /// Seed of the keys and values.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Output TSV file.
+    #[arg(long, short)]
+    out: PathBuf,
+}
+
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  lidx kv build --input recs.tsv --layout learned --out recs.kv\n  lidx kv build --input recs.tsv --layout sstable --block-size 4KiB --compress lz4 --out recs-sst.kv\n  lidx kv build --input books.sosd --key-encoding decimal --model pgm --out books.kv"
+)]
+pub struct BuildArgs {
+    /// Records: TSV (one per line, key TAB value, bytes as given, no tab or newline
+    /// inside) or an SOSD key file (u64 keys, value = position). Any order; each key once.
+    #[arg(long, value_name = "FILE")]
+    input: PathBuf,
+    /// The input's format (default: SOSD when the file's length fits its count, else TSV).
+    #[arg(long)]
+    format: Option<InputFormat>,
+    /// learned: a monotone model of each key's byte offset decides its block, and finds
+    /// it again with no key stored (paper 4); sstable: blocks filled to the block size,
+    /// found through a two-level index of each block's last key (Bigtable's).
+    #[arg(long, default_value = "learned")]
+    layout: Layout,
+    /// Target block size τ (of uncompressed blocks).
+    #[arg(long, value_parser = parse_size, default_value = "32KiB")]
+    block_size: u64,
+    /// Block compression: none or lz4.
+    #[arg(long, default_value = "none")]
+    compress: Compression,
+    /// The learned layout's model: linear (one least-squares line, as the paper), pgm
+    /// (segments within --epsilon bytes) or rmi (a root line routing to --leaves lines).
+    #[arg(long, default_value = "linear")]
+    model: ModelKind,
+    /// The pgm model's error in bytes (default: a quarter of the block size).
+    #[arg(long, value_parser = parse_size)]
+    epsilon: Option<u64>,
+    /// The rmi model's leaves (default: one per 1024 records).
+    #[arg(long, value_parser = parse_count)]
+    leaves: Option<u64>,
+    /// How an SOSD file's u64 keys are stored: u64-be (8 bytes, numeric order) or decimal
+    /// (strings, as the paper's keys).
+    #[arg(long, default_value = "u64-be")]
+    key_encoding: KeyEncoding,
+    /// Output key-value file.
+    #[arg(long, short, value_name = "FILE.kv")]
+    out: PathBuf,
+    /// Print the build report as one JSON object, and nothing else.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Input formats of `lidx kv build`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InputFormat {
+    /// Key TAB value lines.
+    Tsv,
+    /// A u64 count and that many little-endian u64 keys.
+    Sosd,
+}
+
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  lidx kv get recs.kv 1234567890123456789")]
+pub struct GetArgs {
+    /// The key-value file.
+    file: PathBuf,
+    /// The key: its bytes, or a u64 for files of u64 keys.
+    key: String,
+    /// Read with O_DIRECT, past the page cache.
+    #[arg(long)]
+    direct: bool,
+    /// Print the blocks the get read on stderr.
+    #[arg(long)]
+    stats: bool,
+}
+
+#[derive(clap::Args)]
+#[command(after_help = "Example:\n  lidx kv scan recs.kv 5 --rows 100")]
+pub struct ScanArgs {
+    /// The key-value file.
+    file: PathBuf,
+    /// Where to start: the first key at least this (bytes, or a u64 for u64 keys).
+    from: String,
+    /// Records to print at most.
+    #[arg(long, value_parser = parse_count, default_value = "100")]
+    rows: u64,
+    /// Read with O_DIRECT, past the page cache.
+    #[arg(long)]
+    direct: bool,
+    /// Print the blocks the scan read on stderr.
+    #[arg(long)]
+    stats: bool,
+}
+
+#[derive(clap::Args)]
+pub struct FileArgs {
+    /// The key-value file.
+    file: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Gen(args) => gen_records(ctx, args),
+        Command::Build(args) => build(ctx, args),
+        Command::Get(args) => get(args),
+        Command::Scan(args) => scan(args),
+        Command::Info(args) => info(args),
+        Command::Verify(args) => verify(args),
+    }
+}
+
+fn gen_records(ctx: &Context, args: GenArgs) -> anyhow::Result<()> {
+    let value_size = usize::try_from(args.value_size)?;
+    let bar = ctx.bar(args.rows, "generating", "rows");
+    generate_tsv(args.rows, value_size, args.seed, &args.out, |n| {
+        bar.set_position(n)
+    })?;
+    bar.finish_and_clear();
+    say!(
+        "{}: {} records, keys random u64 as 20-digit decimal strings, values of {} (seed {})",
+        args.out.display(),
+        args.rows,
+        human_bytes(args.value_size),
+        args.seed
+    );
+    Ok(())
+}
+
+/// Whether `path` has exactly the length of an SOSD file whose count is its first 8 bytes.
+fn looks_like_sosd(path: &Path) -> anyhow::Result<bool> {
+    use std::io::Read as _;
+    let mut file = std::fs::File::open(path).map_err(|e| lidx::Error::io(path, "open", e))?;
+    let len = file.metadata()?.len();
+    let mut head = [0u8; 8];
+    if len < 8 || file.read_exact(&mut head).is_err() {
+        return Ok(false);
+    }
+    let count = u64::from_le_bytes(head);
+    Ok(count.checked_mul(8).and_then(|b| b.checked_add(8)) == Some(len))
+}
+
+fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
+    lidx::files::refuse_same_file(&args.input, &args.out)?;
+    let format = match args.format {
+        Some(f) => f,
+        None if looks_like_sosd(&args.input)? => InputFormat::Sosd,
+        None => InputFormat::Tsv,
+    };
+    let ctx = &Context {
+        quiet: ctx.quiet || args.json,
+    };
+    let spinner = ctx.spinner("reading and sorting records");
+    let started = Instant::now();
+    let input = match format {
+        InputFormat::Tsv => RecordInput::tsv(&args.input)?,
+        InputFormat::Sosd => RecordInput::sosd(&args.input, args.key_encoding)?,
+    };
+    let records = input.records();
+    spinner.set_message("writing blocks");
+    let options = BuildOptions {
+        layout: args.layout,
+        block_size: args.block_size,
+        compression: args.compress,
+        model: args.model,
+        epsilon: args.epsilon,
+        leaves: args.leaves.map(usize::try_from).transpose()?,
+        key_encoding: input.encoding(),
+    };
+    let report = lidx::kv::build(&records, &options, &args.out)?;
+    spinner.finish_and_clear();
+    if args.json {
+        say!("{}", serde_json::to_string(&report)?);
+        return Ok(());
+    }
+    let b = &report.data_blocks;
+    say!(
+        "{}: {} records ({} as blocks count them), {} layout, built in {:.2} s",
+        args.out.display(),
+        report.records,
+        human_bytes(report.record_bytes),
+        args.layout,
+        started.elapsed().as_secs_f64()
+    );
+    say!(
+        "data blocks: {} of target {} ({} empty); stored bytes mean {:.0}, p50 {}, p99 {}, max {}",
+        b.blocks,
+        human_bytes(args.block_size),
+        b.empty,
+        b.mean,
+        b.p50,
+        b.p99,
+        b.max
+    );
+    match args.layout {
+        Layout::Learned => say!(
+            "index: {} model of {} piece(s) over keys mapped at {} positions; {} on disk",
+            args.model,
+            report.model_pieces,
+            report.key_positions,
+            human_bytes(report.index_disk_bytes)
+        ),
+        Layout::Sstable => say!(
+            "index: {} level-1 index blocks and level 0; {} on disk",
+            report.index_blocks,
+            human_bytes(report.index_disk_bytes)
+        ),
+    }
+    say!("file: {}", human_bytes(report.file_bytes));
+    Ok(())
+}
+
+fn open(path: &Path, direct: bool) -> anyhow::Result<KvFile> {
+    let mode = if direct {
+        ReadMode::Direct
+    } else {
+        ReadMode::Buffered
+    };
+    Ok(KvFile::open(path, mode)?)
+}
+
+fn print_stats(on: bool, reader: &Reader<'_>) {
+    if on {
+        let s = reader.stats();
+        eprintln!(
+            "read: {} data block(s), {} index block(s), {} read call(s), {} bytes",
+            s.data_block_reads, s.index_block_reads, s.reads, s.bytes
+        );
+    }
+}
+
+fn get(args: GetArgs) -> anyhow::Result<()> {
+    let file = open(&args.file, args.direct)?;
+    let key = file.footer().key_encoding.parse(&args.key)?;
+    let cache = BlockCache::new(0);
+    let mut reader = Reader::new(&file, &cache);
+    let value = reader.get(&key)?;
+    print_stats(args.stats, &reader);
+    match value {
+        Some(v) => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&v)?;
+            out.write_all(b"\n")?;
+            out.flush()?;
+            Ok(())
+        }
+        None => {
+            eprintln!("not found");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn scan(args: ScanArgs) -> anyhow::Result<()> {
+    let file = open(&args.file, args.direct)?;
+    let encoding = file.footer().key_encoding;
+    let from = encoding.parse(&args.from)?;
+    let cache = BlockCache::new(0);
+    let mut reader = Reader::new(&file, &cache);
+    reader.set_prefetch(true);
+    let rows = usize::try_from(args.rows)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut failed = None;
+    reader.scan(&from, rows, |k, v| {
+        if failed.is_none() {
+            let line = [&encoding.render(k)[..], b"\t", v, b"\n"].concat();
+            failed = out.write_all(&line).err();
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    out.flush()?;
+    print_stats(args.stats, &reader);
+    Ok(())
+}
+
+fn info(args: FileArgs) -> anyhow::Result<()> {
+    let file = open(&args.file, false)?;
+    let info = lidx::kv::info(&file)?;
+    if args.json {
+        say!("{}", serde_json::to_string(&info)?);
+        return Ok(());
+    }
+    let f = &info.footer;
+    say!(
+        "file: {} ({})",
+        args.file.display(),
+        human_bytes(info.file_bytes)
+    );
+    say!("layout: {}", f.layout);
+    if let Some(l) = &info.learned {
+        say!(
+            "model: {} with {} piece(s); keys mapped at {} position(s) after a {}-byte common prefix",
+            l.model,
+            l.pieces,
+            l.positions,
+            l.prefix_bytes
+        );
+    }
+    say!("records: {}", f.records);
+    say!("key encoding: {}", f.key_encoding);
+    say!(
+        "blocks: {} data block(s) of target {}, {} empty; compression {}",
+        f.data_blocks,
+        human_bytes(f.block_size),
+        info.data_blocks.empty,
+        f.compression
+    );
+    let b = &info.data_blocks;
+    say!(
+        "block bytes (stored): mean {:.0}, p50 {}, p99 {}, max {}",
+        b.mean,
+        b.p50,
+        b.p99,
+        b.max
+    );
+    say!("index in memory: {} bytes", info.index_memory_bytes);
+    say!(
+        "index on disk: {} bytes ({} level-1 index block(s))",
+        info.index_disk_bytes,
+        info.index_blocks
+    );
+    Ok(())
+}
+
+fn verify(args: FileArgs) -> anyhow::Result<()> {
+    let file = open(&args.file, false)?;
+    let report = lidx::kv::verify(&file)?;
+    if args.json {
+        say!("{}", serde_json::to_string(&report)?);
+        return Ok(());
+    }
+    say!(
+        "{}: ok ({} records in {} data block(s), {} empty, {} index block(s); every checksum, the key order and the index checked)",
+        args.file.display(),
+        report.records,
+        report.data_blocks,
+        report.empty_blocks,
+        report.index_blocks
+    );
+    Ok(())
+}
