@@ -10,6 +10,8 @@
 //! - [`index_bench`]: every index kind on one table, with a sweep of window widths.
 //! - [`unsorted`]: paper 1's joins of unsorted tables under a memory limit (Fig. 9), and
 //!   three ways to sort.
+//! - [`bigtable`]: paper 4's learned block layout against the SSTable index under
+//!   concurrent clients (Fig. 1).
 //! - [`disk`]: the disk benchmark and the storage profile it saves.
 //!
 //! Shared: [`harness`] (key sets, directories, scratch files, the storage profile, and
@@ -18,6 +20,7 @@
 //! charts), [`text`] and [`machine`] (what summaries and rows say), and [`progress`] (what
 //! a study reports while it works).
 
+pub mod bigtable;
 pub mod csv_rows;
 pub mod disk;
 pub mod harness;

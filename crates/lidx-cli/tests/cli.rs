@@ -1750,3 +1750,196 @@ fn unsorted_joins_agree_with_the_grace_hash_join() {
             .all(|p| !p.to_string_lossy().contains(".lidx-"))
     );
 }
+
+/// `lidx kv gen` records built into both layouts: gets and scans answer as the records
+/// say, absent keys exit 1 with `not found`, info and verify report the layout.
+#[test]
+fn kv_files_answer_gets_and_scans_in_both_layouts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "kv",
+            "gen",
+            "--rows",
+            "3000",
+            "--value-size",
+            "100",
+            "--out",
+            "r.tsv",
+        ],
+    );
+    let tsv = std::fs::read_to_string(d.join("r.tsv")).unwrap();
+    let mut records: Vec<(&str, &str)> = tsv.lines().map(|l| l.split_once('\t').unwrap()).collect();
+    assert_eq!(records.len(), 3000);
+    records.sort();
+    for layout in ["learned", "sstable"] {
+        let file = format!("{layout}.kv");
+        let out = ok(
+            d,
+            &[
+                "kv",
+                "build",
+                "--input",
+                "r.tsv",
+                "--layout",
+                layout,
+                "--block-size",
+                "4KiB",
+                "--out",
+                &file,
+            ],
+        );
+        assert!(out.contains("3000 records"), "{out}");
+        for (k, v) in records.iter().step_by(97) {
+            assert_eq!(ok(d, &["kv", "get", &file, k]), format!("{v}\n"));
+        }
+        let absent = lidx()
+            .current_dir(d)
+            .args(["kv", "get", &file, "0"])
+            .output()
+            .unwrap();
+        assert_eq!(absent.status.code(), Some(1));
+        assert_eq!(String::from_utf8(absent.stderr).unwrap(), "not found\n");
+        assert!(absent.stdout.is_empty());
+        let (from, _) = records[1500];
+        let scanned = ok(d, &["kv", "scan", &file, from, "--rows", "25"]);
+        let expected: String = records[1500..1525]
+            .iter()
+            .map(|(k, v)| format!("{k}\t{v}\n"))
+            .collect();
+        assert_eq!(scanned, expected);
+        // From before every key: the first 3 records; past every key: nothing.
+        let first: String = records[..3]
+            .iter()
+            .map(|(k, v)| format!("{k}\t{v}\n"))
+            .collect();
+        assert_eq!(ok(d, &["kv", "scan", &file, "", "--rows", "3"]), first);
+        assert_eq!(ok(d, &["kv", "scan", &file, "~", "--rows", "3"]), "");
+        let info = ok(d, &["kv", "info", &file]);
+        assert!(info.contains(&format!("layout: {layout}")), "{info}");
+        assert!(info.contains("records: 3000"), "{info}");
+        let verified = ok(d, &["kv", "verify", &file]);
+        assert!(verified.contains("ok (3000 records"), "{verified}");
+    }
+}
+
+/// An SOSD key file gives u64 keys, value = position, stored as big-endian bytes or as
+/// decimal strings; keys are given and printed as numbers either way.
+#[test]
+fn kv_files_from_sosd_keys_take_numbers() {
+    let dir = setup();
+    let d = dir.path();
+    for encoding in ["u64-be", "decimal"] {
+        let file = format!("{encoding}.kv");
+        ok(
+            d,
+            &[
+                "kv",
+                "build",
+                "--input",
+                "s.keys",
+                "--key-encoding",
+                encoding,
+                "--model",
+                "pgm",
+                "--out",
+                &file,
+            ],
+        );
+        let keys = lidx::data::KeyFile::open(&d.join("s.keys")).unwrap();
+        let mut sorted: Vec<(u64, usize)> = keys
+            .keys()
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (k, i))
+            .collect();
+        sorted.sort();
+        let (k, position) = sorted[77];
+        assert_eq!(
+            ok(d, &["kv", "get", &file, &k.to_string()]),
+            format!("{position}\n")
+        );
+        let scanned = ok(d, &["kv", "scan", &file, &k.to_string(), "--rows", "1"]);
+        assert_eq!(scanned, format!("{k}\t{position}\n"));
+        fails(d, &["kv", "get", &file, "not-a-number"], &["not a u64"]);
+    }
+}
+
+#[test]
+fn kv_bad_inputs_give_one_error_line_and_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("dup.tsv"), "b\t1\na\t2\nb\t3\n").unwrap();
+    fails(
+        d,
+        &["kv", "build", "--input", "dup.tsv", "--out", "o.kv"],
+        &["dup.tsv", "the key 'b' appears more than once"],
+    );
+    std::fs::write(d.join("notab.tsv"), "a\t1\nno tab here\n").unwrap();
+    fails(
+        d,
+        &["kv", "build", "--input", "notab.tsv", "--out", "o.kv"],
+        &["notab.tsv", "line 2", "no tab"],
+    );
+    fails(
+        d,
+        &["kv", "build", "--input", "missing.tsv", "--out", "o.kv"],
+        &["missing.tsv"],
+    );
+    fails(
+        d,
+        &[
+            "kv",
+            "build",
+            "--input",
+            "notab.tsv",
+            "--block-size",
+            "10",
+            "--out",
+            "o.kv",
+        ],
+        &["block size"],
+    );
+    // A good file, then damaged: a flipped byte in a data block, a cut, a foreign file.
+    let lines: String = (0..500)
+        .map(|i| format!("key{i:04}\t{}\n", "v".repeat(200)))
+        .collect();
+    std::fs::write(d.join("good.tsv"), lines).unwrap();
+    ok(
+        d,
+        &[
+            "kv",
+            "build",
+            "--input",
+            "good.tsv",
+            "--layout",
+            "sstable",
+            "--block-size",
+            "4KiB",
+            "--out",
+            "g.kv",
+        ],
+    );
+    let bytes = std::fs::read(d.join("g.kv")).unwrap();
+    let mut flipped = bytes.clone();
+    flipped[5000] ^= 1;
+    std::fs::write(d.join("flip.kv"), &flipped).unwrap();
+    fails(
+        d,
+        &["kv", "verify", "flip.kv"],
+        &["flip.kv", "fails its checksum", "corrupt"],
+    );
+    std::fs::write(d.join("cut.kv"), &bytes[..bytes.len() / 2]).unwrap();
+    fails(
+        d,
+        &["kv", "get", "cut.kv", "key0001"],
+        &["cut.kv", "not a lidx key-value file"],
+    );
+    fails(
+        d,
+        &["kv", "info", "good.tsv"],
+        &["good.tsv", "not a lidx key-value file"],
+    );
+}

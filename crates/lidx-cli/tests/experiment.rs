@@ -385,3 +385,73 @@ fn any_io_depth_gives_the_depth_one_output_table() {
     assert_eq!(json.lines().count(), 1, "{json}");
     assert!(json.contains("\"io_depth\":8"), "{json}");
 }
+
+/// `lidx experiment bigtable` at a small size: every cell measured, the learned layout
+/// reading no index block and the SSTable one per uncached get, and every promised file.
+#[test]
+fn bigtable_measures_every_cell_and_the_learned_layout_reads_no_index_block() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    let out = ok(
+        d,
+        &[
+            "experiment",
+            "bigtable",
+            "--rows",
+            "2000,4000",
+            "--value-size",
+            "200",
+            "--block-size",
+            "4KiB",
+            "--cache-sizes",
+            "0,64KiB",
+            "--clients",
+            "2",
+            "--outstanding",
+            "3",
+            "--warmup",
+            "0.05",
+            "--seconds",
+            "0.3",
+            "--buffered",
+            "--out-dir",
+            "bt",
+        ],
+    );
+    assert!(out.contains("Fig. 1"), "{out}");
+    let rows = read_csv(&d.join("bt/bigtable.csv"));
+    assert_eq!(rows.len(), 2 * 2 * 2 * 2, "rows x layouts x caches x ops");
+    for r in &rows {
+        let f = |k: &str| r[k].parse::<f64>().unwrap();
+        assert!(f("ops") > 0.0, "{r:?}");
+        assert!(f("p99_us") >= f("p50_us"));
+        match (
+            r["layout"].as_str(),
+            r["op"].as_str(),
+            r["cache_bytes"].as_str(),
+        ) {
+            ("learned", _, _) => assert_eq!(f("index_blocks_per_op"), 0.0, "{r:?}"),
+            ("sstable", "get", "0") => assert_eq!(f("index_blocks_per_op"), 1.0, "{r:?}"),
+            _ => {}
+        }
+        if r["op"] == "get" && r["cache_bytes"] == "0" {
+            assert_eq!(f("data_blocks_per_op"), 1.0, "{r:?}");
+        }
+        if r["op"] == "scan" {
+            // Scans from the last 99 keys return fewer rows.
+            let per_scan = f("rows_per_s") / f("ops_per_s");
+            assert!(per_scan > 90.0 && per_scan <= 100.0, "{r:?}");
+        }
+    }
+    for png_name in [
+        "fig1_get_latency",
+        "fig1_get_throughput",
+        "fig1_scan_latency",
+        "fig1_scan_throughput",
+        "table_sizes",
+    ] {
+        png(&d.join(format!("bt/{png_name}.png")));
+    }
+    assert!(d.join("bt/summary.md").exists());
+    assert!(!d.join("bt/data").exists(), "generated data left behind");
+}

@@ -327,6 +327,15 @@ pub enum FormatError {
         what: &'static str,
     },
 
+    /// A line of a text input is not what the format says.
+    #[error("line {line} {problem}")]
+    BadLine {
+        /// The line, counted from 1.
+        line: u64,
+        /// What is wrong with it.
+        problem: String,
+    },
+
     /// The parts of a file disagree in a way no single field names.
     #[error("{0}; the file is corrupt")]
     Inconsistent(String),

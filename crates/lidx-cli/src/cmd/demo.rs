@@ -10,6 +10,8 @@ use lidx::files::cache;
 use lidx::index::measure::{Baseline, Queries, measure};
 use lidx::index::{AnyIndex, AnyParams, Index, IndexKind, Pgm, PgmParams};
 use lidx::join::{CountSink, HashTable, InljOptions, Method, parallel_join};
+use lidx::kv::input::{RecordInput, generate_tsv};
+use lidx::kv::{BlockCache, BuildOptions, KvFile, Layout};
 use lidx::memory::MemoryBudget;
 use lidx::partition::btree;
 use lidx::partition::join::{UnsortedJoin, UnsortedMethod, run_unsorted};
@@ -18,7 +20,7 @@ use lidx::sort::{SortOptions, sort_table};
 use lidx::storage::profile::DiskBenchOptions;
 use lidx::storage::table::{build_from_keys, tuples_from_keys, write_shuffled};
 use lidx::storage::{BlockReader, IoStats, ReadMode, Table, ValueSource, paper1};
-use lidx_bench::{disk, index_bench};
+use lidx_bench::{bigtable, disk, index_bench};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -70,6 +72,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     indexes(&lognormal, &keys)?;
     joins(dir, &lognormal, &keys)?;
     unsorted(dir, &tables[1])?;
+    key_value(dir)?;
     disk_profile(ctx, dir)?;
     say!("\nNext: lidx gen --help, lidx table --help, lidx index --help, lidx bench disk --help.");
     Ok(())
@@ -427,10 +430,62 @@ fn unsorted(dir: &Path, sorted: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Section 8: a short measurement of the disk under the demo's files.
+/// Section 8: the paper's records in a key-value file of each layout, their indexes, and
+/// a short closed-loop run of concurrent gets through a block cache smaller than the
+/// SSTable's index.
+fn key_value(dir: &Path) -> anyhow::Result<()> {
+    say!(
+        "\n8. Key-value files (paper 4, Bigtable): 20000 records of 1 KiB, 32 KiB blocks, random 20-digit keys"
+    );
+    let tsv = dir.join("records.tsv");
+    generate_tsv(20_000, 1024, 42, &tsv, |_| {})?;
+    let input = RecordInput::tsv(&tsv)?;
+    let records = input.records();
+    let keys: Vec<&[u8]> = records.iter().map(|r| r.key).collect();
+    let cache_bytes = 16 << 10;
+    for layout in Layout::ALL {
+        let path = dir.join(format!("records-{layout}.kv"));
+        let options = BuildOptions {
+            layout,
+            ..BuildOptions::default()
+        };
+        let report = lidx::kv::build(&records, &options, &path)?;
+        let file = KvFile::open(&path, ReadMode::Buffered)?;
+        let cache = BlockCache::new(cache_bytes);
+        let m = bigtable::closed_loop(
+            &file,
+            &cache,
+            &keys,
+            (bigtable::Op::Get, 1),
+            8,
+            (Duration::from_millis(100), Duration::from_millis(400)),
+            42,
+        )?;
+        let b = &report.data_blocks;
+        say!(
+            "   {:<8} {} blocks (p99 {}, {} empty); index {} on disk, {} in memory; gets read {:.2} index + {:.2} data blocks, p99 {} µs",
+            layout.name(),
+            b.blocks,
+            human_bytes(b.p99),
+            b.empty,
+            human_bytes(report.index_disk_bytes),
+            human_bytes(file.index_memory_bytes()),
+            m.io.index_block_reads as f64 / m.ops.max(1) as f64,
+            m.io.data_block_reads as f64 / m.ops.max(1) as f64,
+            m.latency.value_at_quantile(0.99)
+        );
+    }
+    say!(
+        "   (8 clients, a {} block cache; `lidx experiment bigtable` measures 15 x 100 clients at several cache and table sizes)",
+        human_bytes(cache_bytes)
+    );
+    Ok(())
+}
+
+/// Section 9: a short measurement of the disk under the demo's files.
 fn disk_profile(ctx: &Context, dir: &Path) -> anyhow::Result<()> {
     say!(
-        "\n8. The disk under these files (short run; `lidx bench disk --dir D` for the full profile)"
+        "\n9. The disk under these files (short run; `lidx bench disk --dir D` for the full profile)"
     );
     let options = DiskBenchOptions {
         dir: dir.to_path_buf(),

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use lidx::data::Distribution;
 use lidx::index::IndexKind;
-use lidx_bench::{Setup, indexes, join_sorted, unsorted};
+use lidx_bench::{Setup, bigtable, indexes, join_sorted, unsorted};
 
 use crate::progress::Context;
 use crate::units::{parse_count, parse_size};
@@ -40,6 +40,13 @@ pub enum Command {
         after_help = "Examples:\n  lidx experiment unsorted\n  lidx experiment unsorted --n 50M --memory-limits 64MiB,4GiB --dir /mnt/nvme/lidx\n  lidx experiment unsorted --memory-limits 8MiB,1GiB --cgroups /sys/fs/cgroup/lidx-small,/sys/fs/cgroup/lidx-large"
     )]
     Unsorted(UnsortedArgs),
+    /// Paper 4's Fig. 1: the learned block layout against Bigtable's SSTable index, point
+    /// lookups and scans under closed-loop concurrent clients, at several table and block
+    /// cache sizes.
+    #[command(
+        after_help = "Examples:\n  lidx experiment bigtable\n  lidx experiment bigtable --rows 1M,4M --cache-sizes 0,1MiB,64MiB --dir /mnt/nvme/lidx\n  lidx experiment bigtable --clients 15 --outstanding 100 --seconds 10"
+    )]
+    Bigtable(BigtableArgs),
 }
 
 /// What every experiment takes: the key sets, where the data and the results go, the device.
@@ -168,6 +175,69 @@ pub struct UnsortedArgs {
     repeat: usize,
 }
 
+/// Run paper 4's Bigtable study.
+#[derive(clap::Args)]
+pub struct BigtableArgs {
+    /// Table sizes in rows, comma-separated.
+    #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "250K,1M")]
+    rows: Vec<u64>,
+    /// Bytes of each value (the paper: 1 KB rows).
+    #[arg(long, value_parser = parse_size, default_value = "1KiB")]
+    value_size: u64,
+    /// Target block size (the paper: 32 KB).
+    #[arg(long, value_parser = parse_size, default_value = "32KiB")]
+    block_size: u64,
+    /// Block compression: none or lz4.
+    #[arg(long, default_value = "none")]
+    compress: lidx::kv::Compression,
+    /// The learned layout's model: linear (the paper's), pgm or rmi.
+    #[arg(long, default_value = "linear")]
+    model: lidx::kv::ModelKind,
+    /// Block cache budgets, comma-separated (0: no cache).
+    #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = "256KiB,1MiB,8MiB,64MiB")]
+    cache_sizes: Vec<u64>,
+    /// Clients (the paper: 15).
+    #[arg(long, default_value_t = 15)]
+    clients: usize,
+    /// Requests each client keeps in flight, one thread each (the paper: 100).
+    #[arg(long, default_value_t = 100)]
+    outstanding: usize,
+    /// Rows per scan (the paper: 100).
+    #[arg(long, default_value_t = 100)]
+    scan_rows: usize,
+    /// Seconds each run warms the cache before measuring.
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// Seconds each run measures.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Runs per cell; the summary and plots take the median.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    /// Read blocks through the page cache instead of O_DIRECT (which keeps the OS from
+    /// caching the table behind the block cache's back).
+    #[arg(long)]
+    buffered: bool,
+    /// Directory for the records and files: put it on the device to study
+    /// [default: OUT_DIR/data].
+    #[arg(long, value_name = "D")]
+    dir: Option<PathBuf>,
+    /// Directory for the CSV, plots and summary [default: results/bigtable].
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+    /// Keep the generated records and files.
+    #[arg(long)]
+    keep_data: bool,
+    /// Seed of the records and the clients' keys.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+}
+
+fn seconds(name: &str, s: f64) -> anyhow::Result<std::time::Duration> {
+    std::time::Duration::try_from_secs_f64(s)
+        .map_err(|_| anyhow::anyhow!("invalid {name}: {s} is not a number of seconds"))
+}
+
 pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
     let progress = ctx.progress();
     let report = match command {
@@ -199,6 +269,28 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 repeat: a.repeat,
             };
             unsorted::run(&a.common.setup()?, &options, &progress)?
+        }
+        Command::Bigtable(a) => {
+            let options = bigtable::Options {
+                rows: a.rows,
+                value_size: a.value_size,
+                block_size: a.block_size,
+                compression: a.compress,
+                model: a.model,
+                cache_sizes: a.cache_sizes,
+                clients: a.clients,
+                outstanding: a.outstanding,
+                scan_rows: a.scan_rows,
+                warmup: seconds("warmup", a.warmup)?,
+                measure: seconds("seconds", a.seconds)?,
+                repeat: a.repeat,
+                buffered: a.buffered,
+                dir: a.dir,
+                out_dir: a.out_dir,
+                keep_data: a.keep_data,
+                seed: a.seed,
+            };
+            bigtable::run(&options, &progress)?
         }
     };
     say_text!(report);

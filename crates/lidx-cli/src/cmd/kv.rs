@@ -195,6 +195,16 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         None if looks_like_sosd(&args.input)? => InputFormat::Sosd,
         None => InputFormat::Tsv,
     };
+    let mut options = BuildOptions {
+        layout: args.layout,
+        block_size: args.block_size,
+        compression: args.compress,
+        model: args.model,
+        epsilon: args.epsilon,
+        leaves: args.leaves.map(usize::try_from).transpose()?,
+        key_encoding: args.key_encoding,
+    };
+    options.check()?;
     let ctx = &Context {
         quiet: ctx.quiet || args.json,
     };
@@ -205,16 +215,8 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         InputFormat::Sosd => RecordInput::sosd(&args.input, args.key_encoding)?,
     };
     let records = input.records();
+    options.key_encoding = input.encoding();
     spinner.set_message("writing blocks");
-    let options = BuildOptions {
-        layout: args.layout,
-        block_size: args.block_size,
-        compression: args.compress,
-        model: args.model,
-        epsilon: args.epsilon,
-        leaves: args.leaves.map(usize::try_from).transpose()?,
-        key_encoding: input.encoding(),
-    };
     let report = lidx::kv::build(&records, &options, &args.out)?;
     spinner.finish_and_clear();
     if args.json {

@@ -165,7 +165,10 @@ fn parse_tsv(bytes: &[u8], path: &Path) -> Result<Vec<Span>> {
     let bad = |line: u64, what: String| {
         Error::format(
             path,
-            FormatError::Inconsistent(format!("line {line} is not a record ({what})")),
+            FormatError::BadLine {
+                line,
+                problem: format!("is not a record: {what}"),
+            },
         )
     };
     while start < bytes.len() {

@@ -240,7 +240,10 @@ mod tests {
 
     #[test]
     fn fixed_width_decimal_keys_map_onto_their_numbers() {
-        let keys: Vec<String> = (0..10_000u64).step_by(7).map(|k| format!("{k:04}")).collect();
+        let keys: Vec<String> = (0..10_000u64)
+            .step_by(7)
+            .map(|k| format!("{k:04}"))
+            .collect();
         let m = KeyMap::train(keys.iter().map(|k| k.as_bytes()));
         assert_eq!(m.bases, [10, 10, 10, 10]);
         for k in &keys {

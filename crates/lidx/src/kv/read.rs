@@ -36,6 +36,31 @@ pub struct OpStats {
     pub cache_misses: u64,
 }
 
+impl OpStats {
+    /// What happened between `earlier` (a snapshot of the same reader) and `self`.
+    pub fn since(&self, earlier: &OpStats) -> OpStats {
+        OpStats {
+            data_block_reads: self.data_block_reads - earlier.data_block_reads,
+            index_block_reads: self.index_block_reads - earlier.index_block_reads,
+            reads: self.reads - earlier.reads,
+            bytes: self.bytes - earlier.bytes,
+            cache_hits: self.cache_hits - earlier.cache_hits,
+            cache_misses: self.cache_misses - earlier.cache_misses,
+        }
+    }
+}
+
+impl std::ops::AddAssign for OpStats {
+    fn add_assign(&mut self, o: OpStats) {
+        self.data_block_reads += o.data_block_reads;
+        self.index_block_reads += o.index_block_reads;
+        self.reads += o.reads;
+        self.bytes += o.bytes;
+        self.cache_hits += o.cache_hits;
+        self.cache_misses += o.cache_misses;
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Data,

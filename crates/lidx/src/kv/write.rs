@@ -124,15 +124,31 @@ pub struct BuildReport {
     pub key_positions: u64,
 }
 
+impl BuildOptions {
+    /// Checks the settings: a block size from [`MIN_BLOCK_SIZE`] to [`MAX_BLOCK_SIZE`], a
+    /// PGM error and an RMI leaf count of at least 1 where given.
+    pub fn check(&self) -> Result<()> {
+        let tau = self.block_size;
+        if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&tau) {
+            return Err(Error::param(
+                "block size",
+                format!("{tau} bytes is outside {MIN_BLOCK_SIZE} bytes to 1 GiB"),
+            ));
+        }
+        if self.epsilon == Some(0) {
+            return Err(Error::param("epsilon", "at least 1 byte"));
+        }
+        if self.leaves == Some(0) {
+            return Err(Error::param("leaves", "at least 1 leaf"));
+        }
+        Ok(())
+    }
+}
+
 /// Writes `records` (keys in strictly increasing byte order) to `path` atomically.
 pub fn build(records: &[Record<'_>], options: &BuildOptions, path: &Path) -> Result<BuildReport> {
+    options.check()?;
     let tau = options.block_size;
-    if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&tau) {
-        return Err(Error::param(
-            "block size",
-            format!("{tau} bytes is outside {MIN_BLOCK_SIZE} bytes to 1 GiB"),
-        ));
-    }
     check_records(records, path)?;
     let mut w = Writer {
         out: AtomicFile::create(path)?,
