@@ -1,36 +1,31 @@
 //! `lidx experiment bigtable`: paper 4's Fig. 1 (a–d). The learned block layout against
-//! Bigtable's two-level SSTable index, on the same records, under concurrent clients.
+//! Bigtable's two-level SSTable index, and against RocksDB itself, on the same records,
+//! under concurrent clients.
 //!
 //! The records are the paper's: random integer keys written as strings (20 digits), each
 //! with a value of `--value-size` (1 KiB), in blocks of 32 KiB. For every table size, both
-//! layouts are built from the same records. Then, for every block cache size, each layout
-//! serves two closed-loop workloads (paper 4, section 5):
-//! - **gets**: `clients × outstanding` single-row reads kept in flight (the paper: 15 × 100),
-//!   each a thread that sends its next request when the reply comes;
-//! - **scans** of 100 consecutive rows, the same way, the next block read with the one
-//!   needed.
+//! layouts are built from the same records, and (with the `rocksdb` feature) the records are
+//! loaded into RocksDB as one SST file with a two-level index. Then, for every block cache
+//! size, each system serves two closed-loop workloads ([`clients`](crate::clients), paper 4
+//! section 5): gets of one row, and scans of 100 consecutive rows.
 //!
-//! Keys are drawn uniformly from the records. Blocks are read with `O_DIRECT` (the OS
-//! page cache would otherwise hold the whole table and hide the block cache), through one
-//! byte-budget cache that starts empty for each run. Each run warms up, then measures for a
-//! fixed time: every operation's latency goes into an HDR histogram; reads, bytes, index and
-//! data blocks are counted per operation.
+//! Keys are drawn uniformly from the records. Blocks are read with `O_DIRECT` (the OS page
+//! cache would otherwise hold the whole table and hide the block cache), through a cache
+//! that starts empty for each run. Each run warms up, then measures for a fixed time.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use hdrhistogram::Histogram;
 use lidx::files::AtomicFile;
 use lidx::kv::input::{RecordInput, generate_tsv};
-use lidx::kv::{BlockCache, BuildOptions, Compression, KvFile, Layout, ModelKind, OpStats, Reader};
+use lidx::kv::write::Record;
+use lidx::kv::{BlockCache, BuildOptions, Compression, KvFile, Layout, ModelKind};
 use lidx::storage::ReadMode;
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 
+use crate::clients::{KvStore, Load, Measured, Op, closed_loop};
 use crate::csv_rows::{Fixed, LIDX_VERSION, write_rows};
 use crate::plot::{Scale, Series, chart};
 use crate::progress::Progress;
@@ -67,6 +62,8 @@ pub struct Options {
     pub repeat: usize,
     /// Read through the page cache instead of `O_DIRECT`.
     pub buffered: bool,
+    /// Measure RocksDB too (where built with the `rocksdb` feature).
+    pub rocksdb: bool,
     /// Where the records and files go; `None`: `OUT/data`.
     pub dir: Option<PathBuf>,
     /// Where the CSV, plots and summary go; `None`: `results/bigtable`.
@@ -93,6 +90,7 @@ impl Default for Options {
             measure: Duration::from_secs(3),
             repeat: 1,
             buffered: false,
+            rocksdb: cfg!(feature = "rocksdb"),
             dir: None,
             out_dir: None,
             keep_data: false,
@@ -101,144 +99,57 @@ impl Default for Options {
     }
 }
 
-/// One kind of operation the clients send.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Op {
-    /// A single-row read.
-    Get,
-    /// A scan of `scan_rows` consecutive rows.
-    Scan,
+/// The systems the study compares, as the CSV's `layout` column names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum System {
+    /// lidx's file in a layout.
+    Kv(Layout),
+    /// RocksDB holding the same records.
+    RocksDb,
 }
 
-impl Op {
+impl System {
     fn name(self) -> &'static str {
         match self {
-            Op::Get => "get",
-            Op::Scan => "scan",
+            System::Kv(layout) => layout.name(),
+            System::RocksDb => "rocksdb",
         }
     }
 }
 
-/// What one closed-loop run measured.
-#[derive(Clone, Debug)]
-pub struct Measured {
-    /// Operations completed within the measured time.
-    pub ops: u64,
-    /// Rows they returned.
-    pub rows: u64,
-    /// The measured time.
-    pub elapsed: Duration,
-    /// Latency of every operation, microseconds.
-    pub latency: Histogram<u64>,
-    /// Blocks, reads and bytes of the measured operations.
-    pub io: OpStats,
-    /// The cache's counters over the measured time.
-    pub cache: lidx::kv::CacheStats,
+/// A system's index and blocks, as built.
+#[derive(Clone, Copy, Debug, Default)]
+struct Built {
+    index_memory_bytes: u64,
+    index_disk_bytes: u64,
+    data_blocks: u64,
+    empty_blocks: u64,
+    block_mean: f64,
+    block_p99: u64,
+    block_max: u64,
+    file_bytes: u64,
 }
 
-/// Runs `threads` closed-loop clients against `file` through `cache`: each sends `op` for a
-/// uniformly drawn key of `keys`, waits for the reply, and sends the next. Nothing is
-/// counted during `warmup`; then everything completed within `measure` is.
-pub fn closed_loop(
-    file: &KvFile,
-    cache: &BlockCache,
-    keys: &[&[u8]],
-    (op, scan_rows): (Op, usize),
-    threads: usize,
-    (warmup, measure): (Duration, Duration),
-    seed: u64,
-) -> anyhow::Result<Measured> {
-    if keys.is_empty() {
-        bail!("no keys to query");
+impl Built {
+    fn of(info: &lidx::kv::KvInfo) -> Built {
+        Built {
+            index_memory_bytes: info.index_memory_bytes,
+            index_disk_bytes: info.index_disk_bytes,
+            data_blocks: info.data_blocks.blocks,
+            empty_blocks: info.data_blocks.empty,
+            block_mean: info.data_blocks.mean,
+            block_p99: info.data_blocks.p99,
+            block_max: info.data_blocks.max,
+            file_bytes: info.file_bytes,
+        }
     }
-    // 0: warming up, 1: measuring, 2: stop.
-    let phase = AtomicU8::new(0);
-    let worker = |t: usize| -> anyhow::Result<(Histogram<u64>, u64, u64, OpStats)> {
-        let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)?;
-        let mut reader = Reader::new(file, cache);
-        reader.set_prefetch(op == Op::Scan);
-        let mut rng =
-            Xoshiro256PlusPlus::seed_from_u64(seed ^ (t as u64).wrapping_mul(0x9e37_79b9));
-        let mut value = Vec::new();
-        let (mut ops, mut rows, mut io) = (0u64, 0u64, OpStats::default());
-        loop {
-            let at_start = phase.load(Ordering::Acquire);
-            if at_start == 2 {
-                break;
-            }
-            let key = keys[rng.random_range(0..keys.len())];
-            let before = reader.stats();
-            let started = Instant::now();
-            let got = match op {
-                Op::Get => u64::from(reader.get_into(key, &mut value)?),
-                Op::Scan => reader.scan(key, scan_rows, |_, _| {})? as u64,
-            };
-            let micros = started.elapsed().as_micros() as u64;
-            if at_start == 1 && phase.load(Ordering::Acquire) == 1 {
-                hist.saturating_record(micros.max(1));
-                ops += 1;
-                rows += got;
-                io += reader.stats().since(&before);
-            }
-        }
-        Ok((hist, ops, rows, io))
-    };
-    let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)?;
-    let (mut ops, mut rows, mut io) = (0, 0, OpStats::default());
-    let mut elapsed = Duration::ZERO;
-    let mut cache_stats = lidx::kv::CacheStats::default();
-    std::thread::scope(|s| -> anyhow::Result<()> {
-        let mut handles = Vec::with_capacity(threads);
-        for t in 0..threads {
-            let worker = &worker;
-            let h = std::thread::Builder::new()
-                .stack_size(256 << 10)
-                .spawn_scoped(s, move || worker(t));
-            match h {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    phase.store(2, Ordering::Release);
-                    return Err(e).context("cannot start a client thread");
-                }
-            }
-        }
-        std::thread::sleep(warmup);
-        cache.reset_stats();
-        phase.store(1, Ordering::Release);
-        let t0 = Instant::now();
-        std::thread::sleep(measure);
-        phase.store(2, Ordering::Release);
-        elapsed = t0.elapsed();
-        cache_stats = cache.stats();
-        let mut first_error = None;
-        for h in handles {
-            match h.join() {
-                Ok(Ok((hist, o, r, i))) => {
-                    latency.add(&hist)?;
-                    ops += o;
-                    rows += r;
-                    io += i;
-                }
-                Ok(Err(e)) => first_error = first_error.or(Some(e)),
-                Err(_) => {
-                    first_error = first_error.or(Some(anyhow::anyhow!("a client thread panicked")))
-                }
-            }
-        }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    })?;
-    Ok(Measured {
-        ops,
-        rows,
-        elapsed,
-        latency,
-        io,
-        cache: cache_stats,
-    })
+}
+
+/// A system ready to serve: a lidx file, or a RocksDB directory.
+enum Served {
+    Kv(Box<KvFile>),
+    #[cfg(feature = "rocksdb")]
+    RocksDb(PathBuf),
 }
 
 /// One CSV row: one layout, table size, cache size and operation.
@@ -296,13 +207,17 @@ pub struct Row {
     pub max_us: u64,
     /// Mean latency per 1 KiB row returned, µs.
     pub mean_us_per_kib_row: Fixed<2>,
-    /// Read calls per operation.
+    /// Read calls per operation (RocksDB: the process's read system calls).
     pub reads_per_op: Fixed<3>,
-    /// Bytes read per operation.
+    /// Bytes read per operation (RocksDB: the process's bytes read from storage).
     pub bytes_per_op: Fixed<0>,
-    /// Data blocks read from the file per operation.
+    /// Blocks read from the file per operation, index and data (RocksDB: its perf
+    /// context's count, which leaves out what its iterators read ahead).
+    pub blocks_per_op: Fixed<3>,
+    /// Data blocks read from the file per operation (NaN where the system does not tell
+    /// them from index blocks: RocksDB without a cache).
     pub data_blocks_per_op: Fixed<3>,
-    /// Index blocks read from the file per operation.
+    /// Index blocks read from the file per operation (NaN as above).
     pub index_blocks_per_op: Fixed<3>,
     /// Cache hits over the measured time.
     pub cache_hits: u64,
@@ -369,7 +284,7 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
             let input = RecordInput::tsv(&tsv)?;
             let records = input.records();
             let keys: Vec<&[u8]> = records.iter().map(|r| r.key).collect();
-            let mut files = Vec::new();
+            let mut systems: Vec<(System, Served, Built)> = Vec::new();
             for layout in Layout::ALL {
                 progress.spin(&format!("building {layout} ({rows} rows)"));
                 let path = data_dir.join(format!("records-{rows}-{layout}.kv"));
@@ -384,48 +299,63 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
                 lidx::kv::build(&records, &build, &path)?;
                 progress.finish();
                 let file = KvFile::open(&path, mode)?;
-                let info = lidx::kv::info(&file)?;
-                files.push((layout, file, info));
+                let built = Built::of(&lidx::kv::info(&file)?);
+                systems.push((System::Kv(layout), Served::Kv(Box::new(file)), built));
             }
-            let runs = options.cache_sizes.len() * 2 * options.repeat * files.len();
+            if options.rocksdb {
+                progress.spin(&format!("loading RocksDB ({rows} rows)"));
+                let dir = data_dir.join(format!("records-{rows}-rocksdb"));
+                made.push(dir.clone());
+                let built = rocks_build(&records, &dir, options)?;
+                progress.finish();
+                systems.push((System::RocksDb, rocks_served(dir)?, built));
+            }
+            let runs = options.cache_sizes.len() * 2 * options.repeat * systems.len();
             progress.start(runs as u64, &format!("{rows} rows"), "runs");
+            let ops = [
+                Op::Get,
+                Op::Scan {
+                    rows: options.scan_rows,
+                },
+            ];
             for &cache_bytes in &options.cache_sizes {
-                for op in [Op::Get, Op::Scan] {
+                for op in ops {
                     for repeat in 0..options.repeat {
-                        // The layouts take turns going first, so a drift of the machine
-                        // favours neither.
-                        let mut order: Vec<usize> = (0..files.len()).collect();
-                        if repeat % 2 == 1 {
-                            order.reverse();
-                        }
+                        // The systems take turns going first, so a drift of the machine
+                        // favours none.
+                        let mut order: Vec<usize> = (0..systems.len()).collect();
+                        order.rotate_left(repeat % systems.len());
                         for i in order {
-                            let (layout, file, info) = &files[i];
+                            let (system, served, built) = &systems[i];
                             progress.message(&format!(
-                                "{layout} {} cache {}",
+                                "{} {} cache {}",
+                                system.name(),
                                 op.name(),
                                 human_bytes(cache_bytes)
                             ));
-                            let cache = BlockCache::new(cache_bytes);
-                            let m = closed_loop(
-                                file,
-                                &cache,
-                                &keys,
-                                (op, options.scan_rows),
+                            let load = Load {
+                                op,
                                 threads,
-                                (options.warmup, options.measure),
-                                options.seed ^ repeat as u64,
-                            )?;
-                            let mut r =
-                                row(options, &machine, rows, *layout, cache_bytes, op, &m, info);
-                            r.repeat = repeat;
-                            rows_out.push(r);
+                                warmup: options.warmup,
+                                measure: options.measure,
+                                seed: options.seed ^ repeat as u64,
+                            };
+                            let m = serve(served, cache_bytes, &keys, &load, options)?;
+                            let cell = Cell0 {
+                                rows,
+                                system: *system,
+                                cache_bytes,
+                                op,
+                                repeat,
+                            };
+                            rows_out.push(row(options, &machine, &cell, &m, built));
                             progress.step();
                         }
                     }
                 }
             }
             progress.finish();
-            drop(files);
+            drop(systems);
             if !options.keep_data {
                 let _ = std::fs::remove_file(&tsv);
             }
@@ -434,7 +364,11 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
     })();
     if !options.keep_data {
         for p in &made {
-            let _ = std::fs::remove_file(p);
+            let _ = if p.is_dir() {
+                std::fs::remove_dir_all(p)
+            } else {
+                std::fs::remove_file(p)
+            };
         }
         if options.dir.is_none() {
             let _ = std::fs::remove_dir(&data_dir);
@@ -455,7 +389,77 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
     ))
 }
 
+/// One run of `load` against `served` with a block cache of `cache_bytes`.
+fn serve(
+    served: &Served,
+    cache_bytes: u64,
+    keys: &[&[u8]],
+    load: &Load,
+    #[allow(unused_variables)] options: &Options,
+) -> anyhow::Result<Measured> {
+    match served {
+        Served::Kv(file) => {
+            let store = KvStore {
+                file,
+                cache: BlockCache::new(cache_bytes),
+            };
+            closed_loop(&store, keys, load)
+        }
+        #[cfg(feature = "rocksdb")]
+        Served::RocksDb(dir) => {
+            let kv = lidx_lsm::RocksKv::open(dir, &rocks_options(options, cache_bytes))?;
+            let store = crate::clients::rocks::RocksStore::new(kv, cache_bytes);
+            closed_loop(&store, keys, load)
+        }
+    }
+}
+
+#[cfg(feature = "rocksdb")]
+fn rocks_options(o: &Options, cache_bytes: u64) -> lidx_lsm::RocksKvOptions {
+    lidx_lsm::RocksKvOptions {
+        block_size: usize::try_from(o.block_size).unwrap_or(usize::MAX),
+        compression: o.compression,
+        cache_bytes,
+        direct: !o.buffered,
+    }
+}
+
+/// Loads `records` into RocksDB at `dir`; its index and blocks as RocksDB reports them.
+#[cfg(feature = "rocksdb")]
+fn rocks_build(records: &[Record<'_>], dir: &Path, o: &Options) -> anyhow::Result<Built> {
+    let sst_bytes = lidx_lsm::RocksKv::build(records, dir, &rocks_options(o, 0))?;
+    let kv = lidx_lsm::RocksKv::open(dir, &rocks_options(o, 0))?;
+    let t = kv.table_figures();
+    Ok(Built {
+        // Without a block cache, RocksDB's table reader holds the whole index in memory.
+        index_memory_bytes: kv.index_memory_bytes(),
+        index_disk_bytes: t.index_bytes,
+        data_blocks: t.data_blocks,
+        block_mean: t.data_bytes as f64 / t.data_blocks.max(1) as f64,
+        file_bytes: sst_bytes,
+        ..Built::default()
+    })
+}
+
+#[cfg(not(feature = "rocksdb"))]
+fn rocks_build(_: &[Record<'_>], _: &Path, _: &Options) -> anyhow::Result<Built> {
+    bail!("this lidx was built without the rocksdb feature")
+}
+
+#[cfg(feature = "rocksdb")]
+fn rocks_served(dir: PathBuf) -> anyhow::Result<Served> {
+    Ok(Served::RocksDb(dir))
+}
+
+#[cfg(not(feature = "rocksdb"))]
+fn rocks_served(_: PathBuf) -> anyhow::Result<Served> {
+    bail!("this lidx was built without the rocksdb feature")
+}
+
 fn check(o: &Options) -> anyhow::Result<()> {
+    if o.rocksdb && !cfg!(feature = "rocksdb") {
+        bail!("invalid rocksdb: this lidx was built without the rocksdb feature");
+    }
     if o.rows.is_empty() || o.rows.contains(&0) {
         bail!("invalid rows: give at least one table size, each at least 1 row");
     }
@@ -483,23 +487,29 @@ fn check(o: &Options) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn row(
-    o: &Options,
-    machine: &str,
+/// Which run a row is.
+struct Cell0 {
     rows: u64,
-    layout: Layout,
+    system: System,
     cache_bytes: u64,
     op: Op,
-    m: &Measured,
-    info: &lidx::kv::KvInfo,
-) -> Row {
+    repeat: usize,
+}
+
+fn row(o: &Options, machine: &str, c: &Cell0, m: &Measured, built: &Built) -> Row {
+    let Cell0 {
+        rows,
+        system,
+        cache_bytes,
+        op,
+        repeat,
+    } = *c;
     let secs = m.elapsed.as_secs_f64();
     let per_op = |v: u64| v as f64 / m.ops.max(1) as f64;
     let mean = m.latency.mean();
     let rows_per_op = match op {
         Op::Get => 1,
-        Op::Scan => o.scan_rows as u64,
+        Op::Scan { rows } => rows as u64,
     };
     let kib_rows =
         (m.rows.max(1) as f64 / m.ops.max(1) as f64) * (o.value_size as f64 / 1024.0).max(1e-9);
@@ -511,10 +521,10 @@ fn row(
         value_size: o.value_size,
         block_size: o.block_size,
         compression: o.compression.to_string(),
-        layout: layout.to_string(),
-        model: match layout {
-            Layout::Learned => o.model.to_string(),
-            Layout::Sstable => String::new(),
+        layout: system.name().to_string(),
+        model: match system {
+            System::Kv(Layout::Learned) => o.model.to_string(),
+            _ => String::new(),
         },
         reads_with: if o.buffered { "buffered" } else { "O_DIRECT" },
         cache_bytes,
@@ -522,7 +532,7 @@ fn row(
         rows_per_op,
         clients: o.clients,
         outstanding: o.outstanding,
-        repeat: 0,
+        repeat,
         seconds: Fixed(secs),
         ops: m.ops,
         ops_per_s: Fixed(m.ops as f64 / secs),
@@ -535,19 +545,26 @@ fn row(
         mean_us_per_kib_row: Fixed(mean / kib_rows),
         reads_per_op: Fixed(per_op(m.io.reads)),
         bytes_per_op: Fixed(per_op(m.io.bytes)),
-        data_blocks_per_op: Fixed(per_op(m.io.data_block_reads)),
-        index_blocks_per_op: Fixed(per_op(m.io.index_block_reads)),
-        cache_hits: m.cache.hits,
-        cache_misses: m.cache.misses,
-        cache_evictions: m.cache.evictions,
-        index_memory_bytes: info.index_memory_bytes,
-        index_disk_bytes: info.index_disk_bytes,
-        data_blocks: info.data_blocks.blocks,
-        empty_blocks: info.data_blocks.empty,
-        block_mean: Fixed(info.data_blocks.mean),
-        block_p99: info.data_blocks.p99,
-        block_max: info.data_blocks.max,
-        file_bytes: info.file_bytes,
+        blocks_per_op: Fixed(per_op(m.io.data_block_reads + m.io.index_block_reads)),
+        data_blocks_per_op: Fixed(match m.counters.blocks_split {
+            true => per_op(m.io.data_block_reads),
+            false => f64::NAN,
+        }),
+        index_blocks_per_op: Fixed(match m.counters.blocks_split {
+            true => per_op(m.io.index_block_reads),
+            false => f64::NAN,
+        }),
+        cache_hits: m.counters.cache.hits,
+        cache_misses: m.counters.cache.misses,
+        cache_evictions: m.counters.cache.evictions,
+        index_memory_bytes: built.index_memory_bytes,
+        index_disk_bytes: built.index_disk_bytes,
+        data_blocks: built.data_blocks,
+        empty_blocks: built.empty_blocks,
+        block_mean: Fixed(built.block_mean),
+        block_p99: built.block_p99,
+        block_max: built.block_max,
+        file_bytes: built.file_bytes,
     }
 }
 
@@ -561,12 +578,10 @@ struct Cell {
     runs: usize,
 }
 
-fn cell(rows: &[Row], n: u64, layout: Layout, cache: u64, op: Op) -> Option<Cell> {
+fn cell(rows: &[Row], n: u64, system: &str, cache: u64, op: &str) -> Option<Cell> {
     let runs: Vec<&Row> = rows
         .iter()
-        .filter(|r| {
-            r.rows == n && r.layout == layout.name() && r.cache_bytes == cache && r.op == op.name()
-        })
+        .filter(|r| r.rows == n && r.layout == system && r.cache_bytes == cache && r.op == op)
         .collect();
     let med = |f: &dyn Fn(&Row) -> f64| median(&mut runs.iter().map(|r| f(r)).collect::<Vec<_>>());
     (!runs.is_empty()).then(|| Cell {
@@ -579,44 +594,53 @@ fn cell(rows: &[Row], n: u64, layout: Layout, cache: u64, op: Op) -> Option<Cell
     })
 }
 
+/// The systems of a study, by name, in the order they are drawn and tabled.
+fn system_names(o: &Options) -> Vec<&'static str> {
+    let mut names = vec![Layout::Learned.name(), Layout::Sstable.name()];
+    if o.rocksdb {
+        names.push(System::RocksDb.name());
+    }
+    names
+}
+
 /// Fig. 1 (a–d) at the largest table: latency (mean, p99) and throughput against the cache
 /// size, for gets and scans; and gets' latency against the table size at the smallest cache.
 fn plots(dir: &Path, o: &Options, rows: &[Row]) -> anyhow::Result<()> {
     let largest = o.rows.iter().copied().max().unwrap_or(0);
     let mib = |b: u64| b as f64 / (1 << 20) as f64;
-    for op in [Op::Get, Op::Scan] {
+    for op in ["get", "scan"] {
         let mut latency = Vec::new();
         let mut throughput = Vec::new();
-        for layout in Layout::ALL {
+        for system in system_names(o) {
             let of = |f: &dyn Fn(&Cell) -> f64| -> Vec<(f64, f64)> {
                 o.cache_sizes
                     .iter()
-                    .filter_map(|&c| cell(rows, largest, layout, c, op).map(|r| (mib(c), f(&r))))
+                    .filter_map(|&c| cell(rows, largest, system, c, op).map(|r| (mib(c), f(&r))))
                     .collect()
             };
             latency.push(Series {
-                name: format!("{layout} p99"),
+                name: format!("{system} p99"),
                 points: of(&|r| r.p99_us),
             });
             latency.push(Series {
-                name: format!("{layout} mean"),
+                name: format!("{system} mean"),
                 points: of(&|r| r.mean_us),
             });
             throughput.push(Series {
-                name: layout.to_string(),
+                name: system.to_string(),
                 points: of(&|r| r.rows_per_s),
             });
         }
         let what = match op {
-            Op::Get => "point lookups".to_string(),
-            Op::Scan => format!("scans of {} rows", o.scan_rows),
+            "get" => "point lookups".to_string(),
+            _ => format!("scans of {} rows", o.scan_rows),
         };
         let setting = format!(
             "{largest} rows, {} clients x {} outstanding",
             o.clients, o.outstanding
         );
         chart(
-            &dir.join(format!("fig1_{}_latency.png", op.name())),
+            &dir.join(format!("fig1_{op}_latency.png")),
             &format!("Latency of {what} ({setting})"),
             ("block cache (MiB)", Scale::Log),
             ("latency (µs)", Scale::Log),
@@ -624,7 +648,7 @@ fn plots(dir: &Path, o: &Options, rows: &[Row]) -> anyhow::Result<()> {
             true,
         )?;
         chart(
-            &dir.join(format!("fig1_{}_throughput.png", op.name())),
+            &dir.join(format!("fig1_{op}_throughput.png")),
             &format!("Throughput of {what} ({setting})"),
             ("block cache (MiB)", Scale::Log),
             ("rows per second", Scale::Log),
@@ -635,21 +659,21 @@ fn plots(dir: &Path, o: &Options, rows: &[Row]) -> anyhow::Result<()> {
     if o.rows.len() > 1 {
         let smallest_cache = o.cache_sizes.iter().copied().min().unwrap_or(0);
         let mut series = Vec::new();
-        for layout in Layout::ALL {
+        for system in system_names(o) {
             let pts = |f: &dyn Fn(&Cell) -> f64| -> Vec<(f64, f64)> {
                 o.rows
                     .iter()
                     .filter_map(|&n| {
-                        cell(rows, n, layout, smallest_cache, Op::Get).map(|r| (n as f64, f(&r)))
+                        cell(rows, n, system, smallest_cache, "get").map(|r| (n as f64, f(&r)))
                     })
                     .collect()
             };
             series.push(Series {
-                name: format!("{layout} p99"),
+                name: format!("{system} p99"),
                 points: pts(&|r| r.p99_us),
             });
             series.push(Series {
-                name: format!("{layout} mean"),
+                name: format!("{system} mean"),
                 points: pts(&|r| r.mean_us),
             });
         }
@@ -672,7 +696,8 @@ fn summary(o: &Options, machine: &str, rows: &[Row], took: Duration) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "# Paper 4 (Bigtable), Fig. 1: learned block layout vs SSTable index\n"
+        "# Paper 4 (Bigtable), Fig. 1: learned block layout vs SSTable index{}\n",
+        if o.rocksdb { " and RocksDB" } else { "" }
     );
     let _ = writeln!(
         s,
@@ -695,21 +720,19 @@ fn summary(o: &Options, machine: &str, rows: &[Row], took: Duration) -> String {
     let _ = writeln!(s, "## Index\n");
     let _ = writeln!(
         s,
-        "| rows | layout | index in memory | index on disk | data blocks | empty | block p99 | block max |\n|---|---|---|---|---|---|---|---|"
+        "| rows | system | index in memory | index on disk | data blocks | empty | block mean | block p99 | block max |\n|---|---|---|---|---|---|---|---|---|"
     );
     for &n in &o.rows {
-        for layout in Layout::ALL {
-            if let Some(r) = rows
-                .iter()
-                .find(|r| r.rows == n && r.layout == layout.name())
-            {
+        for system in system_names(o) {
+            if let Some(r) = rows.iter().find(|r| r.rows == n && r.layout == system) {
                 let _ = writeln!(
                     s,
-                    "| {n} | {layout} | {} | {} | {} | {} | {} | {} |",
+                    "| {n} | {system} | {} | {} | {} | {} | {} | {} | {} |",
                     human_bytes(r.index_memory_bytes),
                     human_bytes(r.index_disk_bytes),
                     r.data_blocks,
                     r.empty_blocks,
+                    human_bytes(r.block_mean.0 as u64),
                     human_bytes(r.block_p99),
                     human_bytes(r.block_max)
                 );
@@ -718,48 +741,51 @@ fn summary(o: &Options, machine: &str, rows: &[Row], took: Duration) -> String {
     }
     let _ = writeln!(
         s,
-        "\nThe SSTable keeps level 0 in memory and reads level-1 index blocks through the cache; the learned layout keeps its model and block-location array (8 bytes a block) in memory and stores no key.\n"
-    );
-    let _ = writeln!(
-        s,
-        "## Learned against SSTable (ratios: SSTable / learned for latency, learned / SSTable for throughput; above 1 favours learned)\n"
-    );
-    let _ = writeln!(
-        s,
-        "| rows | cache | op | mean µs (learned / sstable) | p99 µs (learned / sstable) | mean ratio | p99 ratio | throughput ratio | index blocks/op (learned / sstable) | data blocks/op (learned / sstable) |\n|---|---|---|---|---|---|---|---|---|---|"
+        "\nThe SSTable keeps level 0 in memory and reads level-1 index blocks through the cache; the learned layout keeps its model and block-location array (8 bytes a block) in memory and stores no key. RocksDB (one SST file, two-level index: the top level in memory, index partitions through the cache; with no cache every get reads a partition and a data block) reports its data block sizes on average only; its reads and bytes per operation are the process's (RocksDB's own counters miss what its iterators read ahead), its blocks per operation its perf context's, and it tells index from data blocks only through its cache (n/a without one).\n"
     );
     let mut runs = 0;
-    for &n in &o.rows {
-        for &c in &o.cache_sizes {
-            for op in [Op::Get, Op::Scan] {
-                let (Some(l), Some(t)) = (
-                    cell(rows, n, Layout::Learned, c, op),
-                    cell(rows, n, Layout::Sstable, c, op),
-                ) else {
-                    continue;
-                };
-                let _ = writeln!(
-                    s,
-                    "| {n} | {} | {} | {:.0} / {:.0} | {:.0} / {:.0} | {} | {} | {} | {:.2} / {:.2} | {:.2} / {:.2} |",
-                    human_bytes(c),
-                    op.name(),
-                    l.mean_us,
-                    t.mean_us,
-                    l.p99_us,
-                    t.p99_us,
-                    times(t.mean_us / l.mean_us.max(1e-9)),
-                    times(t.p99_us / l.p99_us.max(1e-9)),
-                    times(l.rows_per_s / t.rows_per_s.max(1e-9)),
-                    l.index_blocks_per_op,
-                    t.index_blocks_per_op,
-                    l.data_blocks_per_op,
-                    t.data_blocks_per_op,
-                );
-                runs = runs.max(l.runs);
+    let others: Vec<&str> = system_names(o).into_iter().skip(1).collect();
+    for other in others {
+        let _ = writeln!(
+            s,
+            "## Learned against {other} (ratios: {other} / learned for latency, learned / {other} for throughput; above 1 favours learned)\n"
+        );
+        let _ = writeln!(
+            s,
+            "| rows | cache | op | mean µs (learned / {other}) | p99 µs (learned / {other}) | mean ratio | p99 ratio | throughput ratio | index blocks/op (learned / {other}) | data blocks/op (learned / {other}) |\n|---|---|---|---|---|---|---|---|---|---|"
+        );
+        for &n in &o.rows {
+            for &c in &o.cache_sizes {
+                for op in ["get", "scan"] {
+                    let (Some(l), Some(t)) =
+                        (cell(rows, n, "learned", c, op), cell(rows, n, other, c, op))
+                    else {
+                        continue;
+                    };
+                    let line = format!(
+                        "| {n} | {} | {op} | {:.0} / {:.0} | {:.0} / {:.0} | {} | {} | {} | {:.2} / {:.2} | {:.2} / {:.2} |",
+                        human_bytes(c),
+                        l.mean_us,
+                        t.mean_us,
+                        l.p99_us,
+                        t.p99_us,
+                        times(t.mean_us / l.mean_us.max(1e-9)),
+                        times(t.p99_us / l.p99_us.max(1e-9)),
+                        times(l.rows_per_s / t.rows_per_s.max(1e-9)),
+                        l.index_blocks_per_op,
+                        t.index_blocks_per_op,
+                        l.data_blocks_per_op,
+                        t.data_blocks_per_op,
+                    )
+                    .replace("NaN", "n/a");
+                    let _ = writeln!(s, "{line}");
+                    runs = runs.max(l.runs);
+                }
             }
         }
+        let _ = writeln!(s);
     }
-    let _ = writeln!(s, "\nEach figure is the median of {runs} run(s).");
+    let _ = writeln!(s, "Each figure is the median of {runs} run(s).");
     let _ = writeln!(
         s,
         "\nPaper 4 (5 tablet servers, 15 clients x 100 requests, 1 KB rows, 32 KB blocks): the learned index cut p99 latency of point lookups by 38% (1.61x) and mean latency by 36% (1.56x) and 22% for scans (1.28x), kept scans' p99 the same, and raised throughput by 54-55% for lookups and 28-56% for scans."

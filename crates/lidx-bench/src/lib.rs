@@ -14,13 +14,15 @@
 //!   concurrent clients (Fig. 1).
 //! - [`disk`]: the disk benchmark and the storage profile it saves.
 //!
-//! Shared: [`harness`] (key sets, directories, scratch files, the storage profile, and
+//! Shared: [`clients`] (closed-loop concurrent clients against a key-value store),
+//! [`harness`] (key sets, directories, scratch files, the storage profile, and
 //! the cold harness that runs each join as a fresh `lidx join --json` process), [`stats`]
 //! (medians over repeats), [`csv_rows`] (CSV rows as typed records), [`plot`] (PNG
 //! charts), [`text`] and [`machine`] (what summaries and rows say), and [`progress`] (what
 //! a study reports while it works).
 
 pub mod bigtable;
+pub mod clients;
 pub mod csv_rows;
 pub mod disk;
 pub mod harness;

@@ -506,7 +506,9 @@ fn the_demo_runs() {
         "the very table it came from: yes",
         "join partition",
         "join btree-inserts",
-        "8. The disk",
+        "8. Key-value files",
+        "gets read 0.00 index + 1.00 data blocks",
+        "9. The disk",
     ] {
         assert!(out.contains(part), "demo output lacks {part:?}:\n{out}");
     }

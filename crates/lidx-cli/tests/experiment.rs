@@ -386,8 +386,9 @@ fn any_io_depth_gives_the_depth_one_output_table() {
     assert!(json.contains("\"io_depth\":8"), "{json}");
 }
 
-/// `lidx experiment bigtable` at a small size: every cell measured, the learned layout
-/// reading no index block and the SSTable one per uncached get, and every promised file.
+/// `lidx experiment bigtable` at a small size: every cell of the two layouts and RocksDB
+/// measured, every get found, the learned layout reading no index block and the SSTable one
+/// per uncached get, and every promised file.
 #[test]
 fn bigtable_measures_every_cell_and_the_learned_layout_reads_no_index_block() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -420,7 +421,7 @@ fn bigtable_measures_every_cell_and_the_learned_layout_reads_no_index_block() {
     );
     assert!(out.contains("Fig. 1"), "{out}");
     let rows = read_csv(&d.join("bt/bigtable.csv"));
-    assert_eq!(rows.len(), 2 * 2 * 2 * 2, "rows x layouts x caches x ops");
+    assert_eq!(rows.len(), 2 * 3 * 2 * 2, "rows x systems x caches x ops");
     for r in &rows {
         let f = |k: &str| r[k].parse::<f64>().unwrap();
         assert!(f("ops") > 0.0, "{r:?}");
@@ -432,10 +433,16 @@ fn bigtable_measures_every_cell_and_the_learned_layout_reads_no_index_block() {
         ) {
             ("learned", _, _) => assert_eq!(f("index_blocks_per_op"), 0.0, "{r:?}"),
             ("sstable", "get", "0") => assert_eq!(f("index_blocks_per_op"), 1.0, "{r:?}"),
+            // RocksDB without a cache: an index partition and a data block per get.
+            ("rocksdb", "get", "0") => assert_eq!(f("blocks_per_op"), 2.0, "{r:?}"),
             _ => {}
         }
-        if r["op"] == "get" && r["cache_bytes"] == "0" {
-            assert_eq!(f("data_blocks_per_op"), 1.0, "{r:?}");
+        if r["op"] == "get" {
+            // Every key asked for exists, in every system.
+            assert_eq!(f("rows_per_s"), f("ops_per_s"), "{r:?}");
+            if r["cache_bytes"] == "0" && r["layout"] != "rocksdb" {
+                assert_eq!(f("data_blocks_per_op"), 1.0, "{r:?}");
+            }
         }
         if r["op"] == "scan" {
             // Scans from the last 99 keys return fewer rows.

@@ -20,7 +20,7 @@ use lidx::sort::{SortOptions, sort_table};
 use lidx::storage::profile::DiskBenchOptions;
 use lidx::storage::table::{build_from_keys, tuples_from_keys, write_shuffled};
 use lidx::storage::{BlockReader, IoStats, ReadMode, Table, ValueSource, paper1};
-use lidx_bench::{bigtable, disk, index_bench};
+use lidx_bench::{clients, disk, index_bench};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -451,16 +451,18 @@ fn key_value(dir: &Path) -> anyhow::Result<()> {
         };
         let report = lidx::kv::build(&records, &options, &path)?;
         let file = KvFile::open(&path, ReadMode::Buffered)?;
-        let cache = BlockCache::new(cache_bytes);
-        let m = bigtable::closed_loop(
-            &file,
-            &cache,
-            &keys,
-            (bigtable::Op::Get, 1),
-            8,
-            (Duration::from_millis(100), Duration::from_millis(400)),
-            42,
-        )?;
+        let store = clients::KvStore {
+            file: &file,
+            cache: BlockCache::new(cache_bytes),
+        };
+        let load = clients::Load {
+            op: clients::Op::Get,
+            threads: 8,
+            warmup: Duration::from_millis(100),
+            measure: Duration::from_millis(400),
+            seed: 42,
+        };
+        let m = clients::closed_loop(&store, &keys, &load)?;
         let b = &report.data_blocks;
         say!(
             "   {:<8} {} blocks (p99 {}, {} empty); index {} on disk, {} in memory; gets read {:.2} index + {:.2} data blocks, p99 {} µs",

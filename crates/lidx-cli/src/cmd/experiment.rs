@@ -218,6 +218,10 @@ pub struct BigtableArgs {
     /// caching the table behind the block cache's back).
     #[arg(long)]
     buffered: bool,
+    /// Leave RocksDB out (it is measured beside the two layouts where lidx was built with
+    /// the rocksdb feature, the default).
+    #[arg(long)]
+    no_rocksdb: bool,
     /// Directory for the records and files: put it on the device to study
     /// [default: OUT_DIR/data].
     #[arg(long, value_name = "D")]
@@ -285,6 +289,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 measure: seconds("seconds", a.seconds)?,
                 repeat: a.repeat,
                 buffered: a.buffered,
+                rocksdb: cfg!(feature = "rocksdb") && !a.no_rocksdb,
                 dir: a.dir,
                 out_dir: a.out_dir,
                 keep_data: a.keep_data,

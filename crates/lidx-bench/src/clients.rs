@@ -1,0 +1,369 @@
+//! Closed-loop concurrent clients (paper 4, section 5): each of `clients × outstanding`
+//! threads sends a request, waits for the reply and sends the next, so that many requests
+//! are always in flight, against any [`Store`]: a lidx key-value file of either layout
+//! through a [`BlockCache`], or (with the `rocksdb` feature) RocksDB holding the same
+//! records. Every operation's latency goes into an HDR histogram; blocks, reads and bytes
+//! are counted per operation.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use hdrhistogram::Histogram;
+use lidx::kv::{BlockCache, CacheStats, KvFile, OpStats, Reader};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// One kind of operation the clients send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// A single-row read.
+    Get,
+    /// A scan of `rows` consecutive rows from a key.
+    Scan {
+        /// Rows per scan.
+        rows: usize,
+    },
+}
+
+impl Op {
+    /// `get` or `scan`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Get => "get",
+            Op::Scan { .. } => "scan",
+        }
+    }
+}
+
+/// What the clients query: one per run, shared by its threads.
+pub trait Store: Sync {
+    /// One thread's handle.
+    type Client<'s>: Client
+    where
+        Self: 's;
+
+    /// A client for one thread; `prefetch`: scans read the next block with the one needed.
+    fn client(&self, prefetch: bool) -> Self::Client<'_>;
+
+    /// Starts the measured part of a run (resets what the store counts as a whole).
+    fn begin_measuring(&self);
+
+    /// What the store counted since [`begin_measuring`](Self::begin_measuring).
+    fn counters(&self) -> StoreCounters;
+}
+
+/// One thread's handle on a [`Store`].
+pub trait Client {
+    /// The value of `key` into `value`; `false` when absent.
+    fn get_into(&mut self, key: &[u8], value: &mut Vec<u8>) -> anyhow::Result<bool>;
+    /// Reads up to `rows` records from the first key at least `from`; returns how many.
+    fn scan(&mut self, from: &[u8], rows: usize) -> anyhow::Result<usize>;
+    /// What this client read so far.
+    fn stats(&mut self) -> OpStats;
+}
+
+/// What a store counts as a whole over the measured time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StoreCounters {
+    /// The block cache's counters.
+    pub cache: CacheStats,
+    /// Index blocks read, where the store counts them only as a whole (RocksDB); `None`
+    /// where every client counts its own, or where nobody can tell them from data blocks.
+    pub index_block_reads: Option<u64>,
+    /// Whether the clients' counts tell index blocks from data blocks (RocksDB without a
+    /// block cache reads its index partitions uncounted as such).
+    pub blocks_split: bool,
+    /// Read calls and bytes the operating system counted for the process (RocksDB's
+    /// iterators read ahead where its own counters do not look), where used.
+    pub os_reads: Option<(u64, u64)>,
+}
+
+/// A lidx key-value file and the block cache its readers share.
+pub struct KvStore<'f> {
+    /// The file.
+    pub file: &'f KvFile,
+    /// The cache.
+    pub cache: BlockCache,
+}
+
+impl Store for KvStore<'_> {
+    type Client<'s>
+        = Reader<'s>
+    where
+        Self: 's;
+
+    fn client(&self, prefetch: bool) -> Reader<'_> {
+        let mut reader = Reader::new(self.file, &self.cache);
+        reader.set_prefetch(prefetch);
+        reader
+    }
+
+    fn begin_measuring(&self) {
+        self.cache.reset_stats();
+    }
+
+    fn counters(&self) -> StoreCounters {
+        StoreCounters {
+            cache: self.cache.stats(),
+            index_block_reads: None,
+            blocks_split: true,
+            os_reads: None,
+        }
+    }
+}
+
+impl Client for Reader<'_> {
+    fn get_into(&mut self, key: &[u8], value: &mut Vec<u8>) -> anyhow::Result<bool> {
+        Ok(Reader::get_into(self, key, value)?)
+    }
+
+    fn scan(&mut self, from: &[u8], rows: usize) -> anyhow::Result<usize> {
+        Ok(Reader::scan(self, from, rows, |_, _| {})?)
+    }
+
+    fn stats(&mut self) -> OpStats {
+        Reader::stats(self)
+    }
+}
+
+/// What one closed-loop run measured.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    /// Operations completed within the measured time.
+    pub ops: u64,
+    /// Rows they returned.
+    pub rows: u64,
+    /// The measured time.
+    pub elapsed: Duration,
+    /// Latency of every operation, microseconds.
+    pub latency: Histogram<u64>,
+    /// Blocks, reads and bytes of the measured operations.
+    pub io: OpStats,
+    /// The store's counters over the measured time.
+    pub counters: StoreCounters,
+}
+
+/// How a closed-loop run goes.
+#[derive(Clone, Copy, Debug)]
+pub struct Load {
+    /// What each request is.
+    pub op: Op,
+    /// Threads, each with one request in flight.
+    pub threads: usize,
+    /// Time before measuring (the cache fills).
+    pub warmup: Duration,
+    /// Time measured.
+    pub measure: Duration,
+    /// Seed of the keys each thread draws.
+    pub seed: u64,
+}
+
+/// Runs `load.threads` closed-loop clients against `store`, each sending `load.op` for a
+/// key drawn uniformly from `keys` and the next when the reply comes. Nothing is counted
+/// during the warm-up; everything that starts and ends within the measured time is.
+pub fn closed_loop<S: Store>(store: &S, keys: &[&[u8]], load: &Load) -> anyhow::Result<Measured> {
+    if keys.is_empty() {
+        bail!("no keys to query");
+    }
+    // 0: warming up, 1: measuring, 2: stop.
+    let phase = AtomicU8::new(0);
+    let worker = |t: usize| -> anyhow::Result<(Histogram<u64>, u64, u64, OpStats)> {
+        let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)?;
+        let mut client = store.client(matches!(load.op, Op::Scan { .. }));
+        let mut rng =
+            Xoshiro256PlusPlus::seed_from_u64(load.seed ^ (t as u64).wrapping_mul(0x9e37_79b9));
+        let mut value = Vec::new();
+        let (mut ops, mut rows, mut io) = (0u64, 0u64, OpStats::default());
+        loop {
+            let at_start = phase.load(Ordering::Acquire);
+            if at_start == 2 {
+                break;
+            }
+            let key = keys[rng.random_range(0..keys.len())];
+            let before = client.stats();
+            let started = Instant::now();
+            let got = match load.op {
+                Op::Get => u64::from(client.get_into(key, &mut value)?),
+                Op::Scan { rows } => client.scan(key, rows)? as u64,
+            };
+            let micros = started.elapsed().as_micros() as u64;
+            let after = client.stats();
+            if at_start == 1 && phase.load(Ordering::Acquire) == 1 {
+                hist.saturating_record(micros.max(1));
+                ops += 1;
+                rows += got;
+                io += after.since(&before);
+            }
+        }
+        Ok((hist, ops, rows, io))
+    };
+    let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)?;
+    let (mut ops, mut rows, mut io) = (0, 0, OpStats::default());
+    let mut elapsed = Duration::ZERO;
+    let mut counters = StoreCounters::default();
+    std::thread::scope(|s| -> anyhow::Result<()> {
+        let mut handles = Vec::with_capacity(load.threads);
+        for t in 0..load.threads {
+            let worker = &worker;
+            let spawned = std::thread::Builder::new()
+                .stack_size(256 << 10)
+                .spawn_scoped(s, move || worker(t));
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    phase.store(2, Ordering::Release);
+                    return Err(e).context("cannot start a client thread");
+                }
+            }
+        }
+        std::thread::sleep(load.warmup);
+        store.begin_measuring();
+        phase.store(1, Ordering::Release);
+        let t0 = Instant::now();
+        std::thread::sleep(load.measure);
+        phase.store(2, Ordering::Release);
+        elapsed = t0.elapsed();
+        counters = store.counters();
+        let mut first_error = None;
+        for h in handles {
+            match h.join() {
+                Ok(Ok((hist, o, r, i))) => {
+                    latency.add(&hist)?;
+                    ops += o;
+                    rows += r;
+                    io += i;
+                }
+                Ok(Err(e)) => first_error = first_error.or(Some(e)),
+                Err(_) => {
+                    first_error = first_error.or(Some(anyhow::anyhow!("a client thread panicked")));
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    })?;
+    if let Some(index) = counters.index_block_reads {
+        // The store counted index blocks as a whole; the clients counted every block.
+        io.data_block_reads = io.data_block_reads.saturating_sub(index);
+        io.index_block_reads = index;
+    }
+    if let Some((reads, bytes)) = counters.os_reads {
+        io.reads = reads;
+        io.bytes = bytes;
+    }
+    Ok(Measured {
+        ops,
+        rows,
+        elapsed,
+        latency,
+        io,
+        counters,
+    })
+}
+
+/// RocksDB holding the same records, as a [`Store`].
+#[cfg(feature = "rocksdb")]
+pub mod rocks {
+    use std::sync::Mutex;
+
+    use lidx::kv::{CacheStats, OpStats};
+    use lidx_lsm::{RocksKv, RocksReads, ThreadReads};
+
+    use super::{Client, Store, StoreCounters};
+
+    /// A RocksDB database and its counters at the start of the measured time.
+    pub struct RocksStore {
+        /// The database.
+        pub kv: RocksKv,
+        /// Its block cache budget (0: none).
+        pub cache_bytes: u64,
+        base: Mutex<(RocksReads, (u64, u64))>,
+    }
+
+    /// The process's read calls and bytes read from storage (`/proc/self/io`: `syscr`,
+    /// `read_bytes`); zeros where the file is missing.
+    fn process_reads() -> (u64, u64) {
+        let text = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        (field("syscr:"), field("read_bytes:"))
+    }
+
+    impl RocksStore {
+        /// The store of `kv`, opened with a cache of `cache_bytes`.
+        pub fn new(kv: RocksKv, cache_bytes: u64) -> RocksStore {
+            RocksStore {
+                kv,
+                cache_bytes,
+                base: Mutex::new((RocksReads::default(), (0, 0))),
+            }
+        }
+    }
+
+    /// One thread's handle: RocksDB's per-thread perf context counts its block reads.
+    pub struct RocksClient<'s> {
+        kv: &'s RocksKv,
+        perf: ThreadReads,
+        totals: OpStats,
+    }
+
+    impl Store for RocksStore {
+        type Client<'s> = RocksClient<'s>;
+
+        fn client(&self, _prefetch: bool) -> RocksClient<'_> {
+            RocksClient {
+                kv: &self.kv,
+                perf: ThreadReads::start(),
+                totals: OpStats::default(),
+            }
+        }
+
+        fn begin_measuring(&self) {
+            if let Ok(mut base) = self.base.lock() {
+                *base = (self.kv.reads(), process_reads());
+            }
+        }
+
+        /// Index block hits and misses stand for the cache's hits and misses (RocksDB 7.8
+        /// reports no data block ones); read calls and bytes are the process's.
+        fn counters(&self) -> StoreCounters {
+            let (now, (calls, bytes)) = (self.kv.reads(), process_reads());
+            let (base, (calls0, bytes0)) = self.base.lock().map(|b| *b).unwrap_or_default();
+            let cached = self.cache_bytes > 0;
+            StoreCounters {
+                cache: CacheStats {
+                    capacity: self.cache_bytes,
+                    hits: now.index_block_hits - base.index_block_hits,
+                    misses: now.index_block_reads - base.index_block_reads,
+                    ..CacheStats::default()
+                },
+                index_block_reads: cached.then(|| now.index_block_reads - base.index_block_reads),
+                blocks_split: cached,
+                os_reads: Some((calls - calls0, bytes - bytes0)),
+            }
+        }
+    }
+
+    impl Client for RocksClient<'_> {
+        fn get_into(&mut self, key: &[u8], value: &mut Vec<u8>) -> anyhow::Result<bool> {
+            Ok(self.kv.get_into(key, value)?)
+        }
+
+        fn scan(&mut self, from: &[u8], rows: usize) -> anyhow::Result<usize> {
+            Ok(self.kv.scan(from, rows, |_, _| {})?)
+        }
+
+        /// Every block RocksDB read for this thread counts as a data block and a read here;
+        /// [`closed_loop`](super::closed_loop) moves the index blocks apart.
+        fn stats(&mut self) -> OpStats {
+            let (blocks, bytes) = self.perf.take();
+            self.totals.data_block_reads += blocks;
+            self.totals.reads += blocks;
+            self.totals.bytes += bytes;
+            self.totals
+        }
+    }
+}

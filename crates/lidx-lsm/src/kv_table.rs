@@ -1,0 +1,360 @@
+//! The records of a key-value file in RocksDB (paper 4's baseline through a real system):
+//! written in key order into one SST file by RocksDB's own `SstFileWriter`, ingested into a
+//! database of its own, and read with gets and iterator scans.
+//!
+//! The table is set up as Bigtable's SSTable: blocks of the same target size, a two-level
+//! index (`kTwoLevelIndexSearch`: index partitions in the file, the top level pinned in
+//! memory), index blocks read through the block cache (`cache_index_and_filter_blocks`),
+//! no Bloom filter (the learned layout and the SSTable index have none), `O_DIRECT` reads
+//! where asked. A cache of 0 bytes means RocksDB's "no block cache": the table reader then
+//! keeps its whole index in memory and reads only data blocks.
+
+use std::path::{Path, PathBuf};
+
+use lidx::kv::Compression;
+use lidx::kv::write::Record;
+use rocksdb::perf::{PerfContext, PerfMetric, PerfStatsLevel, set_perf_stats};
+use rocksdb::{
+    BlockBasedIndexType, BlockBasedOptions, Cache, DB, DBCompressionType,
+    IngestExternalFileOptions, Options, ReadOptions, SstFileWriter,
+};
+
+use crate::{Error, Result};
+
+/// How the records are stored and read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RocksKvOptions {
+    /// Target data block size in bytes.
+    pub block_size: usize,
+    /// Block compression (none or LZ4).
+    pub compression: Compression,
+    /// Block cache budget in bytes; 0: no block cache.
+    pub cache_bytes: u64,
+    /// Read with `O_DIRECT`.
+    pub direct: bool,
+}
+
+/// A RocksDB database holding one key-value file's records.
+pub struct RocksKv {
+    db: DB,
+    options: Options,
+    cache: Option<Cache>,
+    path: PathBuf,
+}
+
+/// What RocksDB counted since the database was opened (its statistics tickers). Only the
+/// index block counts are kept: RocksDB 7.8's data block tickers stay at 0 for gets that
+/// demonstrably read and cache data blocks, so data blocks are counted per thread
+/// ([`ThreadReads`]) as all blocks read less these.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RocksReads {
+    /// Index block misses of the block cache (each an index block read from the file).
+    pub index_block_reads: u64,
+    /// Index block hits of the block cache.
+    pub index_block_hits: u64,
+}
+
+fn db_options(o: &RocksKvOptions, dir: &Path) -> Result<(Options, Option<Cache>)> {
+    let mut table = BlockBasedOptions::default();
+    table.set_block_size(o.block_size);
+    table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+    table.set_metadata_block_size(o.block_size);
+    let cache = match o.cache_bytes {
+        0 => {
+            table.disable_cache();
+            None
+        }
+        bytes => {
+            let cache = Cache::new_lru_cache(usize::try_from(bytes).unwrap_or(usize::MAX))
+                .map_err(rocks(dir, "make a block cache"))?;
+            table.set_block_cache(&cache);
+            table.set_cache_index_and_filter_blocks(true);
+            table.set_pin_top_level_index_and_filter(true);
+            Some(cache)
+        }
+    };
+    let mut options = Options::default();
+    options.create_if_missing(true);
+    options.set_block_based_table_factory(&table);
+    options.set_compression_type(match o.compression {
+        Compression::None => DBCompressionType::None,
+        Compression::Lz4 => DBCompressionType::Lz4,
+    });
+    options.set_use_direct_reads(o.direct);
+    options.enable_statistics();
+    Ok((options, cache))
+}
+
+fn rocks<'p>(path: &'p Path, op: &'static str) -> impl FnOnce(rocksdb::Error) -> Error + 'p {
+    move |source| Error::RocksDb {
+        path: path.to_path_buf(),
+        op,
+        source,
+    }
+}
+
+impl RocksKv {
+    /// Writes `records` (keys strictly increasing) into a new database at `dir` (which must
+    /// not exist): one SST file by `SstFileWriter`, ingested. Returns the SST file's bytes.
+    pub fn build(records: &[Record<'_>], dir: &Path, o: &RocksKvOptions) -> Result<u64> {
+        if dir.exists() {
+            return Err(lidx::Error::param(
+                "directory",
+                format!(
+                    "{} exists; RocksDB is built into a new directory",
+                    dir.display()
+                ),
+            )
+            .into());
+        }
+        let (options, _cache) = db_options(o, dir)?;
+        let sst = dir.with_extension("sst");
+        let mut writer = SstFileWriter::create(&options);
+        writer
+            .open(&sst)
+            .map_err(rocks(&sst, "create the SST file"))?;
+        for r in records {
+            writer
+                .put(r.key, r.value)
+                .map_err(rocks(&sst, "write a record to"))?;
+        }
+        let bytes = writer.file_size();
+        if !records.is_empty() {
+            writer.finish().map_err(rocks(&sst, "finish"))?;
+        }
+        drop(writer);
+        let db = DB::open(&options, dir).map_err(rocks(dir, "create the database"))?;
+        if !records.is_empty() {
+            let mut ingest = IngestExternalFileOptions::default();
+            ingest.set_move_files(true);
+            db.ingest_external_file_opts(&ingest, vec![&sst])
+                .map_err(rocks(dir, "ingest the SST file"))?;
+        }
+        db.flush().map_err(rocks(dir, "flush"))?;
+        Ok(bytes)
+    }
+
+    /// Opens the database at `dir` (made by [`build`](Self::build)) with `o`'s cache and
+    /// reads.
+    pub fn open(dir: &Path, o: &RocksKvOptions) -> Result<RocksKv> {
+        let (options, cache) = db_options(o, dir)?;
+        let db = DB::open_for_read_only(&options, dir, false)
+            .map_err(rocks(dir, "open the database"))?;
+        Ok(RocksKv {
+            db,
+            options,
+            cache,
+            path: dir.to_path_buf(),
+        })
+    }
+
+    /// The value of `key` into `value` (cleared first); `false` when absent.
+    pub fn get_into(&self, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        value.clear();
+        match self
+            .db
+            .get_pinned(key)
+            .map_err(rocks(&self.path, "get a key"))?
+        {
+            Some(v) => {
+                value.extend_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Visits up to `rows` records in key order from the first key at least `from` (with
+    /// RocksDB's own iterator readahead, as configured by default); returns how many.
+    pub fn scan(
+        &self,
+        from: &[u8],
+        rows: usize,
+        mut visit: impl FnMut(&[u8], &[u8]),
+    ) -> Result<usize> {
+        let mut it = self.db.raw_iterator_opt(ReadOptions::default());
+        it.seek(from);
+        let mut n = 0;
+        while n < rows && it.valid() {
+            if let (Some(k), Some(v)) = (it.key(), it.value()) {
+                visit(k, v);
+            }
+            n += 1;
+            it.next();
+        }
+        it.status().map_err(rocks(&self.path, "scan"))?;
+        Ok(n)
+    }
+
+    /// The bytes of the index RocksDB holds in memory outside the block cache (table
+    /// readers), and the bytes the block cache holds pinned (the top level of the index).
+    pub fn index_memory_bytes(&self) -> u64 {
+        let readers = self
+            .db
+            .property_int_value("rocksdb.estimate-table-readers-mem")
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        readers
+            + self
+                .cache
+                .as_ref()
+                .map_or(0, |c| c.get_pinned_usage() as u64)
+    }
+
+    /// The SST files' data blocks, data bytes and index bytes, from RocksDB's aggregated
+    /// table properties (zeros where it reports none).
+    pub fn table_figures(&self) -> TableFigures {
+        let text = self
+            .db
+            .property_value("rocksdb.aggregated-table-properties")
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        // "# data blocks=32259; ...; data block size=...; index block size (user-key? 0,
+        // delta-value? 0)=...; ..."
+        let field = |name: &str| -> u64 {
+            text.split(';')
+                .map(str::trim)
+                .find(|f| f.starts_with(name))
+                .and_then(|f| f.rsplit('=').next())
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        TableFigures {
+            data_blocks: field("# data blocks"),
+            data_bytes: field("data block size"),
+            index_bytes: field("index block size"),
+        }
+    }
+
+    /// RocksDB's counters since the database was opened (its statistics tickers).
+    pub fn reads(&self) -> RocksReads {
+        let text = self.options.get_statistics().unwrap_or_default();
+        let ticker = |name: &str| -> u64 {
+            text.lines()
+                .find_map(|l| {
+                    let rest = l.strip_prefix(name)?.strip_prefix(" COUNT : ")?;
+                    rest.trim().parse().ok()
+                })
+                .unwrap_or(0)
+        };
+        RocksReads {
+            index_block_reads: ticker("rocksdb.block.cache.index.miss"),
+            index_block_hits: ticker("rocksdb.block.cache.index.hit"),
+        }
+    }
+}
+
+/// An SST file's figures as RocksDB reports them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TableFigures {
+    /// Data blocks.
+    pub data_blocks: u64,
+    /// Bytes of the data blocks.
+    pub data_bytes: u64,
+    /// Bytes of the index (all partitions and the top level).
+    pub index_bytes: u64,
+}
+
+/// Per-thread block counts of RocksDB's perf context: blocks read from the file (index and
+/// data together) and their bytes, for the operations between two calls.
+pub struct ThreadReads {
+    context: PerfContext,
+}
+
+impl ThreadReads {
+    /// Turns counting on for this thread.
+    pub fn start() -> ThreadReads {
+        set_perf_stats(PerfStatsLevel::EnableCount);
+        let mut context = PerfContext::default();
+        context.reset();
+        ThreadReads { context }
+    }
+
+    /// Blocks read and their bytes since the last call, then resets.
+    pub fn take(&mut self) -> (u64, u64) {
+        let blocks = self.context.metric(PerfMetric::BlockReadCount);
+        let bytes = self.context.metric(PerfMetric::BlockReadByte);
+        self.context.reset();
+        (blocks, bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[test]
+    fn gets_and_scans_equal_the_records_with_and_without_a_cache() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let map: BTreeMap<Vec<u8>, Vec<u8>> = (0..3000u32)
+            .map(|i| {
+                // Values that do not compress, so that blocks hold few records.
+                let value = (0..100u32)
+                    .map(|j| (i.wrapping_mul(2_654_435_761).wrapping_add(j * 40_503) >> 13) as u8)
+                    .collect();
+                (format!("{:08}", i * 7).into_bytes(), value)
+            })
+            .collect();
+        let records: Vec<Record<'_>> = map
+            .iter()
+            .map(|(k, v)| Record { key: k, value: v })
+            .collect();
+        let db = dir.path().join("db");
+        let mut reads_by_cache = Vec::new();
+        for (i, cache_bytes) in [0u64, 1 << 20].into_iter().enumerate() {
+            let o = RocksKvOptions {
+                block_size: 4096,
+                compression: if cache_bytes == 0 {
+                    Compression::Lz4
+                } else {
+                    Compression::None
+                },
+                cache_bytes,
+                direct: false,
+            };
+            if i == 0 {
+                assert!(RocksKv::build(&records, &db, &o).expect("build") > 0);
+            }
+            let kv = RocksKv::open(&db, &o).expect("open");
+            let mut value = Vec::new();
+            let mut thread = ThreadReads::start();
+            for (k, v) in map.iter().step_by(13) {
+                assert!(kv.get_into(k, &mut value).expect("get"));
+                assert_eq!(&value, v);
+            }
+            let (blocks, bytes) = thread.take();
+            assert!(blocks > 0 && bytes > 0);
+            reads_by_cache.push(blocks);
+            assert!(!kv.get_into(b"00000001", &mut value).expect("get"));
+            let mut got = Vec::new();
+            let n = kv
+                .scan(b"00000100", 50, |k, v| got.push((k.to_vec(), v.to_vec())))
+                .expect("scan");
+            let expected: Vec<_> = map
+                .range(b"00000100".to_vec()..)
+                .take(50)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            assert_eq!(n, 50);
+            assert_eq!(got, expected);
+            assert!(kv.index_memory_bytes() > 0);
+            let t = kv.table_figures();
+            assert!(
+                t.data_blocks > 10 && t.data_bytes > 300_000 && t.index_bytes > 0,
+                "{t:?}"
+            );
+            if cache_bytes > 0 {
+                assert!(kv.reads().index_block_reads > 0, "{:?}", kv.reads());
+            }
+        }
+        // 231 gets over 3000 records: the cache saves most block reads.
+        assert!(
+            reads_by_cache[1] * 2 < reads_by_cache[0],
+            "{reads_by_cache:?}"
+        );
+    }
+}

@@ -1,0 +1,32 @@
+//! lidx over RocksDB, kept out of the core library so that only what needs the `rocksdb`
+//! crate (and the system's RocksDB it links) pays for it.
+//!
+//! - [`kv_table`]: records of a key-value file loaded into RocksDB as one SST file with a
+//!   two-level (partitioned) index, served with or without a block cache: the real system
+//!   beside paper 4's learned layout and Bigtable's SSTable index.
+
+pub mod kv_table;
+
+pub use kv_table::{RocksKv, RocksKvOptions, RocksReads, TableFigures, ThreadReads};
+
+/// What can go wrong talking to RocksDB.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// RocksDB refused an operation.
+    #[error("{}: RocksDB could not {op}: {source}", path.display())]
+    RocksDb {
+        /// The database directory.
+        path: std::path::PathBuf,
+        /// What lidx asked of it.
+        op: &'static str,
+        /// RocksDB's error.
+        #[source]
+        source: rocksdb::Error,
+    },
+    /// lidx's own error (files, parameters).
+    #[error(transparent)]
+    Lidx(#[from] lidx::Error),
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
