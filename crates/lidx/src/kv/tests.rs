@@ -175,6 +175,29 @@ fn one_record_one_block_and_every_block_but_one_empty() {
 }
 
 #[test]
+fn a_huge_value_gets_a_block_of_its_own_in_both_layouts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut map = Map::new();
+    map.insert(b"a".to_vec(), b"small".to_vec());
+    map.insert(b"b".to_vec(), vec![7u8; 1 << 20]);
+    map.insert(b"c".to_vec(), Vec::new());
+    for layout in Layout::ALL {
+        for compression in Compression::ALL {
+            let path = dir.path().join(format!("{layout}-{compression}.kv"));
+            let options = BuildOptions {
+                layout,
+                block_size: 4096,
+                compression,
+                ..BuildOptions::default()
+            };
+            let report = write(&map, &options, &path);
+            assert!(report.data_blocks.max > 1 << 19 || compression == Compression::Lz4);
+            check_against(&map, &path, &[b"b\0".to_vec(), b"bb".to_vec()], 1 << 22, true);
+        }
+    }
+}
+
+#[test]
 fn an_empty_file_answers_nothing() {
     let dir = tempfile::tempdir().expect("temp dir");
     for layout in Layout::ALL {
