@@ -192,7 +192,13 @@ fn a_huge_value_gets_a_block_of_its_own_in_both_layouts() {
             };
             let report = write(&map, &options, &path);
             assert!(report.data_blocks.max > 1 << 19 || compression == Compression::Lz4);
-            check_against(&map, &path, &[b"b\0".to_vec(), b"bb".to_vec()], 1 << 22, true);
+            check_against(
+                &map,
+                &path,
+                &[b"b\0".to_vec(), b"bb".to_vec()],
+                1 << 22,
+                true,
+            );
         }
     }
 }
