@@ -539,6 +539,22 @@ impl KvFile {
         }
     }
 
+    /// The learned layout's block of `key`, `⌊f(x(key)) / τ⌋` held within the blocks; `None`
+    /// for an SSTable or a file of no block.
+    pub fn learned_block(&self, key: &[u8]) -> Option<usize> {
+        match &self.meta {
+            Meta::Learned {
+                keymap,
+                model,
+                offsets,
+            } if offsets.len() > 1 => {
+                let blocks = offsets.len() as u64 - 1;
+                Some(model.block(keymap.map(key), self.footer.block_size, blocks) as usize)
+            }
+            _ => None,
+        }
+    }
+
     /// The learned layout's data block `b` (`b < data_blocks`).
     pub(crate) fn learned_handle(offsets: &[u64], b: usize) -> Handle {
         let (start, end) = (offsets[b], offsets[b + 1]);

@@ -133,21 +133,11 @@ impl<'a> Reader<'a> {
     /// The data block that holds `key` if any block does; `None` when none can.
     fn data_handle(&mut self, key: &[u8]) -> Result<Option<Handle>> {
         let file = self.file;
-        let tau = file.footer().block_size;
         match &file.meta {
-            Meta::Learned {
-                keymap,
-                model,
-                offsets,
-            } => {
-                let blocks = offsets.len() as u64 - 1;
-                if blocks == 0 {
-                    return Ok(None);
-                }
-                let b = model.block(keymap.map(key), tau, blocks) as usize;
-                let h = KvFile::learned_handle(offsets, b);
-                Ok((h.size > 0).then_some(h))
-            }
+            Meta::Learned { offsets, .. } => Ok(file
+                .learned_block(key)
+                .map(|b| KvFile::learned_handle(offsets, b))
+                .filter(|h| h.size > 0)),
             Meta::Sstable { level0 } => {
                 let i = level0.partition_point(|(last, _)| **last < *key);
                 let Some(&(_, ih)) = level0.get(i) else {
@@ -186,7 +176,6 @@ impl<'a> Reader<'a> {
     ) -> Result<usize> {
         let mut left = rows;
         let file = self.file;
-        let tau = file.footer().block_size;
         let mut emit = |block: &Block, left: &mut usize| {
             let start = block.lower_bound(from);
             for i in start..block.len() {
@@ -199,16 +188,11 @@ impl<'a> Reader<'a> {
             }
         };
         match &file.meta {
-            Meta::Learned {
-                keymap,
-                model,
-                offsets,
-            } => {
+            Meta::Learned { offsets, .. } => {
                 let blocks = offsets.len() - 1;
-                if blocks == 0 || rows == 0 {
+                let Some(mut b) = file.learned_block(from).filter(|_| rows > 0) else {
                     return Ok(0);
-                }
-                let mut b = model.block(keymap.map(from), tau, blocks as u64) as usize;
+                };
                 while left > 0 && b < blocks {
                     let h = KvFile::learned_handle(offsets, b);
                     if h.size > 0 {

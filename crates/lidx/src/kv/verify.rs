@@ -99,23 +99,16 @@ pub fn verify(file: &KvFile) -> Result<VerifyReport> {
                     ),
                 ));
             }
-            if let Meta::Learned {
-                keymap,
-                model,
-                offsets,
-            } = &file.meta
+            if let Some(predicted) = file.learned_block(key)
+                && predicted != b
             {
-                let blocks = offsets.len() as u64 - 1;
-                let predicted = model.block(keymap.map(key), footer.block_size, blocks);
-                if predicted != b as u64 {
-                    return Err(file.bad_block(
-                        h,
-                        format!(
-                            "holds key {} that the model places in block {predicted}, not {b}",
-                            display_key(key)
-                        ),
-                    ));
-                }
+                return Err(file.bad_block(
+                    h,
+                    format!(
+                        "holds key {} that the model places in block {predicted}, not {b}",
+                        display_key(key)
+                    ),
+                ));
             }
             previous = Some(key.to_vec());
             report.records += 1;
