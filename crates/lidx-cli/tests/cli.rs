@@ -1944,4 +1944,30 @@ fn kv_bad_inputs_give_one_error_line_and_no_output() {
         &["kv", "info", "good.tsv"],
         &["good.tsv", "not a lidx key-value file"],
     );
+    fails(
+        d,
+        &["kv", "get", "g.kv", "key0001", "--profile", "flash"],
+        &["invalid profile", "'flash'"],
+    );
+    // Under a named profile the answer is the same, and the modelled time is reported.
+    let out = lidx()
+        .current_dir(d)
+        .args([
+            "kv",
+            "get",
+            "g.kv",
+            "key0001",
+            "--profile",
+            "ssd",
+            "--stats",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(out.stdout, format!("{}\n", "v".repeat(200)).into_bytes());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("2 read call(s)") && stderr.contains("ms under the profile"),
+        "{stderr}"
+    );
 }

@@ -10,6 +10,7 @@ use lidx::kv::{
     BlockCache, BuildOptions, Compression, KeyEncoding, KvFile, Layout, ModelKind, Reader,
 };
 use lidx::storage::ReadMode;
+use lidx::storage::profile::{LatencyModel, resolve_profile};
 use lidx_bench::text::human_bytes;
 
 use crate::progress::Context;
@@ -118,6 +119,10 @@ pub struct GetArgs {
     /// Print the blocks the get read on stderr.
     #[arg(long)]
     stats: bool,
+    /// Make each read take as long as this storage would (paper 2): ssd, nfs, hdd (lidx's
+    /// assumptions) or a profile saved by `lidx bench disk`.
+    #[arg(long, value_name = "ssd|nfs|hdd|FILE.json")]
+    profile: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -136,6 +141,10 @@ pub struct ScanArgs {
     /// Print the blocks the scan read on stderr.
     #[arg(long)]
     stats: bool,
+    /// Make each read take as long as this storage would (paper 2): ssd, nfs, hdd (lidx's
+    /// assumptions) or a profile saved by `lidx bench disk`.
+    #[arg(long, value_name = "ssd|nfs|hdd|FILE.json")]
+    profile: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -272,18 +281,34 @@ fn open(path: &Path, direct: bool) -> anyhow::Result<KvFile> {
 fn print_stats(on: bool, reader: &Reader<'_>) {
     if on {
         let s = reader.stats();
+        let modelled = match s.modelled_ns {
+            0 => String::new(),
+            ns => format!(", {:.3} ms under the profile", ns as f64 / 1e6),
+        };
         eprintln!(
-            "read: {} data block(s), {} index block(s), {} read call(s), {} bytes",
+            "read: {} data block(s), {} index block(s), {} read call(s), {} bytes{modelled}",
             s.data_block_reads, s.index_block_reads, s.reads, s.bytes
         );
     }
 }
 
+/// The latency model of `--profile` (its random-read cost), if given.
+fn latency(profile: Option<&str>) -> anyhow::Result<Option<LatencyModel>> {
+    Ok(match profile {
+        Some(p) => Some(LatencyModel {
+            cost: resolve_profile(p)?.random,
+        }),
+        None => None,
+    })
+}
+
 fn get(args: GetArgs) -> anyhow::Result<()> {
+    let model = latency(args.profile.as_deref())?;
     let file = open(&args.file, args.direct)?;
     let key = file.footer().key_encoding.parse(&args.key)?;
     let cache = BlockCache::new(0);
     let mut reader = Reader::new(&file, &cache);
+    reader.set_latency(model);
     let value = reader.get(&key)?;
     print_stats(args.stats, &reader);
     match value {
@@ -302,11 +327,13 @@ fn get(args: GetArgs) -> anyhow::Result<()> {
 }
 
 fn scan(args: ScanArgs) -> anyhow::Result<()> {
+    let model = latency(args.profile.as_deref())?;
     let file = open(&args.file, args.direct)?;
     let encoding = file.footer().key_encoding;
     let from = encoding.parse(&args.from)?;
     let cache = BlockCache::new(0);
     let mut reader = Reader::new(&file, &cache);
+    reader.set_latency(model);
     reader.set_prefetch(true);
     let rows = usize::try_from(args.rows)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

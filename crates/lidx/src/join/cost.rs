@@ -200,43 +200,7 @@ pub fn estimate(shape: &JoinShape, profile: &StorageProfile, cpu: &CpuCosts) -> 
     }
 }
 
-/// The profile this model assumes when none was measured: a SATA-class SSD (100 µs per
-/// random read, 500 MB/s), labelled as an assumption wherever it is used.
-pub fn assumed_ssd() -> StorageProfile {
-    let cost = AffineCost {
-        latency_us: 100.0,
-        bandwidth_mb_s: 500.0,
-    };
-    StorageProfile {
-        version: crate::storage::profile::PROFILE_VERSION,
-        dir: String::new(),
-        device: "assumed SSD (no profile measured)".to_string(),
-        measured_at_unix: 0,
-        file_size: 0,
-        sequential: cost,
-        random: cost,
-        measurements: Vec::new(),
-    }
-}
-
-/// A hard disk this model assumes where none is present, to predict paper 1's HDD figure
-/// (Fig. 8): a 7200 rpm drive at 10 ms per random read (seek and half a turn), 0.2 ms per
-/// sequential read, 150 MB/s, no gain from queued reads. A lidx assumption, labelled as a
-/// prediction wherever it is used.
-pub fn assumed_hdd() -> StorageProfile {
-    StorageProfile {
-        device: "assumed 7200 rpm HDD (prediction, not a measurement)".to_string(),
-        sequential: AffineCost {
-            latency_us: 200.0,
-            bandwidth_mb_s: 150.0,
-        },
-        random: AffineCost {
-            latency_us: 10_000.0,
-            bandwidth_mb_s: 150.0,
-        },
-        ..assumed_ssd()
-    }
-}
+pub use crate::storage::profile::{assumed_hdd, assumed_ssd};
 
 #[cfg(test)]
 mod tests {

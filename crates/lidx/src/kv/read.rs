@@ -11,12 +11,14 @@
 
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::block::{Block, BlockProblem, TRAILER};
 use super::cache::BlockCache;
 use super::file::{Handle, KvFile, Meta};
 use crate::storage::ReadMode;
 use crate::storage::aligned::AlignedBuf;
+use crate::storage::profile::LatencyModel;
 use crate::{Error, Result};
 
 /// What a reader did, summed over the operations since it was made or last reset.
@@ -34,6 +36,8 @@ pub struct OpStats {
     pub cache_hits: u64,
     /// Blocks looked for in the cache and not found.
     pub cache_misses: u64,
+    /// Time the reads took under the reader's latency model, nanoseconds (0 without one).
+    pub modelled_ns: u64,
 }
 
 impl OpStats {
@@ -46,6 +50,7 @@ impl OpStats {
             bytes: self.bytes - earlier.bytes,
             cache_hits: self.cache_hits - earlier.cache_hits,
             cache_misses: self.cache_misses - earlier.cache_misses,
+            modelled_ns: self.modelled_ns - earlier.modelled_ns,
         }
     }
 }
@@ -58,6 +63,7 @@ impl std::ops::AddAssign for OpStats {
         self.bytes += o.bytes;
         self.cache_hits += o.cache_hits;
         self.cache_misses += o.cache_misses;
+        self.modelled_ns += o.modelled_ns;
     }
 }
 
@@ -76,6 +82,7 @@ pub struct Reader<'a> {
     /// A data block read ahead by a scan, by offset.
     prefetched: Option<(u64, Arc<Block>)>,
     stats: OpStats,
+    latency: Option<LatencyModel>,
 }
 
 impl<'a> Reader<'a> {
@@ -88,7 +95,14 @@ impl<'a> Reader<'a> {
             prefetch: false,
             prefetched: None,
             stats: OpStats::default(),
+            latency: None,
         }
+    }
+
+    /// Makes every read from the file take as long as `model` says (none: as long as the
+    /// local file takes); the modelled time is counted in [`OpStats::modelled_ns`].
+    pub fn set_latency(&mut self, model: Option<LatencyModel>) {
+        self.latency = model;
     }
 
     /// Scans read the next data block along with the one they need, in the same read,
@@ -317,6 +331,7 @@ impl<'a> Reader<'a> {
                 (start, (offset - start) as usize, (end - start) as usize)
             }
         };
+        let started = Instant::now();
         let buf = self.buf.get_mut(span);
         let mut got = 0;
         while got < skip + len {
@@ -335,6 +350,10 @@ impl<'a> Reader<'a> {
                 ));
             }
             got += n;
+        }
+        if let Some(model) = self.latency {
+            let modelled = model.finish(started, got as u64);
+            self.stats.modelled_ns += modelled.as_nanos() as u64;
         }
         self.stats.reads += 1;
         self.stats.bytes += got as u64;

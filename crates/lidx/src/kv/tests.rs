@@ -341,3 +341,35 @@ fn a_learned_get_reads_one_data_block_and_no_index_block() {
         assert_eq!(s.index_block_reads, u64::from(layout == Layout::Sstable));
     }
 }
+
+#[test]
+fn a_latency_model_charges_every_read_its_cost_and_never_less() {
+    use crate::storage::profile::{AffineCost, LatencyModel, named_profile};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (path, _) = sample_file(dir.path(), Layout::Sstable);
+    let file = KvFile::open(&path, ReadMode::Buffered).expect("open");
+    let cache = BlockCache::new(0);
+    let mut reader = Reader::new(&file, &cache);
+    let cost = AffineCost {
+        latency_us: 3000.0,
+        bandwidth_mb_s: 50.0,
+    };
+    reader.set_latency(Some(LatencyModel { cost }));
+    let started = std::time::Instant::now();
+    assert!(reader.get(b"key001234").expect("get").is_some());
+    let elapsed = started.elapsed();
+    let s = reader.stats();
+    // An index block and a data block: two reads, each charged latency + bytes / bandwidth.
+    assert_eq!(s.reads, 2);
+    let expected_us = 2.0 * cost.latency_us + s.bytes as f64 / cost.bandwidth_mb_s;
+    assert!(
+        (s.modelled_ns as f64 / 1e3 - expected_us).abs() < 2.0,
+        "{s:?}"
+    );
+    assert!(
+        elapsed.as_nanos() as u64 >= s.modelled_ns,
+        "{elapsed:?} < {s:?}"
+    );
+    assert!(named_profile("nfs").expect("nfs").random.latency_us >= 10_000.0);
+    assert!(named_profile("flash").is_none());
+}

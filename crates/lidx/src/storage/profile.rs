@@ -527,3 +527,125 @@ mod tests {
         assert_eq!(left.len(), 1);
     }
 }
+
+/// The profile lidx assumes when none was measured: a SATA-class SSD (100 µs per random
+/// read, 500 MB/s), labelled as an assumption wherever it is used.
+pub fn assumed_ssd() -> StorageProfile {
+    assumed("assumed SSD (no profile measured)", 100.0, 500.0)
+}
+
+/// A hard disk lidx assumes where none is present, to predict paper 1's HDD figure
+/// (Fig. 8): a 7200 rpm drive at 10 ms per random read (seek and half a turn), 0.2 ms per
+/// sequential read, 150 MB/s, no gain from queued reads. A lidx assumption, labelled as a
+/// prediction wherever it is used.
+pub fn assumed_hdd() -> StorageProfile {
+    StorageProfile {
+        sequential: AffineCost {
+            latency_us: 200.0,
+            bandwidth_mb_s: 150.0,
+        },
+        ..assumed(
+            "assumed 7200 rpm HDD (prediction, not a measurement)",
+            10_000.0,
+            150.0,
+        )
+    }
+}
+
+/// A profile of one affine cost for every read, named `device`.
+fn assumed(device: &str, latency_us: f64, bandwidth_mb_s: f64) -> StorageProfile {
+    let cost = AffineCost {
+        latency_us,
+        bandwidth_mb_s,
+    };
+    StorageProfile {
+        version: PROFILE_VERSION,
+        dir: String::new(),
+        device: device.to_string(),
+        measured_at_unix: 0,
+        file_size: 0,
+        sequential: cost,
+        random: cost,
+        measurements: Vec::new(),
+    }
+}
+
+/// The names [`named_profile`] knows.
+pub const PROFILE_NAMES: [&str; 3] = ["ssd", "nfs", "hdd"];
+
+/// A named profile, for running under storage this machine lacks (paper 2):
+/// - `ssd`: 250 µs + 175 MB/s, the local SSD of paper 2's public code;
+/// - `nfs`: 50 ms + 12 MB/s, the remote NFS of paper 2's public code;
+/// - `hdd`: [`assumed_hdd`]'s random reads.
+///
+/// All three are assumptions, labelled so in their `device` field, not measurements.
+pub fn named_profile(name: &str) -> Option<StorageProfile> {
+    Some(match name {
+        "ssd" => assumed(
+            "paper 2's local SSD: 250 us + 175 MB/s (an assumption, not a measurement)",
+            250.0,
+            175.0,
+        ),
+        "nfs" => assumed(
+            "paper 2's Azure NFS: 50 ms + 12 MB/s (an assumption, not a measurement)",
+            50_000.0,
+            12.0,
+        ),
+        "hdd" => {
+            let hdd = assumed_hdd();
+            StorageProfile {
+                sequential: hdd.random,
+                ..hdd
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// The profile `arg` names: `ssd`, `nfs`, `hdd` ([`named_profile`]) or the path of a
+/// profile saved by `lidx bench disk`.
+pub fn resolve_profile(arg: &str) -> Result<StorageProfile> {
+    match named_profile(arg) {
+        Some(p) => Ok(p),
+        None if !Path::new(arg).exists() => Err(Error::param(
+            "profile",
+            format!(
+                "'{arg}' is none of {} and no such file exists (save one with lidx bench disk --profile FILE)",
+                PROFILE_NAMES.join(", ")
+            ),
+        )),
+        None => StorageProfile::load(Path::new(arg)),
+    }
+}
+
+/// Reads that take as long as a profile says (paper 2 times lookups under storage the
+/// machine lacks): each read is done on the local file, then its thread sleeps until
+/// `latency + bytes / bandwidth` after the read began. Reads on different threads overlap,
+/// as reads in flight on a real device do; none finishes before its modelled cost.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatencyModel {
+    /// The cost of one read.
+    pub cost: AffineCost,
+}
+
+impl LatencyModel {
+    /// The modelled time of a read of `bytes`.
+    pub fn read_time(&self, bytes: u64) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.cost.read_us(bytes).max(0.0) / 1e6)
+    }
+
+    /// Sleeps until `started` plus the modelled time of a read of `bytes`; returns that
+    /// modelled time.
+    pub fn finish(&self, started: std::time::Instant, bytes: u64) -> std::time::Duration {
+        let modelled = self.read_time(bytes);
+        let deadline = started + modelled;
+        // `sleep` may wake early on some platforms: sleep again until the deadline.
+        loop {
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return modelled;
+            }
+            std::thread::sleep(deadline - now);
+        }
+    }
+}
