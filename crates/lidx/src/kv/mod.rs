@@ -16,6 +16,7 @@ pub mod cache;
 pub mod file;
 pub mod input;
 pub mod keymap;
+pub mod layers;
 pub mod line;
 pub mod model;
 pub mod read;

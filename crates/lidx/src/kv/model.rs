@@ -51,12 +51,25 @@ impl ModelKind {
 
 /// One piece: `f(x) = intercept + slope · (x − first_x)` for `x` from `first_x` on.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Piece {
-    first_x: u64,
+pub(crate) struct Piece {
+    pub(crate) first_x: u64,
     /// `S` of the piece's first record: the least the piece predicts.
-    floor: u64,
-    slope: f64,
-    intercept: f64,
+    pub(crate) floor: u64,
+    pub(crate) slope: f64,
+    pub(crate) intercept: f64,
+}
+
+impl Piece {
+    /// The piece's prediction at `x`, held between its floor and `ceiling` (the next
+    /// piece's floor, if any).
+    pub(crate) fn eval(&self, x: u64, ceiling: Option<u64>) -> f64 {
+        let raw = self.intercept + self.slope * x.saturating_sub(self.first_x) as f64;
+        let lo = self.floor as f64;
+        match ceiling {
+            Some(hi) => raw.clamp(lo, (hi as f64).max(lo)),
+            None => raw.max(lo),
+        }
+    }
 }
 
 /// A monotone piecewise-linear model of the bytes before a mapped key.
@@ -132,13 +145,12 @@ impl BlockModel {
             .pieces
             .partition_point(|p| p.first_x <= x)
             .saturating_sub(1);
-        let p = &self.pieces[j];
-        let raw = p.intercept + p.slope * x.saturating_sub(p.first_x) as f64;
-        let lo = p.floor as f64;
-        match self.pieces.get(j + 1) {
-            Some(next) => raw.clamp(lo, (next.floor as f64).max(lo)),
-            None => raw.max(lo),
-        }
+        self.pieces[j].eval(x, self.pieces.get(j + 1).map(|n| n.floor))
+    }
+
+    /// The pieces, in increasing first key.
+    pub(crate) fn parts(&self) -> &[Piece] {
+        &self.pieces
     }
 
     /// The block of mapped key `x` among `blocks` blocks of `tau` bytes: `⌊f(x) / τ⌋`
