@@ -1971,3 +1971,86 @@ fn kv_bad_inputs_give_one_error_line_and_no_output() {
         "{stderr}"
     );
 }
+
+/// `lidx kv build --layout tuned --profile P` prints its choice beside the runners-up, and
+/// the file answers gets and scans; `info` prints `layers: N` and each layer's error and
+/// bytes.
+#[test]
+fn kv_tuned_layout_is_tuned_to_a_profile_and_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "kv",
+            "gen",
+            "--rows",
+            "5000",
+            "--value-size",
+            "50",
+            "--out",
+            "r.tsv",
+        ],
+    );
+    let tsv = std::fs::read_to_string(d.join("r.tsv")).unwrap();
+    let mut records: Vec<(&str, &str)> = tsv.lines().map(|l| l.split_once('\t').unwrap()).collect();
+    records.sort();
+    for profile in ["ssd", "nfs"] {
+        let file = format!("{profile}.kv");
+        let out = ok(
+            d,
+            &[
+                "kv",
+                "build",
+                "--input",
+                "r.tsv",
+                "--layout",
+                "tuned",
+                "--block-size",
+                "1KiB",
+                "--profile",
+                profile,
+                "--out",
+                &file,
+            ],
+        );
+        assert!(out.contains("chosen    L = "), "{out}");
+        assert!(out.contains("runner-up"), "{out}");
+        for (k, v) in records.iter().step_by(331) {
+            assert_eq!(ok(d, &["kv", "get", &file, k]), format!("{v}\n"));
+        }
+        let (from, _) = records[4990];
+        let expected: String = records[4990..]
+            .iter()
+            .map(|(k, v)| format!("{k}\t{v}\n"))
+            .collect();
+        assert_eq!(
+            ok(d, &["kv", "scan", &file, from, "--rows", "100"]),
+            expected
+        );
+        let info = ok(d, &["kv", "info", &file]);
+        let layers: usize = info
+            .lines()
+            .find_map(|l| l.strip_prefix("layers: "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((1..=4).contains(&layers), "{info}");
+        assert!(info.contains("layer 1: error "), "{info}");
+        assert!(ok(d, &["kv", "verify", &file]).contains("ok (5000 records"));
+    }
+    fails(
+        d,
+        &[
+            "kv",
+            "build",
+            "--input",
+            "r.tsv",
+            "--profile",
+            "nfs",
+            "--out",
+            "x.kv",
+        ],
+        &["--layout tuned"],
+    );
+}

@@ -66,7 +66,8 @@ pub struct BuildArgs {
     format: Option<InputFormat>,
     /// learned: a monotone model of each key's byte offset decides its block, and finds
     /// it again with no key stored (paper 4); sstable: blocks filled to the block size,
-    /// found through a two-level index of each block's last key (Bigtable's).
+    /// found through a two-level index of each block's last key (Bigtable's); tuned: pages
+    /// of the block size under layers of models on storage, tuned to --profile (paper 2).
     #[arg(long, default_value = "learned")]
     layout: Layout,
     /// Target block size τ (of uncompressed blocks).
@@ -89,6 +90,10 @@ pub struct BuildArgs {
     /// (strings, as the paper's keys).
     #[arg(long, default_value = "u64-be")]
     key_encoding: KeyEncoding,
+    /// The storage the tuned layout is tuned for (paper 2): ssd, nfs, hdd (lidx's
+    /// assumptions) or a profile saved by `lidx bench disk` [default: ssd].
+    #[arg(long, value_name = "ssd|nfs|hdd|FILE.json")]
+    profile: Option<String>,
     /// Output key-value file.
     #[arg(long, short, value_name = "FILE.kv")]
     out: PathBuf,
@@ -212,7 +217,14 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         epsilon: args.epsilon,
         leaves: args.leaves.map(usize::try_from).transpose()?,
         key_encoding: args.key_encoding,
+        profile: match &args.profile {
+            Some(p) => Some(resolve_profile(p)?.random),
+            None => None,
+        },
     };
+    if options.profile.is_some() && args.layout != Layout::Tuned {
+        anyhow::bail!("--profile tunes the tuned layout; give --layout tuned");
+    }
     options.check()?;
     let ctx = &Context {
         quiet: ctx.quiet || args.json,
@@ -264,6 +276,32 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
             report.index_blocks,
             human_bytes(report.index_disk_bytes)
         ),
+        Layout::Tuned => {
+            if let Some(t) = &report.tuned {
+                say!(
+                    "tuned for reads of {:.0} us + bytes / {:.0} MB/s: pages of {}, {} structures sketched",
+                    t.cost.latency_us,
+                    t.cost.bandwidth_mb_s,
+                    human_bytes(t.page_size),
+                    t.sketched
+                );
+                for (i, c) in t.candidates.iter().enumerate() {
+                    let layers: Vec<String> = c
+                        .deltas
+                        .iter()
+                        .zip(&c.bytes)
+                        .map(|(d, b)| format!("Δ {} / {}", human_bytes(*d), human_bytes(*b)))
+                        .collect();
+                    say!(
+                        "  {} L = {}: predicted cold lookup {:.3} ms; layers (error / bytes, layer 1 first): {}",
+                        if i == 0 { "chosen   " } else { "runner-up" },
+                        c.deltas.len(),
+                        c.cost_us / 1e3,
+                        layers.join(", ")
+                    );
+                }
+            }
+        }
     }
     say!("file: {}", human_bytes(report.file_bytes));
     Ok(())
@@ -375,6 +413,23 @@ fn info(args: FileArgs) -> anyhow::Result<()> {
             l.prefix_bytes
         );
     }
+    if let Some((layers, cost)) = file.tuned() {
+        say!("layers: {}", layers.len());
+        for (i, l) in layers.iter().enumerate() {
+            say!(
+                "layer {}: error {} bytes, {} bytes ({} pieces)",
+                i + 1,
+                l.delta,
+                l.bytes(),
+                l.pieces
+            );
+        }
+        say!(
+            "tuned for: {:.0} us + bytes / {:.0} MB/s per read",
+            cost.latency_us,
+            cost.bandwidth_mb_s
+        );
+    }
     say!("records: {}", f.records);
     say!("key encoding: {}", f.key_encoding);
     say!(
@@ -393,11 +448,19 @@ fn info(args: FileArgs) -> anyhow::Result<()> {
         b.max
     );
     say!("index in memory: {} bytes", info.index_memory_bytes);
-    say!(
-        "index on disk: {} bytes ({} level-1 index block(s))",
-        info.index_disk_bytes,
-        info.index_blocks
-    );
+    match f.layout {
+        Layout::Sstable => say!(
+            "index on disk: {} bytes ({} level-1 index block(s))",
+            info.index_disk_bytes,
+            info.index_blocks
+        ),
+        Layout::Tuned => say!(
+            "index on disk: {} bytes ({} layer piece(s))",
+            info.index_disk_bytes,
+            info.index_blocks
+        ),
+        Layout::Learned => say!("index on disk: {} bytes", info.index_disk_bytes),
+    }
     Ok(())
 }
 
@@ -408,13 +471,17 @@ fn verify(args: FileArgs) -> anyhow::Result<()> {
         say!("{}", serde_json::to_string(&report)?);
         return Ok(());
     }
+    let index = match file.footer().layout {
+        Layout::Learned => "no index block".to_string(),
+        Layout::Sstable => format!("{} index block(s)", report.index_blocks),
+        Layout::Tuned => format!("{} layer piece(s)", report.index_blocks),
+    };
     say!(
-        "{}: ok ({} records in {} data block(s), {} empty, {} index block(s); every checksum, the key order and the index checked)",
+        "{}: ok ({} records in {} data block(s), {} empty, {index}; every checksum, the key order and the index checked)",
         args.file.display(),
         report.records,
         report.data_blocks,
         report.empty_blocks,
-        report.index_blocks
     );
     Ok(())
 }

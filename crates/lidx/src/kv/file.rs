@@ -13,10 +13,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::block::{Compression, TRAILER};
 use super::keymap::KeyMap;
+use super::layers::{Layer, STORED_PIECE};
 use super::model::BlockModel;
 use crate::files::{open_regular, reopen};
 use crate::index::codec::{Decoder, Encoder, invalid};
 use crate::storage::ReadMode;
+use crate::storage::profile::AffineCost;
 use crate::{Error, FormatError, Result};
 
 /// The footer's first 8 bytes.
@@ -37,11 +39,15 @@ pub enum Layout {
     /// Bigtable's classic SSTable: blocks filled to τ, a two-level index of each block's
     /// last key (level 1 in index blocks in the file, level 0 in memory).
     Sstable,
+    /// Paper 2's layered index (AirIndex): fixed-size pages, and layers of models on
+    /// storage each predicting byte offsets in the one below, tuned to a storage profile.
+    Tuned,
 }
 
 crate::names::name_table!(Layout, "layout", [
     Learned => "learned",
     Sstable => "sstable",
+    Tuned => "tuned",
 ]);
 
 /// How keys were written, so that commands read and print them the user's way.
@@ -195,6 +201,7 @@ impl Footer {
         e.u8(match self.layout {
             Layout::Learned => 1,
             Layout::Sstable => 2,
+            Layout::Tuned => 3,
         });
         e.u8(self.key_encoding.tag());
         e.u8(self.compression.tag());
@@ -243,7 +250,14 @@ impl Footer {
         let layout = match d.u8()? {
             1 => Layout::Learned,
             2 => Layout::Sstable,
-            t => return Err(invalid("layout", t.into(), "1 (learned) or 2 (sstable)")),
+            3 => Layout::Tuned,
+            t => {
+                return Err(invalid(
+                    "layout",
+                    t.into(),
+                    "1 (learned), 2 (sstable) or 3 (tuned)",
+                ));
+            }
         };
         let key_encoding = match d.u8()? {
             0 => KeyEncoding::Bytes,
@@ -304,6 +318,45 @@ pub(crate) enum Meta {
     /// The SSTable layout's level 0: the last key of each level-1 index block, in
     /// increasing order, and where that block lies.
     Sstable { level0: Vec<(Box<[u8]>, Handle)> },
+    /// The tuned layout: the key map, where each layer lies (layer 1 first; its pieces
+    /// follow the data pages, layer after layer) and the profile it was tuned for.
+    Tuned {
+        keymap: KeyMap,
+        layers: Vec<LayerPlace>,
+        cost: AffineCost,
+    },
+}
+
+/// Where a layer of the tuned layout lies and how it reads the layer below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerPlace {
+    /// Byte offset of its first stored piece.
+    pub offset: u64,
+    /// Stored pieces.
+    pub pieces: u64,
+    /// Its error bound Δ in bytes.
+    pub delta: u64,
+    /// Bytes of a unit of the layer below (the page size, or a stored piece).
+    pub unit: u64,
+    /// Units in the layer below.
+    pub units_below: u64,
+}
+
+impl LayerPlace {
+    /// The layer's window rule, without its pieces.
+    pub(crate) fn shape(&self) -> Layer {
+        Layer {
+            pieces: Vec::new(),
+            delta: self.delta,
+            unit: self.unit,
+            units_below: self.units_below,
+        }
+    }
+
+    /// Bytes of the layer.
+    pub fn bytes(&self) -> u64 {
+        self.pieces * STORED_PIECE
+    }
 }
 
 impl Meta {
@@ -328,6 +381,22 @@ impl Meta {
                     Encoder(out).u64(key.len() as u64);
                     out.extend_from_slice(key);
                     handle.encode(out);
+                }
+            }
+            Meta::Tuned {
+                keymap,
+                layers,
+                cost,
+            } => {
+                keymap.encode(out);
+                let mut e = Encoder(out);
+                e.f64(cost.latency_us);
+                e.f64(cost.bandwidth_mb_s);
+                e.u64(layers.len() as u64);
+                for l in layers {
+                    for v in [l.offset, l.pieces, l.delta, l.unit, l.units_below] {
+                        e.u64(v);
+                    }
                 }
             }
         }
@@ -408,6 +477,66 @@ impl Meta {
                     });
                 }
                 Meta::Sstable { level0 }
+            }
+            Layout::Tuned => {
+                let keymap = KeyMap::decode(&mut d)?;
+                let cost = AffineCost {
+                    latency_us: d.f64()?,
+                    bandwidth_mb_s: d.f64()?,
+                };
+                let n = d.count(40)?;
+                let mut layers: Vec<LayerPlace> = Vec::with_capacity(n);
+                let mut next = footer.data_bytes;
+                for i in 0..n {
+                    let l = LayerPlace {
+                        offset: d.u64()?,
+                        pieces: d.u64()?,
+                        delta: d.u64()?,
+                        unit: d.u64()?,
+                        units_below: d.u64()?,
+                    };
+                    let (unit, below) = match layers.last() {
+                        None => (footer.block_size, footer.data_blocks),
+                        Some(prev) => (STORED_PIECE, prev.pieces),
+                    };
+                    let fits = l.offset == next
+                        && l.pieces >= 1
+                        && l.unit == unit
+                        && l.units_below == below
+                        && l.delta <= 1 << 60;
+                    if !fits {
+                        return Err(invalid(
+                            "layer",
+                            i as u64,
+                            "layers one after another from the end of the pages, each over the one below",
+                        ));
+                    }
+                    next = l
+                        .pieces
+                        .checked_mul(STORED_PIECE)
+                        .and_then(|b| b.checked_add(next))
+                        .ok_or_else(|| invalid("layer pieces", l.pieces, "within the file"))?;
+                    layers.push(l);
+                }
+                if next != footer.meta_offset || (layers.is_empty() != (footer.data_blocks == 0)) {
+                    return Err(FormatError::HeaderDisagrees {
+                        field: "meta offset",
+                        header: footer.meta_offset,
+                        data: next,
+                    });
+                }
+                if footer.data_blocks.checked_mul(footer.block_size) != Some(footer.data_bytes) {
+                    return Err(invalid(
+                        "data bytes",
+                        footer.data_bytes,
+                        "pages times the page size",
+                    ));
+                }
+                Meta::Tuned {
+                    keymap,
+                    layers,
+                    cost,
+                }
             }
         };
         d.finish()?;
@@ -511,6 +640,7 @@ impl KvFile {
                 .iter()
                 .map(|(k, _)| k.len() as u64 + Handle::BYTES as u64)
                 .sum(),
+            Meta::Tuned { keymap, layers, .. } => keymap.size_in_bytes() + 40 * layers.len() as u64,
         }
     }
 
@@ -524,6 +654,7 @@ impl KvFile {
         match &self.meta {
             Meta::Learned { .. } => 0,
             Meta::Sstable { level0 } => level0.len() as u64,
+            Meta::Tuned { layers, .. } => layers.iter().map(|l| l.pieces).sum(),
         }
     }
 
@@ -535,7 +666,15 @@ impl KvFile {
                 model,
                 offsets,
             } => Some((keymap, model, offsets)),
-            Meta::Sstable { .. } => None,
+            _ => None,
+        }
+    }
+
+    /// The tuned layout's layers (layer 1 first) and the profile cost it was tuned for.
+    pub fn tuned(&self) -> Option<(&[LayerPlace], AffineCost)> {
+        match &self.meta {
+            Meta::Tuned { layers, cost, .. } => Some((layers, *cost)),
+            _ => None,
         }
     }
 

@@ -28,8 +28,9 @@ use crate::Result;
 use crate::storage::profile::AffineCost;
 
 /// Bytes of a stored piece: first key, floor, ceiling (the next piece's floor, or
-/// `u64::MAX`), slope and intercept.
-pub const STORED_PIECE: u64 = 40;
+/// `u64::MAX`), slope and intercept, then the CRC32C of those 40 bytes, so that any window
+/// of pieces a lookup reads is checked on its own.
+pub const STORED_PIECE: u64 = 44;
 
 /// The most layers the tuner tries.
 pub const MAX_LAYERS: usize = 4;
@@ -92,11 +93,17 @@ impl StoredPiece {
         out.extend_from_slice(&self.ceiling.to_le_bytes());
         out.extend_from_slice(&self.slope.to_bits().to_le_bytes());
         out.extend_from_slice(&self.intercept.to_bits().to_le_bytes());
+        let crc = crc32c::crc32c(&out[out.len() - 40..]);
+        out.extend_from_slice(&crc.to_le_bytes());
     }
 
-    /// Reads a piece written by [`encode`](Self::encode) (`None` for fewer bytes, or a
-    /// slope or intercept that is not a finite number, or a negative slope).
+    /// Reads a piece written by [`encode`](Self::encode) (`None` for fewer bytes, a wrong
+    /// CRC, a slope or intercept that is not a finite number, or a negative slope).
     pub fn decode(bytes: &[u8]) -> Option<StoredPiece> {
+        let crc = u32::from_le_bytes(bytes.get(40..44)?.try_into().ok()?);
+        if crc32c::crc32c(bytes.get(..40)?) != crc {
+            return None;
+        }
         let word = |i: usize| -> Option<u64> {
             Some(u64::from_le_bytes(
                 bytes.get(8 * i..8 * i + 8)?.try_into().ok()?,
@@ -203,7 +210,7 @@ pub fn lookup_cost_us(index: &Layered, cost: &AffineCost) -> f64 {
 }
 
 /// What the tuner considered for one number of layers.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Candidate {
     /// The layers' errors, Δ₁ first.
     pub deltas: Vec<u64>,

@@ -16,6 +16,7 @@ use std::time::Instant;
 use super::block::{Block, BlockProblem, TRAILER};
 use super::cache::BlockCache;
 use super::file::{Handle, KvFile, Meta};
+use super::layers::{STORED_PIECE, StoredPiece};
 use crate::storage::ReadMode;
 use crate::storage::aligned::AlignedBuf;
 use crate::storage::profile::LatencyModel;
@@ -125,6 +126,18 @@ impl<'a> Reader<'a> {
     /// The value of `key` into `value` (cleared first); `false` when the file lacks it.
     pub fn get_into(&mut self, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
         value.clear();
+        if let Meta::Tuned { .. } = &self.file.meta {
+            let Some((_, page)) = self.tuned_page(key)? else {
+                return Ok(false);
+            };
+            return Ok(match page.get(key) {
+                Some(v) => {
+                    value.extend_from_slice(v);
+                    true
+                }
+                None => false,
+            });
+        }
         let Some(handle) = self.data_handle(key)? else {
             return Ok(false);
         };
@@ -166,7 +179,88 @@ impl<'a> Reader<'a> {
                 }
                 self.entry_handle(&index, ih, j).map(Some)
             }
+            Meta::Tuned { .. } => Err(Error::misuse(
+                "kv::Reader::data_handle",
+                "the tuned layout finds pages through its layers",
+            )),
         }
+    }
+
+    /// The tuned layout's page that holds `key` if any does, and its number: the root read
+    /// whole, a window of each layer below it, then the window of pages, of which the last
+    /// whose first key is at most `key`.
+    fn tuned_page(&mut self, key: &[u8]) -> Result<Option<(u64, Block)>> {
+        let file = self.file;
+        let Meta::Tuned { keymap, layers, .. } = &file.meta else {
+            return Ok(None);
+        };
+        let Some(root) = layers.last() else {
+            return Ok(None);
+        };
+        let x = keymap.map(key);
+        let pieces = self.read_pieces(root.offset, root.pieces)?;
+        let mut piece = pieces[pieces.partition_point(|p| p.first_x <= x).saturating_sub(1)];
+        for i in (0..layers.len()).rev() {
+            let shape = layers[i].shape();
+            let start = shape.window_start(piece.predict(x));
+            let n = shape.window_units();
+            if i == 0 {
+                let page_size = file.footer().block_size;
+                let pages = self.read_pages(start, n)?;
+                let within = pages.partition_point(|b| b.key(0) <= key).saturating_sub(1);
+                return Ok(pages
+                    .into_iter()
+                    .nth(within)
+                    .map(|b| (start + within as u64, b))
+                    .filter(|_| page_size > 0));
+            }
+            let below = &layers[i - 1];
+            let window = self.read_pieces(below.offset + start * STORED_PIECE, n)?;
+            piece = window[window.partition_point(|p| p.first_x <= x).saturating_sub(1)];
+        }
+        Ok(None)
+    }
+
+    /// Reads and checks `n` (at least 1) stored pieces from `offset` (for checks of the
+    /// whole file).
+    pub(crate) fn read_pieces_at(&mut self, offset: u64, n: u64) -> Result<Vec<StoredPiece>> {
+        self.read_pieces(offset, n)
+    }
+
+    /// Reads and checks `n` (at least 1) stored pieces from `offset`.
+    fn read_pieces(&mut self, offset: u64, n: u64) -> Result<Vec<StoredPiece>> {
+        let file = self.file;
+        let bytes = self.read(offset, n * STORED_PIECE, Kind::Index, 1)?;
+        let pieces: Option<Vec<StoredPiece>> = bytes
+            .chunks_exact(STORED_PIECE as usize)
+            .map(StoredPiece::decode)
+            .collect();
+        match pieces {
+            Some(p) if !p.is_empty() => Ok(p),
+            _ => Err(file.bad_block(
+                Handle {
+                    offset,
+                    size: n * STORED_PIECE,
+                },
+                "holds a layer piece that fails its checksum or does not decode".into(),
+            )),
+        }
+    }
+
+    /// Reads and decodes `n` pages of the tuned layout from page `start`, in one read.
+    pub(crate) fn read_pages(&mut self, start: u64, n: u64) -> Result<Vec<Block>> {
+        let file = self.file;
+        let page = file.footer().block_size;
+        let bytes = self.read(start * page, n * page, Kind::Data, n)?;
+        let mut out = Vec::with_capacity(n as usize);
+        for (i, raw) in bytes.chunks_exact(page as usize).enumerate() {
+            let h = Handle {
+                offset: (start + i as u64) * page,
+                size: page,
+            };
+            out.push(open_page(raw).map_err(|p| problem(file, h, p))?);
+        }
+        Ok(out)
     }
 
     /// Entry `j`'s data block handle in level-1 block `index` (at `ih`), checked.
@@ -236,6 +330,24 @@ impl<'a> Reader<'a> {
                     i += 1;
                 }
             }
+            Meta::Tuned { .. } => {
+                if rows == 0 {
+                    return Ok(0);
+                }
+                let Some((mut p, first)) = self.tuned_page(from)? else {
+                    return Ok(0);
+                };
+                emit(&first, &mut left);
+                let pages = file.footer().data_blocks;
+                p += 1;
+                while left > 0 && p < pages {
+                    let n = if self.prefetch { 2.min(pages - p) } else { 1 };
+                    for page in self.read_pages(p, n)? {
+                        emit(&page, &mut left);
+                    }
+                    p += n;
+                }
+            }
         }
         Ok(rows - left)
     }
@@ -254,6 +366,15 @@ impl<'a> Reader<'a> {
                     out.extend(self.entry_handles(&index, ih)?);
                 }
                 Ok(out)
+            }
+            Meta::Tuned { .. } => {
+                let page = file.footer().block_size;
+                Ok((0..file.footer().data_blocks)
+                    .map(|p| Handle {
+                        offset: p * page,
+                        size: page,
+                    })
+                    .collect())
             }
         }
     }
@@ -363,6 +484,27 @@ impl<'a> Reader<'a> {
         }
         Ok(&self.buf.get(skip + len)[skip..])
     }
+}
+
+/// A page of the tuned layout: a sealed block, zeros, and the sealed block's length as a
+/// `u32` in the last 4 bytes.
+pub(crate) fn open_page(page: &[u8]) -> Result<Block, BlockProblem> {
+    let malformed = BlockProblem::Malformed;
+    let (body, len) = page
+        .split_last_chunk::<4>()
+        .ok_or(malformed("a page shorter than its length"))?;
+    let len = u32::from_le_bytes(*len) as usize;
+    let (sealed, padding) = body
+        .split_at_checked(len)
+        .ok_or(malformed("a page's block longer than the page"))?;
+    if padding.iter().any(|&b| b != 0) {
+        return Err(malformed("non-zero bytes after a page's block"));
+    }
+    let block = Block::open(sealed)?;
+    if block.is_empty() {
+        return Err(malformed("a page with no record"));
+    }
+    Ok(block)
 }
 
 fn problem(file: &KvFile, h: Handle, p: BlockProblem) -> Error {

@@ -92,9 +92,11 @@ fn options_strategy() -> impl Strategy<Value = BuildOptions> {
         prop::sample::select(ModelKind::ALL.to_vec()),
         prop::option::of(1u64..5000),
         prop::option::of(1usize..8),
+        // The tuned layout under an NFS-like and a very fast device, or the default.
+        prop::sample::select(vec![None, Some((50_000.0, 12.0)), Some((20.0, 3000.0))]),
     )
         .prop_map(
-            |(layout, block_size, compression, model, epsilon, leaves)| BuildOptions {
+            |(layout, block_size, compression, model, epsilon, leaves, profile)| BuildOptions {
                 layout,
                 block_size,
                 compression,
@@ -102,6 +104,12 @@ fn options_strategy() -> impl Strategy<Value = BuildOptions> {
                 epsilon,
                 leaves,
                 key_encoding: KeyEncoding::Bytes,
+                profile: profile.map(|(latency_us, bandwidth_mb_s)| {
+                    crate::storage::profile::AffineCost {
+                        latency_us,
+                        bandwidth_mb_s,
+                    }
+                }),
             },
         )
 }
@@ -330,7 +338,7 @@ fn the_cache_keeps_to_its_budget_and_counts() {
 #[test]
 fn a_learned_get_reads_one_data_block_and_no_index_block() {
     let dir = tempfile::tempdir().expect("temp dir");
-    for layout in Layout::ALL {
+    for layout in [Layout::Learned, Layout::Sstable] {
         let (path, _) = sample_file(dir.path(), layout);
         let file = KvFile::open(&path, ReadMode::Buffered).expect("open");
         let cache = BlockCache::new(0);
@@ -339,6 +347,47 @@ fn a_learned_get_reads_one_data_block_and_no_index_block() {
         let s = reader.stats();
         assert_eq!(s.data_block_reads, 1);
         assert_eq!(s.index_block_reads, u64::from(layout == Layout::Sstable));
+    }
+}
+
+#[test]
+fn a_tuned_get_reads_what_the_tuner_costs_under_its_profile() {
+    use crate::storage::profile::{LatencyModel, named_profile};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let map: Map = (0..20_000u32)
+        .map(|i| (format!("key{:08}", i * 37).into_bytes(), vec![b'v'; 100]))
+        .collect();
+    for name in ["ssd", "nfs"] {
+        let cost = named_profile(name).expect("named").random;
+        let path = dir.path().join(format!("{name}.kv"));
+        let options = BuildOptions {
+            layout: Layout::Tuned,
+            block_size: 4096,
+            profile: Some(cost),
+            ..BuildOptions::default()
+        };
+        let report = write(&map, &options, &path);
+        let tuned = report.tuned.expect("a tuned report");
+        let chosen = &tuned.candidates[0];
+        let file = KvFile::open(&path, ReadMode::Buffered).expect("open");
+        let (layers, _) = file.tuned().expect("tuned");
+        assert_eq!(layers.len(), chosen.deltas.len());
+        let cache = BlockCache::new(0);
+        let mut reader = Reader::new(&file, &cache);
+        reader.set_latency(Some(LatencyModel { cost }));
+        for (k, v) in map.iter().step_by(997) {
+            let before = reader.stats();
+            assert_eq!(reader.get(k).expect("get").as_ref(), Some(v));
+            let s = reader.stats().since(&before);
+            // The root and one window per layer, then the pages: as the tuner costed it.
+            assert_eq!(s.index_block_reads, layers.len() as u64);
+            assert_eq!(s.reads, layers.len() as u64 + 1);
+            let modelled_us = s.modelled_ns as f64 / 1e3;
+            assert!(
+                (modelled_us - chosen.cost_us).abs() < 0.01 * chosen.cost_us,
+                "{name}: {modelled_us} against {chosen:?}"
+            );
+        }
     }
 }
 

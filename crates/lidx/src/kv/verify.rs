@@ -6,7 +6,8 @@
 
 use super::block::Block;
 use super::cache::BlockCache;
-use super::file::{Footer, Handle, KvFile, Meta, display_key};
+use super::file::{Footer, Handle, KvFile, LayerPlace, Meta, display_key};
+use super::layers::{Layered, lookup_in_memory};
 use super::model::ModelKind;
 use super::read::Reader;
 use super::write::BlockSizes;
@@ -21,7 +22,7 @@ pub struct VerifyReport {
     pub data_blocks: u64,
     /// Of which empty.
     pub empty_blocks: u64,
-    /// Level-1 index blocks read.
+    /// Level-1 index blocks (SSTable) or layer pieces (tuned) read.
     pub index_blocks: u64,
 }
 
@@ -33,6 +34,9 @@ pub fn verify(file: &KvFile) -> Result<VerifyReport> {
     // Each data block's handle and, for an SSTable, the last key its level-1 entry names.
     let mut handles: Vec<(Handle, Option<Vec<u8>>)> = Vec::new();
     match &file.meta {
+        Meta::Tuned { keymap, layers, .. } => {
+            return verify_tuned(file, &mut reader, keymap, layers);
+        }
         Meta::Learned { .. } => {
             handles.extend(reader.data_handles()?.into_iter().map(|h| (h, None)));
         }
@@ -135,6 +139,75 @@ pub fn verify(file: &KvFile) -> Result<VerifyReport> {
                 data: expected_offset,
             },
         ));
+    }
+    if report.records != footer.records {
+        return Err(Error::format(
+            file.path(),
+            FormatError::HeaderDisagrees {
+                field: "records",
+                header: footer.records,
+                data: report.records,
+            },
+        ));
+    }
+    Ok(report)
+}
+
+/// The tuned layout: every page in key order, every layer's pieces checked, and the layers
+/// finding every page's first key where it is.
+fn verify_tuned(
+    file: &KvFile,
+    reader: &mut Reader<'_>,
+    keymap: &super::KeyMap,
+    places: &[LayerPlace],
+) -> Result<VerifyReport> {
+    let footer = file.footer();
+    let mut report = VerifyReport {
+        data_blocks: footer.data_blocks,
+        index_blocks: places.iter().map(|l| l.pieces).sum(),
+        ..VerifyReport::default()
+    };
+    let mut firsts = Vec::with_capacity(footer.data_blocks as usize);
+    let mut previous: Option<Vec<u8>> = None;
+    for p in 0..footer.data_blocks {
+        let page = reader.read_pages(p, 1)?.remove(0);
+        firsts.push(keymap.map(page.key(0)));
+        for i in 0..page.len() {
+            let key = page.key(i);
+            if previous.as_deref().is_some_and(|prev| prev >= key) {
+                return Err(file.bad_block(
+                    Handle {
+                        offset: p * footer.block_size,
+                        size: footer.block_size,
+                    },
+                    format!("holds key {} out of order", display_key(key)),
+                ));
+            }
+            previous = Some(key.to_vec());
+            report.records += 1;
+        }
+    }
+    let mut layers = Vec::with_capacity(places.len());
+    for l in places {
+        let mut layer = l.shape();
+        layer.pieces = reader.read_pieces_at(l.offset, l.pieces)?;
+        layers.push(layer);
+    }
+    let index = Layered {
+        page_size: footer.block_size,
+        layers,
+    };
+    for (p, &x) in firsts.iter().enumerate() {
+        let want = firsts.partition_point(|&f| f <= x).saturating_sub(1) as u64;
+        let (found, _) = lookup_in_memory(&index, &firsts, x);
+        if found != want {
+            return Err(Error::format(
+                file.path(),
+                FormatError::Inconsistent(format!(
+                    "the layers lead the first key of page {p} to page {found}, not {want}"
+                )),
+            ));
+        }
     }
     if report.records != footer.records {
         return Err(Error::format(

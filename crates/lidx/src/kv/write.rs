@@ -10,11 +10,13 @@
 
 use std::path::Path;
 
-use super::block::{BlockBuilder, Compression, MAX_KEY, record_bytes};
-use super::file::{Footer, Handle, KeyEncoding, Layout, Meta, display_key};
+use super::block::{BlockBuilder, Compression, MAX_KEY, TRAILER, record_bytes};
+use super::file::{Footer, Handle, KeyEncoding, LayerPlace, Layout, Meta, display_key};
 use super::keymap::KeyMap;
+use super::layers::{Candidate, tune};
 use super::model::{BlockModel, ModelKind};
 use crate::files::AtomicFile;
+use crate::storage::profile::{AffineCost, named_profile};
 use crate::{Error, Result};
 
 /// One record to write: a key and its value, borrowed.
@@ -48,6 +50,9 @@ pub struct BuildOptions {
     pub leaves: Option<usize>,
     /// How keys were written (recorded in the footer for the commands that read them).
     pub key_encoding: KeyEncoding,
+    /// The tuned layout's storage: the cost of a read it is tuned for (default: the `ssd`
+    /// profile's).
+    pub profile: Option<AffineCost>,
 }
 
 impl Default for BuildOptions {
@@ -60,6 +65,7 @@ impl Default for BuildOptions {
             epsilon: None,
             leaves: None,
             key_encoding: KeyEncoding::Bytes,
+            profile: None,
         }
     }
 }
@@ -122,6 +128,21 @@ pub struct BuildReport {
     pub model_pieces: u64,
     /// Character positions the key map reads (0 for the SSTable layout).
     pub key_positions: u64,
+    /// What the tuner chose, and the best structure it found for each number of layers.
+    pub tuned: Option<TunedReport>,
+}
+
+/// The tuned layout's choice.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct TunedReport {
+    /// The read cost it was tuned for.
+    pub cost: AffineCost,
+    /// Bytes of a data page.
+    pub page_size: u64,
+    /// The best structure for each number of layers, cheapest (the choice) first.
+    pub candidates: Vec<Candidate>,
+    /// Structures sketched.
+    pub sketched: u64,
 }
 
 impl BuildOptions {
@@ -160,16 +181,31 @@ pub fn build(records: &[Record<'_>], options: &BuildOptions, path: &Path) -> Res
         data_bytes: 0,
     };
     let record_total: u64 = records.iter().map(|r| record_bytes(r.key, r.value)).sum();
+    let mut tuned = None;
+    let mut tau = tau;
     let (meta, index_blocks, model_pieces, key_positions) = match options.layout {
         Layout::Learned => {
             let (meta, pieces, positions) = w.learned(records, options, record_total)?;
+            (meta, 0, pieces, positions)
+        }
+        Layout::Tuned => {
+            let (meta, report) = w.tuned(records, options)?;
+            tau = report.page_size;
+            let (pieces, positions) = match &meta {
+                Meta::Tuned { keymap, layers, .. } => (
+                    layers.iter().map(|l| l.pieces).sum(),
+                    keymap.positions() as u64,
+                ),
+                _ => (0, 0),
+            };
+            tuned = Some(report);
             (meta, 0, pieces, positions)
         }
         Layout::Sstable => {
             let meta = w.sstable(records, tau)?;
             let n = match &meta {
                 Meta::Sstable { level0 } => level0.len() as u64,
-                Meta::Learned { .. } => 0,
+                _ => 0,
             };
             (meta, n, 0, 0)
         }
@@ -203,6 +239,7 @@ pub fn build(records: &[Record<'_>], options: &BuildOptions, path: &Path) -> Res
         index_disk_bytes: meta_offset - data_bytes + meta_bytes.len() as u64,
         model_pieces,
         key_positions,
+        tuned,
     })
 }
 
@@ -332,6 +369,109 @@ impl Writer {
             pieces,
             positions,
         ))
+    }
+
+    /// Paper 2's layout: pages of a fixed size (the block size, or more where a record
+    /// needs it), each a sealed block, zeros and the block's length; then the layers the
+    /// tuner chose for the profile, layer 1 first.
+    fn tuned(
+        &mut self,
+        records: &[Record<'_>],
+        options: &BuildOptions,
+    ) -> Result<(Meta, TunedReport)> {
+        let keymap = KeyMap::train(records.iter().map(|r| r.key));
+        let compression = options.compression;
+        // The most a block of `body` bytes takes sealed, and with its length.
+        let worst = |body: u64| -> u64 {
+            let stored = match compression {
+                Compression::None => body,
+                Compression::Lz4 => body + body / 255 + 16 + 4,
+            };
+            stored + TRAILER as u64 + 4
+        };
+        let largest = records
+            .iter()
+            .map(|r| worst(record_bytes(r.key, r.value) + 4))
+            .max()
+            .unwrap_or(0);
+        let page = options.block_size.max(largest);
+        let mut firsts = Vec::new();
+        for r in records {
+            let size = record_bytes(r.key, r.value);
+            if !self.block.is_empty() && worst(self.block.body_bytes() as u64 + size) > page {
+                self.close_page(page)?;
+            }
+            if self.block.is_empty() {
+                firsts.push(keymap.map(r.key));
+            }
+            self.add(r)?;
+        }
+        if !self.block.is_empty() {
+            self.close_page(page)?;
+        }
+        self.data_bytes = self.written;
+        let cost = options
+            .profile
+            .or_else(|| named_profile("ssd").map(|p| p.random))
+            .unwrap_or(AffineCost {
+                latency_us: 250.0,
+                bandwidth_mb_s: 175.0,
+            });
+        let mut places = Vec::new();
+        let mut report = TunedReport {
+            cost,
+            page_size: page,
+            candidates: Vec::new(),
+            sketched: 0,
+        };
+        if !firsts.is_empty() {
+            let tuned = tune(&firsts, page, &cost)?;
+            for layer in &tuned.index.layers {
+                let mut bytes = Vec::with_capacity(layer.bytes() as usize);
+                for p in &layer.pieces {
+                    p.encode(&mut bytes);
+                }
+                places.push(LayerPlace {
+                    offset: self.written,
+                    pieces: layer.pieces.len() as u64,
+                    delta: layer.delta,
+                    unit: layer.unit,
+                    units_below: layer.units_below,
+                });
+                self.out.write_all(&bytes)?;
+                self.written += bytes.len() as u64;
+            }
+            report.candidates = tuned.per_layers;
+            report.sketched = tuned.sketched;
+        }
+        Ok((
+            Meta::Tuned {
+                keymap,
+                layers: places,
+                cost,
+            },
+            report,
+        ))
+    }
+
+    /// Seals the block being built into a page of `page` bytes and appends it.
+    fn close_page(&mut self, page: u64) -> Result<()> {
+        self.block
+            .finish(self.compression, &mut self.sealed)
+            .map_err(|e| Error::param("block size", e))?;
+        let sealed = self.sealed.len() as u64;
+        if sealed + 4 > page {
+            return Err(Error::Internal {
+                problem: format!("a sealed block of {sealed} bytes does not fit a page of {page}"),
+            });
+        }
+        self.sealed.resize(page as usize - 4, 0);
+        self.sealed
+            .extend_from_slice(&(sealed as u32).to_le_bytes());
+        self.out.write_all(&self.sealed)?;
+        self.written += page;
+        self.sizes.push(page);
+        Ok(())
     }
 
     fn close_data_block(&mut self) -> Result<Handle> {
