@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::block::{Compression, TRAILER};
-use super::keymap::KeyMap;
+use super::keymap::{KeyMap, MAX_SPAN};
 use super::layers::{Layer, STORED_PIECE};
 use super::model::BlockModel;
 use crate::files::{open_regular, reopen};
@@ -406,7 +406,7 @@ impl Meta {
         let mut d = Decoder::new(bytes, "index");
         let meta = match footer.layout {
             Layout::Learned => {
-                let keymap = KeyMap::decode(&mut d)?;
+                let keymap = KeyMap::decode(&mut d, MAX_SPAN)?;
                 let model = BlockModel::decode(&mut d)?;
                 let n = d.count(8)?;
                 if n as u64 != footer.data_blocks.saturating_add(1) {
@@ -479,7 +479,7 @@ impl Meta {
                 Meta::Sstable { level0 }
             }
             Layout::Tuned => {
-                let keymap = KeyMap::decode(&mut d)?;
+                let keymap = KeyMap::decode(&mut d, u64::MAX)?;
                 let cost = AffineCost {
                     latency_us: d.f64()?,
                     bandwidth_mb_s: d.f64()?,

@@ -47,8 +47,15 @@ pub struct KeyMap {
 }
 
 impl KeyMap {
-    /// Trains the mapping on `keys` (any order, duplicates allowed) in one pass.
+    /// Trains the mapping on `keys` (any order, duplicates allowed) in one pass, with
+    /// integers below [`MAX_SPAN`] (exact in an `f64`, as a least-squares fit needs).
     pub fn train<'k>(keys: impl IntoIterator<Item = &'k [u8]>) -> KeyMap {
+        KeyMap::train_within(keys, MAX_SPAN)
+    }
+
+    /// [`train`](Self::train) with integers below `max_span` instead: up to `u64::MAX`
+    /// for models that work on exact integers (the PGM's PLA), so that fewer keys tie.
+    pub fn train_within<'k>(keys: impl IntoIterator<Item = &'k [u8]>, max_span: u64) -> KeyMap {
         let mut prefix: Option<Vec<u8>> = None;
         let mut mins: Vec<u8> = Vec::new();
         let mut maxs: Vec<u8> = Vec::new();
@@ -82,7 +89,7 @@ impl KeyMap {
             let ended = shortest <= i;
             let base = u64::from(hi - lo) + 1 + u64::from(ended);
             match span.checked_mul(base) {
-                Some(s) if s <= MAX_SPAN => {
+                Some(s) if s <= max_span => {
                     span = s;
                     bases.push(base);
                     ends.push(ended);
@@ -185,8 +192,8 @@ impl KeyMap {
     }
 
     /// Reads a map written by [`encode`](Self::encode), checking that every base fits its
-    /// byte range and that their product stays within [`MAX_SPAN`].
-    pub(crate) fn decode(d: &mut Decoder<'_>) -> Result<KeyMap, FormatError> {
+    /// byte range and that their product stays within `max_span`.
+    pub(crate) fn decode(d: &mut Decoder<'_>, max_span: u64) -> Result<KeyMap, FormatError> {
         let len = d.count(1)?;
         let prefix = d.bytes(len)?.to_vec();
         let n = d.count(10)?;
@@ -207,8 +214,8 @@ impl KeyMap {
             }
             span = span
                 .checked_mul(base)
-                .filter(|&s| s <= MAX_SPAN)
-                .ok_or_else(|| invalid("key map span", span, "at most 2^53"))?;
+                .filter(|&s| s <= max_span)
+                .ok_or_else(|| invalid("key map span", span, "within the layout's span"))?;
             mins.push(lo);
             bases.push(base);
             ends.push(ended == 1);
@@ -295,6 +302,28 @@ mod tests {
         a[19] = 0;
         b[19] = 255;
         assert_eq!(m.map(&a), m.map(&b));
+    }
+
+    #[test]
+    fn the_widest_span_tells_u64_keys_apart_down_to_their_last_byte() {
+        let keys: Vec<[u8; 8]> = (0..2000u64)
+            .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1).to_le_bytes())
+            .collect();
+        let narrow = KeyMap::train(keys.iter().map(|k| k.as_slice()));
+        let wide = KeyMap::train_within(keys.iter().map(|k| k.as_slice()), u64::MAX);
+        assert!(narrow.span() <= MAX_SPAN && wide.span() > MAX_SPAN);
+        assert_eq!(wide.positions(), 8);
+        let mut sorted = keys.clone();
+        sorted.sort();
+        for pair in sorted.windows(2) {
+            assert!(wide.map(&pair[0]) < wide.map(&pair[1]));
+        }
+        let mut bytes = Vec::new();
+        wide.encode(&mut bytes);
+        let mut d = Decoder::new(&bytes, "key map");
+        assert!(KeyMap::decode(&mut d, MAX_SPAN).is_err());
+        let mut d = Decoder::new(&bytes, "key map");
+        assert_eq!(KeyMap::decode(&mut d, u64::MAX).expect("decodes"), wide);
     }
 
     #[test]

@@ -379,7 +379,8 @@ impl Writer {
         records: &[Record<'_>],
         options: &BuildOptions,
     ) -> Result<(Meta, TunedReport)> {
-        let keymap = KeyMap::train(records.iter().map(|r| r.key));
+        // The PGM's PLA is exact on any u64: the widest span, the fewest ties.
+        let keymap = KeyMap::train_within(records.iter().map(|r| r.key), u64::MAX);
         let compression = options.compression;
         // The most a block of `body` bytes takes sealed, and with its length.
         let worst = |body: u64| -> u64 {
