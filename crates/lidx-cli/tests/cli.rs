@@ -476,7 +476,7 @@ fn usage_errors_exit_with_2() {
 fn the_disk_bench_writes_csv_and_a_profile() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let d = dir.path();
-    let out = short_disk_bench(d, "20", &[]);
+    let out = short_disk_bench(d, "60", &[]);
     assert!(out.contains("model, random"), "{out}");
     let csv = std::fs::read_to_string(d.join("lidx-bench-disk.csv")).unwrap();
     // 2 patterns × 2 read sizes, and random 4 KiB reads at depths 1 and 4.

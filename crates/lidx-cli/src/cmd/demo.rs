@@ -457,9 +457,9 @@ fn key_value(dir: &Path) -> anyhow::Result<()> {
         };
         let load = clients::Load {
             op: clients::Op::Get,
-            threads: 8,
-            warmup: Duration::from_millis(100),
-            measure: Duration::from_millis(400),
+            threads: 4,
+            warmup: Duration::from_millis(50),
+            measure: Duration::from_millis(250),
             seed: 42,
         };
         let m = clients::closed_loop(&store, &keys, &load)?;
@@ -478,7 +478,7 @@ fn key_value(dir: &Path) -> anyhow::Result<()> {
         );
     }
     say!(
-        "   (8 clients, a {} block cache; `lidx experiment bigtable` measures 15 x 100 clients at several cache and table sizes)",
+        "   (4 clients, a {} block cache; `lidx experiment bigtable` measures 15 x 100 clients at several cache and table sizes)",
         human_bytes(cache_bytes)
     );
     Ok(())

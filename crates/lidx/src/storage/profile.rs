@@ -186,7 +186,7 @@ impl StorageProfile {
             AffineCost::fit(&points).ok_or_else(|| {
                 Error::param(
                     "read sizes",
-                    "the profile needs at least two different read sizes",
+                    "the profile needs at least two different read sizes, and reads of the larger size that took longer than those of the smaller (on a busy machine, measure longer: --ms-per-point)",
                 )
             })
         };
