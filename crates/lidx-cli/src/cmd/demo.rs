@@ -74,7 +74,9 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     unsorted(dir, &tables[1])?;
     key_value(dir)?;
     disk_profile(ctx, dir)?;
-    say!("\nNext: lidx gen --help, lidx table --help, lidx index --help, lidx bench disk --help.");
+    say!(
+        "\nNext: lidx gen --help, lidx table --help, lidx index --help, lidx kv --help, lidx experiment --help, lidx bench disk --help."
+    );
     Ok(())
 }
 
