@@ -1753,29 +1753,42 @@ fn unsorted_joins_agree_with_the_grace_hash_join() {
     );
 }
 
-/// `lidx kv gen` records built into both layouts: gets and scans answer as the records
-/// say, absent keys exit 1 with `not found`, info and verify report the layout.
-#[test]
-fn kv_files_answer_gets_and_scans_in_both_layouts() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+/// `lidx kv gen --rows ROWS --value-size VALUE_SIZE` into `d/r.tsv`; its text.
+fn gen_records(d: &Path, rows: u32, value_size: u32) -> String {
+    let (rows, value_size) = (rows.to_string(), value_size.to_string());
     ok(
         d,
         &[
             "kv",
             "gen",
             "--rows",
-            "3000",
+            &rows,
             "--value-size",
-            "100",
+            &value_size,
             "--out",
             "r.tsv",
         ],
     );
-    let tsv = std::fs::read_to_string(d.join("r.tsv")).unwrap();
-    let mut records: Vec<(&str, &str)> = tsv.lines().map(|l| l.split_once('\t').unwrap()).collect();
-    assert_eq!(records.len(), 3000);
+    std::fs::read_to_string(d.join("r.tsv")).unwrap()
+}
+
+/// The (key, value) lines of TSV `text`, sorted by key.
+fn sorted_records(text: &str) -> Vec<(&str, &str)> {
+    let mut records: Vec<(&str, &str)> =
+        text.lines().map(|l| l.split_once('\t').unwrap()).collect();
     records.sort();
+    records
+}
+
+/// `lidx kv gen` records built into both layouts: gets and scans answer as the records
+/// say, absent keys exit 1 with `not found`, info and verify report the layout.
+#[test]
+fn kv_files_answer_gets_and_scans_in_both_layouts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tsv = gen_records(d, 3000, 100);
+    let records = sorted_records(&tsv);
+    assert_eq!(records.len(), 3000);
     for layout in ["learned", "sstable"] {
         let file = format!("{layout}.kv");
         let out = ok(
@@ -1979,22 +1992,8 @@ fn kv_bad_inputs_give_one_error_line_and_no_output() {
 fn kv_tuned_layout_is_tuned_to_a_profile_and_answers() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    ok(
-        d,
-        &[
-            "kv",
-            "gen",
-            "--rows",
-            "5000",
-            "--value-size",
-            "50",
-            "--out",
-            "r.tsv",
-        ],
-    );
-    let tsv = std::fs::read_to_string(d.join("r.tsv")).unwrap();
-    let mut records: Vec<(&str, &str)> = tsv.lines().map(|l| l.split_once('\t').unwrap()).collect();
-    records.sort();
+    let tsv = gen_records(d, 5000, 50);
+    let records = sorted_records(&tsv);
     for profile in ["ssd", "nfs"] {
         let file = format!("{profile}.kv");
         let out = ok(

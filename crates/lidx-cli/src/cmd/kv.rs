@@ -118,10 +118,17 @@ pub struct GetArgs {
     file: PathBuf,
     /// The key: its bytes, or a u64 for files of u64 keys.
     key: String,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
+/// How `get` and `scan` read.
+#[derive(clap::Args)]
+pub struct ReadArgs {
     /// Read with O_DIRECT, past the page cache.
     #[arg(long)]
     direct: bool,
-    /// Print the blocks the get read on stderr.
+    /// Print the blocks read, the read calls and bytes on stderr.
     #[arg(long)]
     stats: bool,
     /// Make each read take as long as this storage would (paper 2): ssd, nfs, hdd (lidx's
@@ -140,16 +147,8 @@ pub struct ScanArgs {
     /// Records to print at most.
     #[arg(long, value_parser = parse_count, default_value = "100")]
     rows: u64,
-    /// Read with O_DIRECT, past the page cache.
-    #[arg(long)]
-    direct: bool,
-    /// Print the blocks the scan read on stderr.
-    #[arg(long)]
-    stats: bool,
-    /// Make each read take as long as this storage would (paper 2): ssd, nfs, hdd (lidx's
-    /// assumptions) or a profile saved by `lidx bench disk`.
-    #[arg(long, value_name = "ssd|nfs|hdd|FILE.json")]
-    profile: Option<String>,
+    #[command(flatten)]
+    read: ReadArgs,
 }
 
 #[derive(clap::Args)]
@@ -341,14 +340,14 @@ fn latency(profile: Option<&str>) -> anyhow::Result<Option<LatencyModel>> {
 }
 
 fn get(args: GetArgs) -> anyhow::Result<()> {
-    let model = latency(args.profile.as_deref())?;
-    let file = open(&args.file, args.direct)?;
+    let model = latency(args.read.profile.as_deref())?;
+    let file = open(&args.file, args.read.direct)?;
     let key = file.footer().key_encoding.parse(&args.key)?;
     let cache = BlockCache::new(0);
     let mut reader = Reader::new(&file, &cache);
     reader.set_latency(model);
     let value = reader.get(&key)?;
-    print_stats(args.stats, &reader);
+    print_stats(args.read.stats, &reader);
     match value {
         Some(v) => {
             let mut out = std::io::stdout().lock();
@@ -365,8 +364,8 @@ fn get(args: GetArgs) -> anyhow::Result<()> {
 }
 
 fn scan(args: ScanArgs) -> anyhow::Result<()> {
-    let model = latency(args.profile.as_deref())?;
-    let file = open(&args.file, args.direct)?;
+    let model = latency(args.read.profile.as_deref())?;
+    let file = open(&args.file, args.read.direct)?;
     let encoding = file.footer().key_encoding;
     let from = encoding.parse(&args.from)?;
     let cache = BlockCache::new(0);
@@ -386,7 +385,7 @@ fn scan(args: ScanArgs) -> anyhow::Result<()> {
         return Err(e.into());
     }
     out.flush()?;
-    print_stats(args.stats, &reader);
+    print_stats(args.read.stats, &reader);
     Ok(())
 }
 

@@ -205,14 +205,12 @@ impl<'a> Reader<'a> {
             let start = shape.window_start(piece.predict(x));
             let n = shape.window_units();
             if i == 0 {
-                let page_size = file.footer().block_size;
                 let pages = self.read_pages(start, n)?;
                 let within = pages.partition_point(|b| b.key(0) <= key).saturating_sub(1);
                 return Ok(pages
                     .into_iter()
                     .nth(within)
-                    .map(|b| (start + within as u64, b))
-                    .filter(|_| page_size > 0));
+                    .map(|b| (start + within as u64, b)));
             }
             let below = &layers[i - 1];
             let window = self.read_pieces(below.offset + start * STORED_PIECE, n)?;
