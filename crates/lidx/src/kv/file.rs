@@ -9,7 +9,6 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::block::{Compression, TRAILER};
 use super::keymap::{KeyMap, MAX_SPAN};
@@ -544,9 +543,6 @@ impl Meta {
     }
 }
 
-/// Ids that tell files apart in a shared [`BlockCache`](super::BlockCache).
-static NEXT_FILE_ID: AtomicU64 = AtomicU64::new(0);
-
 /// An open key-value file: its footer and in-memory index, and the handle blocks are read
 /// through.
 #[derive(Debug)]
@@ -599,7 +595,7 @@ impl KvFile {
             mode,
             footer,
             meta,
-            id: NEXT_FILE_ID.fetch_add(1, Ordering::Relaxed),
+            id: crate::storage::cache::next_file_id(),
         })
     }
 
@@ -623,8 +619,14 @@ impl KvFile {
         self.id
     }
 
-    pub(crate) fn file(&self) -> &File {
-        &self.file
+    /// The file as [`PagedReads`](crate::storage::paged::PagedReads) reads it.
+    pub(crate) fn paged(&self) -> crate::storage::paged::PagedFile<'_> {
+        crate::storage::paged::PagedFile {
+            file: &self.file,
+            path: &self.path,
+            id: self.id,
+            mode: self.mode,
+        }
     }
 
     /// Bytes of the index kept in memory: the learned layout's key map, model and

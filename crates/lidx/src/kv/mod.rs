@@ -12,7 +12,6 @@
 //! - [`input`]: records from TSV or SOSD files, and the paper's generated records.
 
 pub mod block;
-pub mod cache;
 pub mod file;
 pub mod input;
 pub mod keymap;
@@ -27,7 +26,7 @@ pub mod write;
 mod tests;
 
 pub use block::Compression;
-pub use cache::{BlockCache, CacheStats};
+pub use crate::storage::cache::{BlockCache, CacheStats};
 pub use file::{Footer, KeyEncoding, KvFile, Layout};
 pub use keymap::KeyMap;
 pub use line::{Line, LineFit};

@@ -9,16 +9,13 @@
 //!
 //! A [`Reader`] belongs to one thread; any number share a [`KvFile`] and a cache.
 
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
-use std::time::Instant;
 
 use super::block::{Block, BlockProblem, TRAILER};
-use super::cache::BlockCache;
 use super::file::{Handle, KvFile, Meta};
 use super::layers::{STORED_PIECE, StoredPiece};
-use crate::storage::ReadMode;
-use crate::storage::aligned::AlignedBuf;
+use crate::storage::cache::{BlockCache, CacheKey};
+use crate::storage::paged::{PagedReads, ReadCounts};
 use crate::storage::profile::LatencyModel;
 use crate::{Error, Result};
 
@@ -78,12 +75,11 @@ enum Kind {
 pub struct Reader<'a> {
     file: &'a KvFile,
     cache: &'a BlockCache,
-    buf: AlignedBuf,
+    io: PagedReads,
     prefetch: bool,
     /// A data block read ahead by a scan, by offset.
     prefetched: Option<(u64, Arc<Block>)>,
     stats: OpStats,
-    latency: Option<LatencyModel>,
 }
 
 impl<'a> Reader<'a> {
@@ -92,18 +88,17 @@ impl<'a> Reader<'a> {
         Reader {
             file,
             cache,
-            buf: AlignedBuf::default(),
+            io: PagedReads::default(),
             prefetch: false,
             prefetched: None,
             stats: OpStats::default(),
-            latency: None,
         }
     }
 
     /// Makes every read from the file take as long as `model` says (none: as long as the
     /// local file takes); the modelled time is counted in [`OpStats::modelled_ns`].
     pub fn set_latency(&mut self, model: Option<LatencyModel>) {
-        self.latency = model;
+        self.io.set_latency(model);
     }
 
     /// Scans read the next data block along with the one they need, in the same read,
@@ -228,7 +223,7 @@ impl<'a> Reader<'a> {
     /// Reads and checks `n` (at least 1) stored pieces from `offset`.
     fn read_pieces(&mut self, offset: u64, n: u64) -> Result<Vec<StoredPiece>> {
         let file = self.file;
-        let bytes = self.read(offset, n * STORED_PIECE, Kind::Index, 1)?;
+        let bytes = self.read_paged(offset, n * STORED_PIECE, Kind::Index, 1)?;
         let pieces: Option<Vec<StoredPiece>> = bytes
             .chunks_exact(STORED_PIECE as usize)
             .map(StoredPiece::decode)
@@ -249,7 +244,7 @@ impl<'a> Reader<'a> {
     pub(crate) fn read_pages(&mut self, start: u64, n: u64) -> Result<Vec<Block>> {
         let file = self.file;
         let page = file.footer().block_size;
-        let bytes = self.read(start * page, n * page, Kind::Data, n)?;
+        let bytes = self.read_paged(start * page, n * page, Kind::Data, n)?;
         let mut out = Vec::with_capacity(n as usize);
         for (i, raw) in bytes.chunks_exact(page as usize).enumerate() {
             let h = Handle {
@@ -403,8 +398,11 @@ impl<'a> Reader<'a> {
         {
             return Ok(block);
         }
-        let key = (self.file.id(), h.offset);
-        if let Some(block) = self.cache.get(key) {
+        let key = CacheKey::Block {
+            file: self.file.id(),
+            offset: h.offset,
+        };
+        if let Some(block) = self.cache.get_decoded::<Block>(key) {
             self.stats.cache_hits += 1;
             return Ok(block);
         }
@@ -414,7 +412,10 @@ impl<'a> Reader<'a> {
                 && kind == Kind::Data
                 && n.offset == h.end()
                 && n.size > 0
-                && !self.cache.contains((self.file.id(), n.offset))
+                && !self.cache.contains(CacheKey::Block {
+                    file: self.file.id(),
+                    offset: n.offset,
+                })
         });
         let len = next.map_or(h.size, |n| n.end() - h.offset);
         let file = self.file;
@@ -427,9 +428,15 @@ impl<'a> Reader<'a> {
             )),
             None => None,
         };
-        self.cache.insert(key, Arc::clone(&block));
+        self.cache
+            .insert_decoded(key, Arc::clone(&block), block.body_bytes() as u64);
         if let (Some(n), Some(b)) = (next, second) {
-            self.cache.insert((file.id(), n.offset), Arc::clone(&b));
+            let key = CacheKey::Block {
+                file: file.id(),
+                offset: n.offset,
+            };
+            self.cache
+                .insert_decoded(key, Arc::clone(&b), b.body_bytes() as u64);
             self.prefetched = Some((n.offset, b));
         }
         Ok(block)
@@ -438,49 +445,35 @@ impl<'a> Reader<'a> {
     /// Reads `len` bytes at `offset` in one call (widened to whole pages with
     /// `O_DIRECT`), counting it as `blocks` blocks of `kind`.
     fn read(&mut self, offset: u64, len: u64, kind: Kind, blocks: u64) -> Result<&[u8]> {
-        let file = self.file;
-        let len = usize::try_from(len)
-            .map_err(|_| Error::misuse("kv::Reader::read", "a block larger than memory"))?;
-        let (start, skip, span) = match file.mode() {
-            ReadMode::Buffered => (offset, 0, len),
-            ReadMode::Direct => {
-                let page = crate::storage::BLOCK_SIZE as u64;
-                let start = offset / page * page;
-                let end = (offset + len as u64).div_ceil(page) * page;
-                (start, (offset - start) as usize, (end - start) as usize)
-            }
-        };
-        let started = Instant::now();
-        let buf = self.buf.get_mut(span);
-        let mut got = 0;
-        while got < skip + len {
-            let n = file
-                .file()
-                .read_at(&mut buf[got..], start + got as u64)
-                .map_err(|e| Error::io(file.path(), "read a block of", e))?;
-            if n == 0 {
-                return Err(Error::format(
-                    file.path(),
-                    crate::FormatError::Truncated {
-                        what: "a block",
-                        expected: offset + len as u64,
-                        actual: start + got as u64,
-                    },
-                ));
-            }
-            got += n;
-        }
-        if let Some(model) = self.latency {
-            let modelled = model.finish(started, got as u64);
-            self.stats.modelled_ns += modelled.as_nanos() as u64;
-        }
-        self.stats.reads += 1;
-        self.stats.bytes += got as u64;
+        let before = self.io.counts();
+        self.io.read_exact(self.file.paged(), offset, len)?;
+        self.count(before, kind, blocks);
+        Ok(self.io.last())
+    }
+
+    /// Reads `len` bytes at `offset` through the cache's pages (the tuned layout's layers
+    /// and pages), counting `blocks` blocks of `kind` when any page was missing.
+    fn read_paged(&mut self, offset: u64, len: u64, kind: Kind, blocks: u64) -> Result<&[u8]> {
+        let before = self.io.counts();
+        self.io
+            .read_cached(self.file.paged(), self.cache, offset, len)?;
+        let after = self.io.counts();
+        self.stats.cache_hits += after.page_hits - before.page_hits;
+        self.stats.cache_misses += after.page_misses - before.page_misses;
+        let blocks = if after.reads > before.reads { blocks } else { 0 };
+        self.count(before, kind, blocks);
+        Ok(self.io.last())
+    }
+
+    fn count(&mut self, before: ReadCounts, kind: Kind, blocks: u64) {
+        let after = self.io.counts();
+        self.stats.reads += after.reads - before.reads;
+        self.stats.bytes += after.bytes - before.bytes;
+        self.stats.modelled_ns += after.modelled_ns - before.modelled_ns;
         match kind {
             Kind::Data => self.stats.data_block_reads += blocks,
             Kind::Index => self.stats.index_block_reads += blocks,
         }
-        Ok(&self.buf.get(skip + len)[skip..])
     }
 }
 

@@ -5,7 +5,7 @@
 //! level-0 keys equal to the last keys of the blocks they point at).
 
 use super::block::Block;
-use super::cache::BlockCache;
+use crate::storage::cache::BlockCache;
 use super::file::{Footer, Handle, KvFile, LayerPlace, Meta, display_key};
 use super::layers::{Layered, lookup_in_memory};
 use super::model::ModelKind;

@@ -8,12 +8,17 @@
 //! - `queue` (crate-private): deep I/O queues (`io_uring` or threads) that keep many block
 //!   reads in flight for [`BlockReader::prefetch`]; their backend is an [`IoBackend`].
 //! - [`paper1`]: import and export of paper 1's table layout.
-//! - [`profile`]: the disk benchmark and the storage profile it saves.
+//! - [`profile`]: the disk benchmark and the storage profile it saves, and the latency
+//!   model that makes reads take as long as a profile says.
+//! - [`cache`]: the byte-budgeted cache of pages and decoded blocks readers share.
+//! - [`paged`]: byte ranges read through that cache a page at a time, under a latency model.
 
 pub(crate) mod aligned;
 pub mod block;
 mod block_range;
+pub mod cache;
 pub mod format;
+pub mod paged;
 pub mod paper1;
 pub mod profile;
 mod queue;
