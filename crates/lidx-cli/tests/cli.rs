@@ -1783,13 +1783,13 @@ fn sorted_records(text: &str) -> Vec<(&str, &str)> {
 /// `lidx kv gen` records built into both layouts: gets and scans answer as the records
 /// say, absent keys exit 1 with `not found`, info and verify report the layout.
 #[test]
-fn kv_files_answer_gets_and_scans_in_both_layouts() {
+fn kv_files_answer_gets_and_scans_in_every_layout() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let tsv = gen_records(d, 3000, 100);
     let records = sorted_records(&tsv);
     assert_eq!(records.len(), 3000);
-    for layout in ["learned", "sstable"] {
+    for layout in ["learned", "sstable", "tuned", "btree"] {
         let file = format!("{layout}.kv");
         let out = ok(
             d,

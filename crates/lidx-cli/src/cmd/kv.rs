@@ -67,7 +67,9 @@ pub struct BuildArgs {
     /// learned: a monotone model of each key's byte offset decides its block, and finds
     /// it again with no key stored (paper 4); sstable: blocks filled to the block size,
     /// found through a two-level index of each block's last key (Bigtable's); tuned: pages
-    /// of the block size under layers of models on storage, tuned to --profile (paper 2).
+    /// of the block size under layers of models on storage, tuned to --profile (paper 2);
+    /// btree: the same pages under a disk B+tree of nodes of the block size (paper 2's
+    /// baseline).
     #[arg(long, default_value = "learned")]
     layout: Layout,
     /// Target block size τ (of uncompressed blocks).
@@ -275,6 +277,12 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
             report.index_blocks,
             human_bytes(report.index_disk_bytes)
         ),
+        Layout::Btree => say!(
+            "index: a B+tree of {} node(s) of {}; {} on disk",
+            report.index_blocks,
+            human_bytes(report.data_blocks.max),
+            human_bytes(report.index_disk_bytes)
+        ),
         Layout::Tuned => {
             if let Some(t) = &report.tuned {
                 say!(
@@ -429,6 +437,9 @@ fn info(args: FileArgs) -> anyhow::Result<()> {
             cost.bandwidth_mb_s
         );
     }
+    if let Some(levels) = file.btree_levels() {
+        say!("levels: {} (nodes per level, the root's last: {levels:?})", levels.len());
+    }
     say!("records: {}", f.records);
     say!("key encoding: {}", f.key_encoding);
     say!(
@@ -458,6 +469,11 @@ fn info(args: FileArgs) -> anyhow::Result<()> {
             info.index_disk_bytes,
             info.index_blocks
         ),
+        Layout::Btree => say!(
+            "index on disk: {} bytes ({} node(s))",
+            info.index_disk_bytes,
+            info.index_blocks
+        ),
         Layout::Learned => say!("index on disk: {} bytes", info.index_disk_bytes),
     }
     Ok(())
@@ -474,6 +490,7 @@ fn verify(args: FileArgs) -> anyhow::Result<()> {
         Layout::Learned => "no index block".to_string(),
         Layout::Sstable => format!("{} index block(s)", report.index_blocks),
         Layout::Tuned => format!("{} layer piece(s)", report.index_blocks),
+        Layout::Btree => format!("{} B+tree node(s)", report.index_blocks),
     };
     say!(
         "{}: ok ({} records in {} data block(s), {} empty, {index}; every checksum, the key order and the index checked)",

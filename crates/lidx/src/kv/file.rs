@@ -41,12 +41,16 @@ pub enum Layout {
     /// Paper 2's layered index (AirIndex): fixed-size pages, and layers of models on
     /// storage each predicting byte offsets in the one below, tuned to a storage profile.
     Tuned,
+    /// Paper 2's B+tree baseline: the tuned layout's fixed-size pages under a disk B+tree
+    /// of nodes of the same size, read from the root down.
+    Btree,
 }
 
 crate::names::name_table!(Layout, "layout", [
     Learned => "learned",
     Sstable => "sstable",
     Tuned => "tuned",
+    Btree => "btree",
 ]);
 
 /// How keys were written, so that commands read and print them the user's way.
@@ -201,6 +205,7 @@ impl Footer {
             Layout::Learned => 1,
             Layout::Sstable => 2,
             Layout::Tuned => 3,
+            Layout::Btree => 4,
         });
         e.u8(self.key_encoding.tag());
         e.u8(self.compression.tag());
@@ -250,6 +255,7 @@ impl Footer {
             1 => Layout::Learned,
             2 => Layout::Sstable,
             3 => Layout::Tuned,
+            4 => Layout::Btree,
             t => {
                 return Err(invalid(
                     "layout",
@@ -324,6 +330,10 @@ pub(crate) enum Meta {
         layers: Vec<LayerPlace>,
         cost: AffineCost,
     },
+    /// The B+tree layout: nodes per level, leaves' parents first, the root (one node)
+    /// last; level `i`'s nodes are the pages right after level `i − 1`'s (after the data
+    /// pages for the first).
+    Btree { levels: Vec<u64> },
 }
 
 /// Where a layer of the tuned layout lies and how it reads the layer below.
@@ -396,6 +406,13 @@ impl Meta {
                     for v in [l.offset, l.pieces, l.delta, l.unit, l.units_below] {
                         e.u64(v);
                     }
+                }
+            }
+            Meta::Btree { levels } => {
+                let mut e = Encoder(out);
+                e.u64(levels.len() as u64);
+                for &n in levels {
+                    e.u64(n);
                 }
             }
         }
@@ -537,6 +554,41 @@ impl Meta {
                     cost,
                 }
             }
+            Layout::Btree => {
+                let n = d.count(8)?;
+                let mut levels = Vec::with_capacity(n);
+                for i in 0..n {
+                    let nodes = d.u64()?;
+                    let below = levels.last().copied().unwrap_or(footer.data_blocks);
+                    // Each node holds at least one entry; all but the root at least two.
+                    if nodes == 0 || nodes > below || (nodes == below && below > 1) {
+                        return Err(invalid(
+                            "B+tree level",
+                            i as u64,
+                            "fewer nodes than the level below, one at the root",
+                        ));
+                    }
+                    levels.push(nodes);
+                }
+                if levels.last().is_some_and(|&root| root != 1)
+                    || levels.is_empty() != (footer.data_blocks == 0)
+                {
+                    return Err(invalid("B+tree levels", n as u64, "one root node"));
+                }
+                let pages = levels
+                    .iter()
+                    .try_fold(footer.data_blocks, |a, &b| a.checked_add(b));
+                if pages.and_then(|p| p.checked_mul(footer.block_size)) != Some(footer.meta_offset)
+                    || footer.data_blocks.checked_mul(footer.block_size) != Some(footer.data_bytes)
+                {
+                    return Err(FormatError::HeaderDisagrees {
+                        field: "meta offset",
+                        header: footer.meta_offset,
+                        data: pages.unwrap_or(0).saturating_mul(footer.block_size),
+                    });
+                }
+                Meta::Btree { levels }
+            }
         };
         d.finish()?;
         Ok(meta)
@@ -643,6 +695,7 @@ impl KvFile {
                 .map(|(k, _)| k.len() as u64 + Handle::BYTES as u64)
                 .sum(),
             Meta::Tuned { keymap, layers, .. } => keymap.size_in_bytes() + 40 * layers.len() as u64,
+            Meta::Btree { levels } => 8 * levels.len() as u64,
         }
     }
 
@@ -651,12 +704,22 @@ impl KvFile {
         self.footer.meta_offset - self.footer.data_bytes + self.footer.meta_len
     }
 
-    /// Level-1 index blocks (0 for the learned layout).
+    /// Index blocks on disk: level-1 blocks (SSTable), layer pieces (tuned), nodes
+    /// (B+tree); 0 for the learned layout.
     pub fn index_blocks(&self) -> u64 {
         match &self.meta {
             Meta::Learned { .. } => 0,
             Meta::Sstable { level0 } => level0.len() as u64,
             Meta::Tuned { layers, .. } => layers.iter().map(|l| l.pieces).sum(),
+            Meta::Btree { levels } => levels.iter().sum(),
+        }
+    }
+
+    /// The B+tree layout's nodes per level (the root's level last).
+    pub fn btree_levels(&self) -> Option<&[u64]> {
+        match &self.meta {
+            Meta::Btree { levels } => Some(levels),
+            _ => None,
         }
     }
 

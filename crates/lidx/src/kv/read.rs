@@ -65,8 +65,9 @@ impl std::ops::AddAssign for OpStats {
     }
 }
 
+/// What a read fetches, for the counters.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Data,
     Index,
 }
@@ -121,8 +122,8 @@ impl<'a> Reader<'a> {
     /// The value of `key` into `value` (cleared first); `false` when the file lacks it.
     pub fn get_into(&mut self, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
         value.clear();
-        if let Meta::Tuned { .. } = &self.file.meta {
-            let Some((_, page)) = self.tuned_page(key)? else {
+        if let Meta::Tuned { .. } | Meta::Btree { .. } = &self.file.meta {
+            let Some((_, page)) = self.page_of(key)? else {
                 return Ok(false);
             };
             return Ok(match page.get(key) {
@@ -174,11 +175,64 @@ impl<'a> Reader<'a> {
                 }
                 self.entry_handle(&index, ih, j).map(Some)
             }
-            Meta::Tuned { .. } => Err(Error::misuse(
+            Meta::Tuned { .. } | Meta::Btree { .. } => Err(Error::misuse(
                 "kv::Reader::data_handle",
-                "the tuned layout finds pages through its layers",
+                "the tuned and B+tree layouts find pages through `page_of`",
             )),
         }
+    }
+
+    /// The page that holds `key` in a layout of fixed pages (tuned or B+tree) if any
+    /// does, and its number.
+    fn page_of(&mut self, key: &[u8]) -> Result<Option<(u64, Block)>> {
+        match &self.file.meta {
+            Meta::Btree { levels } => self.btree_page(key, levels),
+            _ => self.tuned_page(key),
+        }
+    }
+
+    /// The B+tree layout's page that could hold `key`: from the root down, in each node
+    /// the last entry whose key is at most `key` (the first when there is none).
+    fn btree_page(&mut self, key: &[u8], levels: &[u64]) -> Result<Option<(u64, Block)>> {
+        let file = self.file;
+        let data_pages = file.footer().data_blocks;
+        // Level `l`'s first page (level 0: the data pages).
+        let mut starts = Vec::with_capacity(levels.len() + 1);
+        starts.push(0);
+        let mut next = data_pages;
+        for &n in levels {
+            starts.push(next);
+            next += n;
+        }
+        let Some(mut page) = next.checked_sub(1).filter(|_| !levels.is_empty()) else {
+            return Ok(None);
+        };
+        for level in (1..=levels.len()).rev() {
+            let node = self.read_pages(page, 1, Kind::Index)?.remove(0);
+            let j = node.lower_bound(key);
+            // Below every key, the first child: a scan from there starts at page 0.
+            let j = if j < node.len() && node.key(j) == key {
+                j
+            } else {
+                j.saturating_sub(1)
+            };
+            let child = <[u8; 8]>::try_from(node.record(j).1)
+                .ok()
+                .map(u64::from_le_bytes)
+                .filter(|c| (starts[level - 1]..starts[level]).contains(c));
+            let Some(child) = child else {
+                let size = file.footer().block_size;
+                return Err(file.bad_block(
+                    Handle {
+                        offset: page * size,
+                        size,
+                    },
+                    format!("holds a child page at entry {j} outside the level below"),
+                ));
+            };
+            page = child;
+        }
+        Ok(Some((page, self.read_pages(page, 1, Kind::Data)?.remove(0))))
     }
 
     /// The tuned layout's page that holds `key` if any does, and its number: the root read
@@ -200,7 +254,7 @@ impl<'a> Reader<'a> {
             let start = shape.window_start(piece.predict(x));
             let n = shape.window_units();
             if i == 0 {
-                let pages = self.read_pages(start, n)?;
+                let pages = self.read_pages(start, n, Kind::Data)?;
                 let within = pages.partition_point(|b| b.key(0) <= key).saturating_sub(1);
                 return Ok(pages
                     .into_iter()
@@ -240,11 +294,12 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Reads and decodes `n` pages of the tuned layout from page `start`, in one read.
-    pub(crate) fn read_pages(&mut self, start: u64, n: u64) -> Result<Vec<Block>> {
+    /// Reads and decodes `n` pages (of a tuned or B+tree layout) from page `start`, in
+    /// one read, counted as `n` blocks of `kind`.
+    pub(crate) fn read_pages(&mut self, start: u64, n: u64, kind: Kind) -> Result<Vec<Block>> {
         let file = self.file;
         let page = file.footer().block_size;
-        let bytes = self.read_paged(start * page, n * page, Kind::Data, n)?;
+        let bytes = self.read_paged(start * page, n * page, kind, n)?;
         let mut out = Vec::with_capacity(n as usize);
         for (i, raw) in bytes.chunks_exact(page as usize).enumerate() {
             let h = Handle {
@@ -323,11 +378,11 @@ impl<'a> Reader<'a> {
                     i += 1;
                 }
             }
-            Meta::Tuned { .. } => {
+            Meta::Tuned { .. } | Meta::Btree { .. } => {
                 if rows == 0 {
                     return Ok(0);
                 }
-                let Some((mut p, first)) = self.tuned_page(from)? else {
+                let Some((mut p, first)) = self.page_of(from)? else {
                     return Ok(0);
                 };
                 emit(&first, &mut left);
@@ -335,7 +390,7 @@ impl<'a> Reader<'a> {
                 p += 1;
                 while left > 0 && p < pages {
                     let n = if self.prefetch { 2.min(pages - p) } else { 1 };
-                    for page in self.read_pages(p, n)? {
+                    for page in self.read_pages(p, n, Kind::Data)? {
                         emit(&page, &mut left);
                     }
                     p += n;
@@ -360,7 +415,7 @@ impl<'a> Reader<'a> {
                 }
                 Ok(out)
             }
-            Meta::Tuned { .. } => {
+            Meta::Tuned { .. } | Meta::Btree { .. } => {
                 let page = file.footer().block_size;
                 Ok((0..file.footer().data_blocks)
                     .map(|p| Handle {

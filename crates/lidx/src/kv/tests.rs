@@ -422,3 +422,45 @@ fn a_latency_model_charges_every_read_its_cost_and_never_less() {
     assert!(named_profile("nfs").expect("nfs").random.latency_us >= 10_000.0);
     assert!(named_profile("flash").is_none());
 }
+
+#[test]
+fn a_btree_get_reads_one_node_per_level_then_one_page_and_warms_from_the_root() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let map: Map = (0..20_000u32)
+        .map(|i| (format!("key{:08}", i * 37).into_bytes(), vec![b'v'; 100]))
+        .collect();
+    let path = dir.path().join("btree.kv");
+    let options = BuildOptions {
+        layout: Layout::Btree,
+        block_size: 512,
+        ..BuildOptions::default()
+    };
+    write(&map, &options, &path);
+    let file = KvFile::open(&path, ReadMode::Buffered).expect("open");
+    let levels = file.btree_levels().expect("a B+tree").to_vec();
+    assert!(levels.len() >= 3, "{levels:?}");
+    assert_eq!(levels.last(), Some(&1));
+    // Cold: one read per level and one for the page.
+    let cold = BlockCache::new(0);
+    let mut reader = Reader::new(&file, &cold);
+    for (k, v) in map.iter().step_by(991) {
+        let before = reader.stats();
+        assert_eq!(reader.get(k).expect("get").as_ref(), Some(v));
+        let s = reader.stats().since(&before);
+        assert_eq!(s.index_block_reads, levels.len() as u64);
+        assert_eq!((s.data_block_reads, s.reads), (1, levels.len() as u64 + 1));
+    }
+    // Warm: through a cache, a repeated get reads nothing, and the root is read once.
+    let warm = BlockCache::new(1 << 20);
+    let mut reader = Reader::new(&file, &warm);
+    let (k, _) = map.iter().nth(777).expect("a key");
+    reader.get(k).expect("get");
+    let first = reader.stats();
+    reader.get(k).expect("get");
+    assert_eq!(reader.stats().since(&first).reads, 0);
+    let (other, _) = map.iter().nth(17_777).expect("a key");
+    reader.get(other).expect("get");
+    let s = reader.stats().since(&first);
+    assert!(s.reads < levels.len() as u64 + 1, "{s:?}");
+    assert!(s.cache_hits >= 1, "{s:?}");
+}

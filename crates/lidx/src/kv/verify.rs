@@ -9,7 +9,7 @@ use crate::storage::cache::BlockCache;
 use super::file::{Footer, Handle, KvFile, LayerPlace, Meta, display_key};
 use super::layers::{Layered, lookup_in_memory};
 use super::model::ModelKind;
-use super::read::Reader;
+use super::read::{Kind, Reader};
 use super::write::BlockSizes;
 use crate::{Error, FormatError, Result};
 
@@ -37,6 +37,7 @@ pub fn verify(file: &KvFile) -> Result<VerifyReport> {
         Meta::Tuned { keymap, layers, .. } => {
             return verify_tuned(file, &mut reader, keymap, layers);
         }
+        Meta::Btree { levels } => return verify_btree(file, &mut reader, levels),
         Meta::Learned { .. } => {
             handles.extend(reader.data_handles()?.into_iter().map(|h| (h, None)));
         }
@@ -151,32 +152,9 @@ fn verify_tuned(
     keymap: &super::KeyMap,
     places: &[LayerPlace],
 ) -> Result<VerifyReport> {
+    let (report, first_keys) = verify_pages(file, reader, places.iter().map(|l| l.pieces).sum())?;
     let footer = file.footer();
-    let mut report = VerifyReport {
-        data_blocks: footer.data_blocks,
-        index_blocks: places.iter().map(|l| l.pieces).sum(),
-        ..VerifyReport::default()
-    };
-    let mut firsts = Vec::with_capacity(footer.data_blocks as usize);
-    let mut previous: Option<Vec<u8>> = None;
-    for p in 0..footer.data_blocks {
-        let page = reader.read_pages(p, 1)?.remove(0);
-        firsts.push(keymap.map(page.key(0)));
-        for i in 0..page.len() {
-            let key = page.key(i);
-            if previous.as_deref().is_some_and(|prev| prev >= key) {
-                return Err(file.bad_block(
-                    Handle {
-                        offset: p * footer.block_size,
-                        size: footer.block_size,
-                    },
-                    format!("holds key {} out of order", display_key(key)),
-                ));
-            }
-            previous = Some(key.to_vec());
-            report.records += 1;
-        }
-    }
+    let firsts: Vec<u64> = first_keys.iter().map(|k| keymap.map(k)).collect();
     let mut layers = Vec::with_capacity(places.len());
     for l in places {
         let mut layer = l.shape();
@@ -198,6 +176,89 @@ fn verify_tuned(
                 )),
             ));
         }
+    }
+    records_as_counted(file, report)
+}
+
+/// Every page of a layout of fixed pages in key order; the report (with `index_blocks`)
+/// and each page's first key.
+fn verify_pages(
+    file: &KvFile,
+    reader: &mut Reader<'_>,
+    index_blocks: u64,
+) -> Result<(VerifyReport, Vec<Vec<u8>>)> {
+    let footer = file.footer();
+    let mut report = VerifyReport {
+        data_blocks: footer.data_blocks,
+        index_blocks,
+        ..VerifyReport::default()
+    };
+    let mut firsts = Vec::with_capacity(footer.data_blocks as usize);
+    let mut previous: Option<Vec<u8>> = None;
+    for p in 0..footer.data_blocks {
+        let page = reader.read_pages(p, 1, Kind::Data)?.remove(0);
+        firsts.push(page.key(0).to_vec());
+        for i in 0..page.len() {
+            let key = page.key(i);
+            if previous.as_deref().is_some_and(|prev| prev >= key) {
+                return Err(file.bad_block(
+                    page_handle(file, p),
+                    format!("holds key {} out of order", display_key(key)),
+                ));
+            }
+            previous = Some(key.to_vec());
+            report.records += 1;
+        }
+    }
+    Ok((report, firsts))
+}
+
+fn page_handle(file: &KvFile, p: u64) -> Handle {
+    let size = file.footer().block_size;
+    Handle {
+        offset: p * size,
+        size,
+    }
+}
+
+/// The B+tree layout: every page in key order, and each level's entries, node after node,
+/// naming each unit of the level below (its first key and page number) in order.
+fn verify_btree(file: &KvFile, reader: &mut Reader<'_>, levels: &[u64]) -> Result<VerifyReport> {
+    let (report, mut below) = verify_pages(file, reader, levels.iter().sum())?;
+    let mut first_below = 0;
+    let mut page = file.footer().data_blocks;
+    for &nodes in levels {
+        let mut firsts = Vec::with_capacity(nodes as usize);
+        let mut entry = 0;
+        for p in page..page + nodes {
+            let node = reader.read_pages(p, 1, Kind::Index)?.remove(0);
+            firsts.push(node.key(0).to_vec());
+            for j in 0..node.len() {
+                let (key, child) = node.record(j);
+                let want = first_below + entry as u64;
+                if below.get(entry).map(Vec::as_slice) != Some(key)
+                    || child != want.to_le_bytes()
+                {
+                    return Err(file.bad_block(
+                        page_handle(file, p),
+                        format!("entry {j} does not name page {want} by its first key"),
+                    ));
+                }
+                entry += 1;
+            }
+        }
+        if entry != below.len() {
+            return Err(Error::format(
+                file.path(),
+                FormatError::Inconsistent(format!(
+                    "a B+tree level names {entry} pages of the {} below it",
+                    below.len()
+                )),
+            ));
+        }
+        first_below = page;
+        page += nodes;
+        below = firsts;
     }
     records_as_counted(file, report)
 }

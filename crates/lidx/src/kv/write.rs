@@ -201,6 +201,15 @@ pub fn build(records: &[Record<'_>], options: &BuildOptions, path: &Path) -> Res
             tuned = Some(report);
             (meta, 0, pieces, positions)
         }
+        Layout::Btree => {
+            let (meta, page) = w.btree(records, tau)?;
+            tau = page;
+            let nodes = match &meta {
+                Meta::Btree { levels } => levels.iter().sum(),
+                _ => 0,
+            };
+            (meta, nodes, 0, 0)
+        }
         Layout::Sstable => {
             let meta = w.sstable(records, tau)?;
             let n = match &meta {
@@ -381,36 +390,12 @@ impl Writer {
     ) -> Result<(Meta, TunedReport)> {
         // The PGM's PLA is exact on any u64: the widest span, the fewest ties.
         let keymap = KeyMap::train_within(records.iter().map(|r| r.key), u64::MAX);
-        let compression = options.compression;
-        // The most a block of `body` bytes takes sealed, and with its length.
-        let worst = |body: u64| -> u64 {
-            let stored = match compression {
-                Compression::None => body,
-                Compression::Lz4 => body + body / 255 + 16 + 4,
-            };
-            stored + TRAILER as u64 + 4
-        };
-        let largest = records
-            .iter()
-            .map(|r| worst(record_bytes(r.key, r.value) + 4))
-            .max()
-            .unwrap_or(0);
-        let page = options.block_size.max(largest);
-        let mut firsts = Vec::new();
-        for r in records {
-            let size = record_bytes(r.key, r.value);
-            if !self.block.is_empty() && worst(self.block.body_bytes() as u64 + size) > page {
-                self.close_page(page)?;
-            }
-            if self.block.is_empty() {
-                firsts.push(keymap.map(r.key));
-            }
-            self.add(r)?;
-        }
-        if !self.block.is_empty() {
-            self.close_page(page)?;
-        }
-        self.data_bytes = self.written;
+        let page = self.page_size(records, options.block_size, 0);
+        let firsts: Vec<u64> = self
+            .pages(records, page)?
+            .into_iter()
+            .map(|i| keymap.map(records[i].key))
+            .collect();
         let cost = options
             .profile
             .or_else(|| named_profile("ssd").map(|p| p.random))
@@ -453,6 +438,97 @@ impl Writer {
             },
             report,
         ))
+    }
+
+    /// The most bytes a block of `body` bytes takes sealed, with a page's length word.
+    fn worst_sealed(&self, body: u64) -> u64 {
+        let stored = match self.compression {
+            Compression::None => body,
+            Compression::Lz4 => body + body / 255 + 16 + 4,
+        };
+        stored + TRAILER as u64 + 4
+    }
+
+    /// A page size for `records`: the target, or more where one record (or, with
+    /// `entries_per_node` > 0, that many B+tree entries of the longest key) needs it.
+    fn page_size(&self, records: &[Record<'_>], target: u64, entries_per_node: u64) -> u64 {
+        let largest = records
+            .iter()
+            .map(|r| self.worst_sealed(record_bytes(r.key, r.value) + 4))
+            .max()
+            .unwrap_or(0);
+        let longest_key = records.iter().map(|r| r.key.len()).max().unwrap_or(0);
+        let entry = record_bytes(&vec![0; longest_key], &[0; 8]) + 4;
+        let node = self.worst_sealed(entries_per_node * entry);
+        target.max(largest).max(node)
+    }
+
+    /// Writes `records` into pages of `page` bytes, each filled while its sealed block
+    /// fits; returns the index of each page's first record.
+    fn pages(&mut self, records: &[Record<'_>], page: u64) -> Result<Vec<usize>> {
+        let mut firsts = Vec::new();
+        for (i, r) in records.iter().enumerate() {
+            let size = record_bytes(r.key, r.value);
+            if !self.block.is_empty()
+                && self.worst_sealed(self.block.body_bytes() as u64 + size) > page
+            {
+                self.close_page(page)?;
+            }
+            if self.block.is_empty() {
+                firsts.push(i);
+            }
+            self.add(r)?;
+        }
+        if !self.block.is_empty() {
+            self.close_page(page)?;
+        }
+        self.data_bytes = self.written;
+        Ok(firsts)
+    }
+
+    /// The disk B+tree baseline (paper 2's PostgreSQL): data pages as in the tuned layout,
+    /// then nodes of the same size, level by level up to the root, each entry the first
+    /// key of a page or node below and its page number.
+    fn btree(&mut self, records: &[Record<'_>], target: u64) -> Result<(Meta, u64)> {
+        let page = self.page_size(records, target, 2);
+        let firsts = self.pages(records, page)?;
+        let mut below: Vec<(&[u8], u64)> = firsts
+            .iter()
+            .enumerate()
+            .map(|(p, &i)| (records[i].key, p as u64))
+            .collect();
+        let mut next_page = below.len() as u64;
+        let mut levels = Vec::new();
+        while below.len() > 1 || (levels.is_empty() && !below.is_empty()) {
+            let mut level = Vec::new();
+            for &(key, child) in &below {
+                let size = record_bytes(key, &child.to_le_bytes());
+                if !self.block.is_empty()
+                    && self.worst_sealed(self.block.body_bytes() as u64 + size) > page
+                {
+                    self.close_node(page)?;
+                    next_page += 1;
+                }
+                if self.block.is_empty() {
+                    level.push((key, next_page));
+                }
+                self.block
+                    .add(key, &child.to_le_bytes())
+                    .map_err(|e| Error::param("block size", e))?;
+            }
+            self.close_node(page)?;
+            next_page += 1;
+            levels.push(level.len() as u64);
+            below = level;
+        }
+        Ok((Meta::Btree { levels }, page))
+    }
+
+    /// Seals a B+tree node into a page, not counted among the data blocks.
+    fn close_node(&mut self, page: u64) -> Result<()> {
+        self.close_page(page)?;
+        self.sizes.pop();
+        Ok(())
     }
 
     /// Seals the block being built into a page of `page` bytes and appends it.
