@@ -280,16 +280,10 @@ pub mod rocks {
         base: Mutex<(RocksReads, (u64, u64))>,
     }
 
-    /// The process's read calls and bytes read from storage (`/proc/self/io`: `syscr`,
-    /// `read_bytes`); zeros where the file is missing.
+    /// The process's read calls and bytes read from storage.
     fn process_reads() -> (u64, u64) {
-        let text = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
-        let field = |name: &str| {
-            text.lines()
-                .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
-                .unwrap_or(0)
-        };
-        (field("syscr:"), field("read_bytes:"))
+        let r = crate::machine::process_reads();
+        (r.calls, r.storage_bytes)
     }
 
     impl RocksStore {

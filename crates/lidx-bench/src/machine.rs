@@ -1,4 +1,5 @@
-//! A one-line description of the machine, carried in every CSV row.
+//! A one-line description of the machine, carried in every CSV row, and the process's
+//! read counters.
 
 /// "CPU model, N cores, M GiB" from `/proc`; parts that cannot be read are left out.
 pub fn describe() -> String {
@@ -19,4 +20,30 @@ pub fn describe() -> String {
         .and_then(|r| r.split_whitespace().next()?.parse::<u64>().ok())
         .map_or(0, |kib| kib >> 20);
     format!("{model}, {cores} cores, {mem_gib} GiB")
+}
+
+/// The process's read counters (`/proc/self/io`), zeros where the file is missing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcessReads {
+    /// Read system calls (`syscr`).
+    pub calls: u64,
+    /// Bytes those calls returned, from storage or the page cache (`rchar`).
+    pub chars: u64,
+    /// Bytes fetched from storage (`read_bytes`).
+    pub storage_bytes: u64,
+}
+
+/// The process's read counters now.
+pub fn process_reads() -> ProcessReads {
+    let text = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    ProcessReads {
+        calls: field("syscr:"),
+        chars: field("rchar:"),
+        storage_bytes: field("read_bytes:"),
+    }
 }

@@ -340,9 +340,7 @@ fn print_stats(on: bool, reader: &Reader<'_>) {
 /// The latency model of `--profile` (its random-read cost), if given.
 fn latency(profile: Option<&str>) -> anyhow::Result<Option<LatencyModel>> {
     Ok(match profile {
-        Some(p) => Some(LatencyModel {
-            cost: resolve_profile(p)?.random,
-        }),
+        Some(p) => Some(LatencyModel::timed(resolve_profile(p)?.random)),
         None => None,
     })
 }

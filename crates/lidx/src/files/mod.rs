@@ -85,6 +85,20 @@ pub(crate) fn reopen(file: &File, path: &Path, direct: bool) -> Result<File> {
     )
 }
 
+/// Opens `path` for reading, with `O_DIRECT` when `direct` ([`Error::DirectUnsupported`]
+/// where the file system refuses it).
+pub fn open_read(path: &Path, direct: bool) -> Result<File> {
+    open_for_reading(path, path, direct, "open")
+}
+
+/// Asks the kernel to drop the file's clean pages from its page cache (so the next reads
+/// of it go to the device, as a cold start's do); a hint, not a guarantee.
+pub fn drop_cached_pages(path: &Path) -> Result<()> {
+    let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+    rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed)
+        .map_err(|e| Error::io(path, "drop the cached pages of", e.into()))
+}
+
 /// Opens `open` for reading, with `O_DIRECT` when `direct`. Errors name `path` and say
 /// they could not `op` it; a file system that refuses `O_DIRECT` gives
 /// [`Error::DirectUnsupported`].

@@ -374,7 +374,7 @@ fn a_tuned_get_reads_what_the_tuner_costs_under_its_profile() {
         assert_eq!(layers.len(), chosen.deltas.len());
         let cache = BlockCache::new(0);
         let mut reader = Reader::new(&file, &cache);
-        reader.set_latency(Some(LatencyModel { cost }));
+        reader.set_latency(Some(LatencyModel::timed(cost)));
         for (k, v) in map.iter().step_by(997) {
             let before = reader.stats();
             assert_eq!(reader.get(k).expect("get").as_ref(), Some(v));
@@ -403,7 +403,7 @@ fn a_latency_model_charges_every_read_its_cost_and_never_less() {
         latency_us: 3000.0,
         bandwidth_mb_s: 50.0,
     };
-    reader.set_latency(Some(LatencyModel { cost }));
+    reader.set_latency(Some(LatencyModel::timed(cost)));
     let started = std::time::Instant::now();
     assert!(reader.get(b"key001234").expect("get").is_some());
     let elapsed = started.elapsed();

@@ -273,7 +273,7 @@ mod tests {
             latency_us: 1000.0,
             bandwidth_mb_s: 4096.0 / 1000.0,
         };
-        r.set_latency(Some(LatencyModel { cost }));
+        r.set_latency(Some(LatencyModel::timed(cost)));
         // Pages 1 and 3 cached; reading 0..5 leaves runs {0}, {2}, {4}: three calls,
         // one round trip, three pages' bytes.
         r.read_cached(f, &cache, 4096, 1).unwrap();
@@ -288,7 +288,7 @@ mod tests {
         let modelled = c.modelled_ns - before.modelled_ns;
         assert_eq!(
             modelled,
-            LatencyModel { cost }.read_time(3 * 4096).as_nanos() as u64
+            LatencyModel::timed(cost).read_time(3 * 4096).as_nanos() as u64
         );
         assert!(took.as_nanos() as u64 >= modelled);
     }
