@@ -195,27 +195,7 @@ impl Setup {
         dirs: &Dirs,
         progress: &dyn Progress,
     ) -> anyhow::Result<(StorageProfile, PathBuf)> {
-        let profile = match &self.profile {
-            Some(path) => StorageProfile::load(path)?,
-            None => {
-                let opts = DiskBenchOptions {
-                    dir: dirs.data.clone(),
-                    file_size: 256 << 20,
-                    time_per_point: Duration::from_millis(200),
-                    ..DiskBenchOptions::default()
-                };
-                match crate::disk::measure(&opts, progress) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        progress.warn(&format!(
-                            "cannot measure {} ({e:#}); the cost model assumes an SSD",
-                            dirs.data.display()
-                        ));
-                        lidx::join::cost::assumed_ssd()
-                    }
-                }
-            }
-        };
+        let profile = storage_profile(self.profile.as_deref(), &dirs.data, progress)?;
         let path = dirs.out.join("profile.json");
         profile.save(&path)?;
         Ok((profile, path))
@@ -405,4 +385,35 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         self.clear();
     }
+}
+
+/// The storage profile at `path` (saved by `lidx bench disk`), or one measured briefly on
+/// `dir` (256 MiB scratch file, 200 ms per point), or an assumed SSD where measuring fails
+/// (with a warning).
+pub fn storage_profile(
+    path: Option<&Path>,
+    dir: &Path,
+    progress: &dyn Progress,
+) -> anyhow::Result<StorageProfile> {
+    Ok(match path {
+        Some(path) => StorageProfile::load(path)?,
+        None => {
+            let opts = DiskBenchOptions {
+                dir: dir.to_path_buf(),
+                file_size: 256 << 20,
+                time_per_point: Duration::from_millis(200),
+                ..DiskBenchOptions::default()
+            };
+            match crate::disk::measure(&opts, progress) {
+                Ok(p) => p,
+                Err(e) => {
+                    progress.warn(&format!(
+                        "cannot measure {} ({e:#}); assuming an SSD",
+                        dir.display()
+                    ));
+                    lidx::join::cost::assumed_ssd()
+                }
+            }
+        }
+    })
 }

@@ -145,6 +145,98 @@ pub fn chart(
     Ok(())
 }
 
+/// A grouped bar chart at `path` (PNG, 1000×650): one group per name in `groups`, one bar
+/// per series in each, series `s`'s point `(g, y)` giving group `g`'s bar; the value axis
+/// linear or logarithmic. Points a log axis cannot show (≤ 0) are left out.
+pub fn bars(
+    path: &Path,
+    title: &str,
+    groups: &[String],
+    (y_label, y_scale): (&str, Scale),
+    series: &[Series],
+) -> anyhow::Result<()> {
+    let ys: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .filter(|y| y.is_finite() && (y_scale == Scale::Linear || *y > 0.0))
+        .collect();
+    anyhow::ensure!(
+        !ys.is_empty() && !groups.is_empty(),
+        "{}: nothing to plot",
+        path.display()
+    );
+    let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let tmp = path.with_extension("tmp.png");
+    let xr = -0.5..(groups.len() as f64 - 0.5);
+    let group_name = |v: &f64| -> String {
+        let g = v.round();
+        if (v - g).abs() < 1e-6 && g >= 0.0 {
+            groups.get(g as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    {
+        let root = BitMapBackend::new(&tmp, (1000, 650)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut builder = ChartBuilder::on(&root);
+        builder
+            .caption(title, ("sans-serif", 22))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(70);
+        let width = 0.8 / series.len().max(1) as f64;
+        macro_rules! draw_bars {
+            ($yr:expr, $base:expr) => {{
+                let mut chart = builder.build_cartesian_2d(xr.clone(), $yr)?;
+                chart
+                    .configure_mesh()
+                    .disable_x_mesh()
+                    .x_labels(groups.len())
+                    .x_label_formatter(&group_name)
+                    .y_desc(y_label)
+                    .y_label_formatter(&ticks_of(y_scale))
+                    .label_style(("sans-serif", 14))
+                    .draw()?;
+                for (i, s) in series.iter().enumerate() {
+                    let color = PALETTE[i % PALETTE.len()];
+                    let rects = s
+                        .points
+                        .iter()
+                        .filter(|p| p.1.is_finite() && (y_scale == Scale::Linear || p.1 > 0.0))
+                        .map(|&(g, y)| {
+                            let x0 = g - 0.4 + i as f64 * width;
+                            Rectangle::new([(x0, $base), (x0 + width * 0.95, y)], color.filled())
+                        });
+                    chart
+                        .draw_series(rects)?
+                        .label(s.name.clone())
+                        .legend(move |(x, y)| {
+                            Rectangle::new([(x + 4, y - 5), (x + 16, y + 5)], color.filled())
+                        });
+                }
+                chart
+                    .configure_series_labels()
+                    .border_style(BLACK)
+                    .background_style(WHITE.mix(0.9))
+                    .label_font(("sans-serif", 14))
+                    .position(SeriesLabelPosition::UpperLeft)
+                    .draw()?;
+            }};
+        }
+        match y_scale {
+            Scale::Log => draw_bars!((lo / 2.0..hi * 3.0).log_scale(), lo / 2.0),
+            Scale::Linear => draw_bars!(0.0..hi * 1.15, 0.0),
+        }
+        root.present()
+            .with_context(|| format!("{}: cannot write the plot", path.display()))?;
+    }
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("{}: cannot move the plot into place", path.display()))?;
+    Ok(())
+}
+
 fn draw<X, Y>(
     path: &Path,
     title: &str,

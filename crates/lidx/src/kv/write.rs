@@ -172,7 +172,7 @@ pub fn build(records: &[Record<'_>], options: &BuildOptions, path: &Path) -> Res
     let tau = options.block_size;
     check_records(records, path)?;
     let mut w = Writer {
-        out: AtomicFile::create(path)?,
+        out: Some(AtomicFile::create(path)?),
         compression: options.compression,
         block: BlockBuilder::default(),
         sealed: Vec::new(),
@@ -234,10 +234,15 @@ pub fn build(records: &[Record<'_>], options: &BuildOptions, path: &Path) -> Res
         meta_offset,
         meta_len: meta_bytes.len() as u64,
     };
-    w.out.write_all(&meta_bytes)?;
+    let Some(mut out) = w.out.take() else {
+        return Err(Error::Internal {
+            problem: "kv::build lost its output".into(),
+        });
+    };
+    out.write_all(&meta_bytes)?;
     let footer_bytes = footer.encode(crc32c::crc32c(&meta_bytes));
-    w.out.write_all(&footer_bytes)?;
-    w.out.finish()?;
+    out.write_all(&footer_bytes)?;
+    out.finish()?;
     Ok(BuildReport {
         options: *options,
         records: records.len() as u64,
@@ -250,6 +255,24 @@ pub fn build(records: &[Record<'_>], options: &BuildOptions, path: &Path) -> Res
         key_positions,
         tuned,
     })
+}
+
+/// What [`build`] with the tuned layout would choose for `records` under `options`
+/// (its profile), without writing anything: the pages are laid out and the tuner run, as
+/// for the file. Lets one compare the tuner's choices under several profiles cheaply.
+pub fn sketch_tuned(records: &[Record<'_>], options: &BuildOptions) -> Result<TunedReport> {
+    options.check()?;
+    check_records(records, Path::new("(sketch)"))?;
+    let mut w = Writer {
+        out: None,
+        compression: options.compression,
+        block: BlockBuilder::default(),
+        sealed: Vec::new(),
+        written: 0,
+        sizes: Vec::new(),
+        data_bytes: 0,
+    };
+    Ok(w.tuned(records, options)?.1)
 }
 
 /// Keys strictly increasing and within [`MAX_KEY`]; `path` names the output in errors.
@@ -286,7 +309,8 @@ fn check_records(records: &[Record<'_>], path: &Path) -> Result<()> {
 
 /// The file being written: the data region grows block by block.
 struct Writer {
-    out: AtomicFile,
+    /// Where the file goes; `None` when only sketching (nothing is written).
+    out: Option<AtomicFile>,
     compression: Compression,
     block: BlockBuilder,
     sealed: Vec<u8>,
@@ -308,7 +332,9 @@ impl Writer {
         self.block
             .finish(self.compression, &mut self.sealed)
             .map_err(|e| Error::param("block size", e))?;
-        self.out.write_all(&self.sealed)?;
+        if let Some(out) = &mut self.out {
+            out.write_all(&self.sealed)?;
+        }
         self.written += self.sealed.len() as u64;
         Ok(Handle {
             offset,
@@ -424,7 +450,9 @@ impl Writer {
                     unit: layer.unit,
                     units_below: layer.units_below,
                 });
-                self.out.write_all(&bytes)?;
+                if let Some(out) = &mut self.out {
+                    out.write_all(&bytes)?;
+                }
                 self.written += bytes.len() as u64;
             }
             report.candidates = tuned.per_layers;
@@ -545,7 +573,9 @@ impl Writer {
         self.sealed.resize(page as usize - 4, 0);
         self.sealed
             .extend_from_slice(&(sealed as u32).to_le_bytes());
-        self.out.write_all(&self.sealed)?;
+        if let Some(out) = &mut self.out {
+            out.write_all(&self.sealed)?;
+        }
         self.written += page;
         self.sizes.push(page);
         Ok(())
