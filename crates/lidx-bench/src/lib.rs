@@ -12,6 +12,8 @@
 //!   three ways to sort.
 //! - [`bigtable`]: paper 4's learned block layout against the SSTable index under
 //!   concurrent clients (Fig. 1).
+//! - [`airindex`]: paper 2's tuned layered index against its baselines, cold and warm,
+//!   on the local disk and under a latency profile (Figs. 2 and 3).
 //! - [`disk`]: the disk benchmark and the storage profile it saves.
 //!
 //! Shared: [`clients`] (closed-loop concurrent clients against a key-value store),
@@ -21,6 +23,7 @@
 //! charts), [`text`] and [`machine`] (what summaries and rows say), and [`progress`] (what
 //! a study reports while it works).
 
+pub mod airindex;
 pub mod bigtable;
 pub mod clients;
 pub mod csv_rows;

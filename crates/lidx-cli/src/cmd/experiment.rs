@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use lidx::data::Distribution;
 use lidx::index::IndexKind;
-use lidx_bench::{Setup, bigtable, indexes, join_sorted, unsorted};
+use lidx_bench::{Setup, airindex, bigtable, indexes, join_sorted, unsorted};
 
 use crate::progress::Context;
 use crate::units::{parse_count, parse_size};
@@ -47,6 +47,13 @@ pub enum Command {
         after_help = "Examples:\n  lidx experiment bigtable\n  lidx experiment bigtable --rows 1M,4M --cache-sizes 0,1MiB,64MiB --dir /mnt/nvme/lidx\n  lidx experiment bigtable --clients 15 --outstanding 100 --seconds 10"
     )]
     Bigtable(BigtableArgs),
+    /// Paper 2's Figs. 2 and 3: AirIndex's tuned layers against a disk B+tree, the SSTable
+    /// index, paper 4's learned blocks, RMI over mmap and RocksDB, cold and warm, on this
+    /// disk and under a latency profile (NFS by default).
+    #[command(
+        after_help = "Examples:\n  lidx experiment airindex\n  lidx experiment airindex --keys 20M --sets lognormal,heavytail --dir /mnt/nvme/lidx\n  lidx experiment airindex --sosd books_200M_uint64 --profile measured,ssd,nfs --cache 64MiB"
+    )]
+    Airindex(AirindexArgs),
 }
 
 /// What every experiment takes: the key sets, where the data and the results go, the device.
@@ -237,6 +244,65 @@ pub struct BigtableArgs {
     seed: u64,
 }
 
+/// Run paper 2's AirIndex study.
+#[derive(clap::Args)]
+pub struct AirindexArgs {
+    /// Keys per synthetic key set (the paper: 200M-key SOSD sets).
+    #[arg(long, value_parser = parse_count, default_value = "2M")]
+    keys: u64,
+    /// Synthetic key sets, comma-separated (udense, usparse, normal, lognormal, clustered,
+    /// heavytail) [default: lognormal,clustered, unless --sosd is given].
+    #[arg(long, value_delimiter = ',')]
+    sets: Vec<Distribution>,
+    /// SOSD key files to run on too (all their keys, duplicates dropped); repeatable.
+    #[arg(long, value_name = "FILE")]
+    sosd: Vec<PathBuf>,
+    /// Where reads come from, comma-separated: measured (this disk, O_DIRECT, timed as it
+    /// is), ssd, nfs, hdd (lidx's assumptions) or a profile saved by lidx bench disk.
+    #[arg(long, value_delimiter = ',', default_value = "measured,nfs")]
+    profile: Vec<String>,
+    /// The measured profile the tuner uses under `measured` (from lidx bench disk); without
+    /// it a short one is measured on --dir.
+    #[arg(long, value_name = "FILE")]
+    measured_profile: Option<PathBuf>,
+    /// The cache every system reads through, the same budget for each.
+    #[arg(long, value_parser = parse_size, default_value = "8MiB")]
+    cache: u64,
+    /// Bytes of a page (and of a block for the SSTable and learned layouts).
+    #[arg(long, value_parser = parse_size, default_value = "4KiB")]
+    page_size: u64,
+    /// Lookups in the cold-to-warm sequence (the paper: 70k).
+    #[arg(long, value_parser = parse_count, default_value = "70K")]
+    queries: u64,
+    /// Lookups after the sequence whose mean is the warm latency (under a latency profile
+    /// at most --timed-queries).
+    #[arg(long, value_parser = parse_count, default_value = "2000")]
+    warm_queries: u64,
+    /// Under a latency profile: the lookups at the start of the sequence, and the warm
+    /// ones, that sleep out their reads (the rest are charged without sleeping).
+    #[arg(long, value_parser = parse_count, default_value = "40")]
+    timed_queries: u64,
+    /// Fresh starts the cold latency is the mean of.
+    #[arg(long, default_value_t = 3)]
+    cold_starts: usize,
+    /// Leave RocksDB out.
+    #[arg(long)]
+    no_rocksdb: bool,
+    /// Directory for the records and files: put it on the device to study
+    /// [default: OUT_DIR/data].
+    #[arg(long, value_name = "D")]
+    dir: Option<PathBuf>,
+    /// Directory for the CSV, plots and summary [default: results/airindex].
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+    /// Keep the generated files.
+    #[arg(long)]
+    keep_data: bool,
+    /// Seed of the keys and the lookups.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+}
+
 fn seconds(name: &str, s: f64) -> anyhow::Result<std::time::Duration> {
     std::time::Duration::try_from_secs_f64(s)
         .map_err(|_| anyhow::anyhow!("invalid {name}: {s} is not a number of seconds"))
@@ -296,6 +362,36 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 seed: a.seed,
             };
             bigtable::run(&options, &progress)?
+        }
+        Command::Airindex(a) => {
+            let mut key_sets: Vec<airindex::KeySet> =
+                a.sets.into_iter().map(airindex::KeySet::Synthetic).collect();
+            if key_sets.is_empty() && a.sosd.is_empty() {
+                key_sets = airindex::Options::default().key_sets;
+            }
+            key_sets.extend(a.sosd.into_iter().map(airindex::KeySet::Sosd));
+            let count = |name: &str, v: u64| {
+                usize::try_from(v).with_context(|| format!("--{name} {v} is too large"))
+            };
+            let options = airindex::Options {
+                keys: count("keys", a.keys)?,
+                key_sets,
+                profiles: a.profile,
+                measured_profile: a.measured_profile,
+                cache_bytes: a.cache,
+                page_size: a.page_size,
+                queries: count("queries", a.queries)?,
+                warm_queries: count("warm-queries", a.warm_queries)?,
+                timed_queries: count("timed-queries", a.timed_queries)?,
+                cold_starts: a.cold_starts,
+                rocksdb: cfg!(feature = "rocksdb") && !a.no_rocksdb,
+                dir: a.dir,
+                out_dir: a.out_dir,
+                keep_data: a.keep_data,
+                seed: a.seed,
+                ..airindex::Options::default()
+            };
+            airindex::run(&options, &progress)?
         }
     };
     say_text!(report);

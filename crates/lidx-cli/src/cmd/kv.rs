@@ -436,7 +436,10 @@ fn info(args: FileArgs) -> anyhow::Result<()> {
         );
     }
     if let Some(levels) = file.btree_levels() {
-        say!("levels: {} (nodes per level, the root's last: {levels:?})", levels.len());
+        say!(
+            "levels: {} (nodes per level, the root's last: {levels:?})",
+            levels.len()
+        );
     }
     say!("records: {}", f.records);
     say!("key encoding: {}", f.key_encoding);

@@ -25,8 +25,8 @@ pub mod write;
 #[cfg(test)]
 mod tests;
 
-pub use block::Compression;
 pub use crate::storage::cache::{BlockCache, CacheStats};
+pub use block::Compression;
 pub use file::{Footer, KeyEncoding, KvFile, Layout};
 pub use keymap::KeyMap;
 pub use line::{Line, LineFit};

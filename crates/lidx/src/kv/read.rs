@@ -232,7 +232,10 @@ impl<'a> Reader<'a> {
             };
             page = child;
         }
-        Ok(Some((page, self.read_pages(page, 1, Kind::Data)?.remove(0))))
+        Ok(Some((
+            page,
+            self.read_pages(page, 1, Kind::Data)?.remove(0),
+        )))
     }
 
     /// The tuned layout's page that holds `key` if any does, and its number: the root read
@@ -515,7 +518,11 @@ impl<'a> Reader<'a> {
         let after = self.io.counts();
         self.stats.cache_hits += after.page_hits - before.page_hits;
         self.stats.cache_misses += after.page_misses - before.page_misses;
-        let blocks = if after.reads > before.reads { blocks } else { 0 };
+        let blocks = if after.reads > before.reads {
+            blocks
+        } else {
+            0
+        };
         self.count(before, kind, blocks);
         Ok(self.io.last())
     }

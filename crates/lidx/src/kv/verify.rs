@@ -5,12 +5,12 @@
 //! level-0 keys equal to the last keys of the blocks they point at).
 
 use super::block::Block;
-use crate::storage::cache::BlockCache;
 use super::file::{Footer, Handle, KvFile, LayerPlace, Meta, display_key};
 use super::layers::{Layered, lookup_in_memory};
 use super::model::ModelKind;
 use super::read::{Kind, Reader};
 use super::write::BlockSizes;
+use crate::storage::cache::BlockCache;
 use crate::{Error, FormatError, Result};
 
 /// What [`verify`] checked.
@@ -236,9 +236,7 @@ fn verify_btree(file: &KvFile, reader: &mut Reader<'_>, levels: &[u64]) -> Resul
             for j in 0..node.len() {
                 let (key, child) = node.record(j);
                 let want = first_below + entry as u64;
-                if below.get(entry).map(Vec::as_slice) != Some(key)
-                    || child != want.to_le_bytes()
-                {
+                if below.get(entry).map(Vec::as_slice) != Some(key) || child != want.to_le_bytes() {
                     return Err(file.bad_block(
                         page_handle(file, p),
                         format!("entry {j} does not name page {want} by its first key"),

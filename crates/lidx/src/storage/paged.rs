@@ -158,7 +158,12 @@ impl PagedReads {
             let j = (i..pages).find(|&j| !missing[j]).unwrap_or(pages);
             // Whole pages, at least up to the range's end; only the file's last page is short.
             let want = (j * page).min(end) - i * page;
-            let got = fill(f, &mut buf[i * page..j * page], (first + i as u64) * PAGE, want)?;
+            let got = fill(
+                f,
+                &mut buf[i * page..j * page],
+                (first + i as u64) * PAGE,
+                want,
+            )?;
             for p in i..j {
                 let have = got.saturating_sub((p - i) * page).min(page);
                 if have > 0 {
@@ -246,7 +251,13 @@ mod tests {
         };
         let cache = BlockCache::new(1 << 20);
         let mut r = PagedReads::default();
-        for &(offset, len) in &[(100u64, 50u64), (4000, 200), (0, 4096), (20_000, 603), (3, 20_000)] {
+        for &(offset, len) in &[
+            (100u64, 50u64),
+            (4000, 200),
+            (0, 4096),
+            (20_000, 603),
+            (3, 20_000),
+        ] {
             let got = r.read_cached(f, &cache, offset, len).unwrap().to_vec();
             assert_eq!(got, bytes[offset as usize..(offset + len) as usize]);
         }
