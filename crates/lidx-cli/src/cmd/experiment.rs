@@ -364,8 +364,11 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
             bigtable::run(&options, &progress)?
         }
         Command::Airindex(a) => {
-            let mut key_sets: Vec<airindex::KeySet> =
-                a.sets.into_iter().map(airindex::KeySet::Synthetic).collect();
+            let mut key_sets: Vec<airindex::KeySet> = a
+                .sets
+                .into_iter()
+                .map(airindex::KeySet::Synthetic)
+                .collect();
             if key_sets.is_empty() && a.sosd.is_empty() {
                 key_sets = airindex::Options::default().key_sets;
             }

@@ -27,6 +27,10 @@ pub const VERSION: u32 = 1;
 /// Bytes of the footer.
 pub const FOOTER: usize = 72;
 
+/// Bytes of the file's end that opening it reads at once: the footer, and the meta with
+/// it when it fits.
+const TAIL_READ: u64 = 4096;
+
 /// How records are laid out in blocks and found again.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -620,15 +624,27 @@ impl KvFile {
                 actual: len,
             }));
         }
-        let mut raw = [0u8; FOOTER];
-        file.read_exact_at(&mut raw, len - FOOTER as u64)
+        // One read of the file's tail: the footer, and the meta too when it is small (a
+        // cold open on slow storage then costs one round trip, not two).
+        let tail_len = len.min(TAIL_READ);
+        let mut tail = vec![0u8; tail_len as usize];
+        file.read_exact_at(&mut tail, len - tail_len)
             .map_err(|e| Error::io(path, "read the footer of", e))?;
-        let (footer, meta_crc) = Footer::decode(&raw, len).map_err(fail)?;
+        let raw: &[u8; FOOTER] = tail[tail.len() - FOOTER..]
+            .try_into()
+            .map_err(|_| fail(invalid("footer", 0, "72 bytes")))?;
+        let (footer, meta_crc) = Footer::decode(raw, len).map_err(fail)?;
         let meta_len = usize::try_from(footer.meta_len)
             .map_err(|_| fail(invalid("meta length", footer.meta_len, "addressable")))?;
-        let mut meta = vec![0u8; meta_len];
-        file.read_exact_at(&mut meta, footer.meta_offset)
-            .map_err(|e| Error::io(path, "read the index of", e))?;
+        let meta = match footer.meta_offset.checked_sub(len - tail_len) {
+            Some(at) => tail[at as usize..at as usize + meta_len].to_vec(),
+            None => {
+                let mut meta = vec![0u8; meta_len];
+                file.read_exact_at(&mut meta, footer.meta_offset)
+                    .map_err(|e| Error::io(path, "read the index of", e))?;
+                meta
+            }
+        };
         let got = crc32c::crc32c(&meta);
         if got != meta_crc {
             return Err(fail(FormatError::FileChecksum {

@@ -77,6 +77,8 @@ pub struct Reader<'a> {
     file: &'a KvFile,
     cache: &'a BlockCache,
     io: PagedReads,
+    /// Bytes of the pages a batch read, reused.
+    batch: Vec<u8>,
     prefetch: bool,
     /// A data block read ahead by a scan, by offset.
     prefetched: Option<(u64, Arc<Block>)>,
@@ -90,6 +92,7 @@ impl<'a> Reader<'a> {
             file,
             cache,
             io: PagedReads::default(),
+            batch: Vec::new(),
             prefetch: false,
             prefetched: None,
             stats: OpStats::default(),
@@ -184,7 +187,7 @@ impl<'a> Reader<'a> {
 
     /// The page that holds `key` in a layout of fixed pages (tuned or B+tree) if any
     /// does, and its number.
-    fn page_of(&mut self, key: &[u8]) -> Result<Option<(u64, Block)>> {
+    fn page_of(&mut self, key: &[u8]) -> Result<Option<(u64, Arc<Block>)>> {
         match &self.file.meta {
             Meta::Btree { levels } => self.btree_page(key, levels),
             _ => self.tuned_page(key),
@@ -193,7 +196,7 @@ impl<'a> Reader<'a> {
 
     /// The B+tree layout's page that could hold `key`: from the root down, in each node
     /// the last entry whose key is at most `key` (the first when there is none).
-    fn btree_page(&mut self, key: &[u8], levels: &[u64]) -> Result<Option<(u64, Block)>> {
+    fn btree_page(&mut self, key: &[u8], levels: &[u64]) -> Result<Option<(u64, Arc<Block>)>> {
         let file = self.file;
         let data_pages = file.footer().data_blocks;
         // Level `l`'s first page (level 0: the data pages).
@@ -241,7 +244,7 @@ impl<'a> Reader<'a> {
     /// The tuned layout's page that holds `key` if any does, and its number: the root read
     /// whole, a window of each layer below it, then the window of pages, of which the last
     /// whose first key is at most `key`.
-    fn tuned_page(&mut self, key: &[u8]) -> Result<Option<(u64, Block)>> {
+    fn tuned_page(&mut self, key: &[u8]) -> Result<Option<(u64, Arc<Block>)>> {
         let file = self.file;
         let Meta::Tuned { keymap, layers, .. } = &file.meta else {
             return Ok(None);
@@ -297,21 +300,68 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Reads and decodes `n` pages (of a tuned or B+tree layout) from page `start`, in
-    /// one read, counted as `n` blocks of `kind`.
-    pub(crate) fn read_pages(&mut self, start: u64, n: u64, kind: Kind) -> Result<Vec<Block>> {
+    /// The `n` pages (of a tuned or B+tree layout) from page `start`, decoded: those the
+    /// cache holds from it, the others read in one batch (each run of missing pages one
+    /// call, all in flight together), counted as blocks of `kind`, and kept.
+    pub(crate) fn read_pages(&mut self, start: u64, n: u64, kind: Kind) -> Result<Vec<Arc<Block>>> {
         let file = self.file;
         let page = file.footer().block_size;
-        let bytes = self.read_paged(start * page, n * page, kind, n)?;
-        let mut out = Vec::with_capacity(n as usize);
-        for (i, raw) in bytes.chunks_exact(page as usize).enumerate() {
-            let h = Handle {
-                offset: (start + i as u64) * page,
-                size: page,
-            };
-            out.push(open_page(raw).map_err(|p| problem(file, h, p))?);
+        let key = |p: u64| CacheKey::Block {
+            file: file.id(),
+            offset: p * page,
+        };
+        let mut pages: Vec<Option<Arc<Block>>> = Vec::with_capacity(n as usize);
+        for p in start..start + n {
+            let cached = self.cache.get_decoded::<Block>(key(p));
+            match cached {
+                Some(_) => self.stats.cache_hits += 1,
+                None => self.stats.cache_misses += 1,
+            }
+            pages.push(cached);
         }
-        Ok(out)
+        // Runs of missing pages, as (first page, pages).
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for (i, _) in pages.iter().enumerate().filter(|(_, b)| b.is_none()) {
+            let p = start + i as u64;
+            match runs.last_mut() {
+                Some((first, count)) if *first + *count == p => *count += 1,
+                _ => runs.push((p, 1)),
+            }
+        }
+        if !runs.is_empty() {
+            let byte_runs: Vec<(u64, u64)> =
+                runs.iter().map(|&(p, c)| (p * page, c * page)).collect();
+            let before = self.io.counts();
+            let mut bytes = std::mem::take(&mut self.batch);
+            bytes.clear();
+            self.io.read_batch(file.paged(), &byte_runs, &mut bytes)?;
+            let missing = runs.iter().map(|r| r.1).sum();
+            self.count(before, kind, missing);
+            let mut raw = bytes.chunks_exact(page as usize);
+            for &(first, count) in &runs {
+                for p in first..first + count {
+                    let h = Handle {
+                        offset: p * page,
+                        size: page,
+                    };
+                    let block = Arc::new(
+                        raw.next()
+                            .ok_or_else(|| {
+                                problem(file, h, BlockProblem::Malformed("a short page"))
+                            })
+                            .and_then(|r| open_page(r).map_err(|e| problem(file, h, e)))?,
+                    );
+                    self.cache.insert_decoded(
+                        key(p),
+                        Arc::clone(&block),
+                        block.body_bytes() as u64,
+                    );
+                    pages[(p - start) as usize] = Some(block);
+                }
+            }
+            self.batch = bytes;
+        }
+        Ok(pages.into_iter().flatten().collect())
     }
 
     /// Entry `j`'s data block handle in level-1 block `index` (at `ih`), checked.

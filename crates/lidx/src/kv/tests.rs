@@ -464,3 +464,42 @@ fn a_btree_get_reads_one_node_per_level_then_one_page_and_warms_from_the_root() 
     assert!(s.reads < levels.len() as u64 + 1, "{s:?}");
     assert!(s.cache_hits >= 1, "{s:?}");
 }
+
+#[test]
+fn once_every_page_is_cached_the_paged_layouts_read_nothing_and_still_answer() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let map: Map = (0..5_000u32)
+        .map(|i| (format!("key{:08}", i * 7).into_bytes(), vec![b'v'; 50]))
+        .collect();
+    for layout in [Layout::Tuned, Layout::Btree] {
+        let path = dir.path().join(format!("{layout}.kv"));
+        let options = BuildOptions {
+            layout,
+            block_size: 1024,
+            ..BuildOptions::default()
+        };
+        write(&map, &options, &path);
+        for mode in [ReadMode::Buffered, ReadMode::Direct] {
+            let file = match KvFile::open(&path, mode) {
+                Ok(f) => f,
+                Err(crate::Error::DirectUnsupported { .. }) => continue,
+                Err(e) => panic!("open: {e}"),
+            };
+            let cache = BlockCache::new(16 << 20);
+            let mut reader = Reader::new(&file, &cache);
+            for (k, v) in &map {
+                assert_eq!(reader.get(k).expect("get").as_ref(), Some(v));
+            }
+            let cold = reader.stats();
+            assert!(cold.reads > 0 && cold.cache_hits > 0, "{layout}: {cold:?}");
+            for (k, v) in &map {
+                assert_eq!(reader.get(k).expect("get").as_ref(), Some(v));
+                let absent = [k.as_slice(), b"!"].concat();
+                assert_eq!(reader.get(&absent).expect("get"), None);
+            }
+            let warm = reader.stats().since(&cold);
+            assert_eq!((warm.reads, warm.bytes), (0, 0), "{layout}: {warm:?}");
+            assert_eq!(warm.cache_misses, 0, "{layout}: {warm:?}");
+        }
+    }
+}

@@ -80,6 +80,35 @@ impl PagedReads {
     /// `len` bytes at `offset` in one read call (widened to whole pages with `O_DIRECT`),
     /// without the cache.
     pub fn read_exact(&mut self, f: PagedFile<'_>, offset: u64, len: u64) -> Result<&[u8]> {
+        let started = Instant::now();
+        let got = self.read_uncharged(f, offset, len)?;
+        self.finish(started, 1, got);
+        Ok(self.last())
+    }
+
+    /// Each of `runs` (offset, length) in one read call, all in flight together (one round
+    /// trip under the latency model), their bytes appended to `out` in order.
+    pub fn read_batch(
+        &mut self,
+        f: PagedFile<'_>,
+        runs: &[(u64, u64)],
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let started = Instant::now();
+        let mut bytes = 0;
+        for &(offset, len) in runs {
+            bytes += self.read_uncharged(f, offset, len)?;
+            out.extend_from_slice(self.last());
+        }
+        if !runs.is_empty() {
+            self.finish(started, runs.len() as u64, bytes);
+        }
+        Ok(())
+    }
+
+    /// Reads `len` bytes at `offset` into the buffer ([`last`](Self::last)), without
+    /// counting; returns the bytes the call read.
+    fn read_uncharged(&mut self, f: PagedFile<'_>, offset: u64, len: u64) -> Result<u64> {
         let len = usize::try_from(len)
             .map_err(|_| Error::misuse("PagedReads::read_exact", "a range larger than memory"))?;
         let (start, skip, span) = match f.mode {
@@ -90,11 +119,9 @@ impl PagedReads {
                 (start, (offset - start) as usize, (end - start) as usize)
             }
         };
-        let started = Instant::now();
         let got = fill(f, self.buf.get_mut(span), start, skip + len)?;
-        self.finish(started, 1, got as u64);
         self.last = (skip, skip + len);
-        Ok(self.last())
+        Ok(got as u64)
     }
 
     /// `len` bytes at `offset` through the cache's pages: the pages it holds are copied,
