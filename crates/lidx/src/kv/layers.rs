@@ -10,10 +10,11 @@
 //! A lookup of key `x` reads the root, then in each layer below it reads a window of units
 //! (pieces, or pages for the last mile) around the predicted offset, picks the last unit
 //! whose first key is at most `x`, and descends. The window is always
-//! [`Layer::window_units`] units (fewer only where the layer has fewer), starting at
-//! `⌊(f(x) − U − Δ) / U⌋`: with `f` never decreasing and within Δ at every unit's first
-//! key, the unit holding `x` starts inside it (a unit of `U` bytes starts at most `U + Δ`
-//! below the prediction and at most Δ above it). So every lookup in a layer reads the same
+//! [`Layer::window_units`] units (fewer only where the layer has fewer), from the first
+//! unit starting at or after `f(x) − U − Δ`: with `f` never decreasing and within Δ at
+//! every unit's first key, the unit holding `x` starts inside it (a unit of `U` bytes
+//! starts at most `U + Δ` below the prediction and at most Δ above it), so a window of
+//! `⌊(U + 2Δ) / U⌋ + 1` units holds it: 2 pages for any Δ below half a page. So every lookup in a layer reads the same
 //! number of bytes, and the tuner's cost of a structure is exactly what its lookups read.
 //!
 //! **The tuner** (paper 2, "Storage-aware Auto-tuning"): for each number of layers L from
@@ -31,6 +32,10 @@ use crate::storage::profile::AffineCost;
 /// `u64::MAX`), slope and intercept, then the CRC32C of those 40 bytes, so that any window
 /// of pieces a lookup reads is checked on its own.
 pub const STORED_PIECE: u64 = 44;
+
+/// Bytes by which a window reaches past `[f − U − Δ, f + Δ]` on each side, so that
+/// rounding in `f`'s floating-point evaluation never leaves a unit out.
+pub const SLACK: u64 = 1;
 
 /// The most layers the tuner tries.
 pub const MAX_LAYERS: usize = 4;
@@ -159,16 +164,20 @@ impl Layer {
         self.pieces.get(j).map_or(0.0, |p| p.predict(x))
     }
 
-    /// Units every lookup reads from the layer below: enough to cover `U + 2Δ` bytes
-    /// wherever they start, never more than there are.
+    /// Units every lookup reads from the layer below: the unit holding a key starts in
+    /// `[f − U − Δ, f + Δ]` (widened by [`SLACK`] bytes against rounding), and an interval
+    /// of `U + 2Δ + 2·SLACK` bytes holds at most `⌊(U + 2Δ + 2·SLACK) / U⌋ + 1` unit starts;
+    /// never more units than there are.
     pub fn window_units(&self) -> u64 {
-        ((2 * self.delta + self.unit).div_ceil(self.unit) + 1).min(self.units_below)
+        ((self.unit + 2 * self.delta + 2 * SLACK) / self.unit + 1).min(self.units_below)
     }
 
-    /// The first unit of the window for a prediction of `predicted` bytes, so that the
-    /// window stays within the layer below.
+    /// The first unit of the window for a prediction of `predicted` bytes: the first unit
+    /// starting at or after `f − U − Δ − SLACK`, moved back so that the window stays within
+    /// the layer below.
     pub fn window_start(&self, predicted: f64) -> u64 {
-        let lo = ((predicted - (self.unit + self.delta) as f64) / self.unit as f64).floor();
+        let low = predicted - (self.unit + self.delta + SLACK) as f64;
+        let lo = (low / self.unit as f64).ceil();
         let lo = if lo.is_finite() && lo > 0.0 {
             lo as u64
         } else {
