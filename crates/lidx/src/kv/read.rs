@@ -260,12 +260,16 @@ impl<'a> Reader<'a> {
             let start = shape.window_start(piece.predict(x));
             let n = shape.window_units();
             if i == 0 {
-                let pages = self.read_pages(start, n, Kind::Data)?;
+                // Only the page the key leads to is kept: its neighbours in the window
+                // were read to find it, and would crowd the cache.
+                let pages = self.read_window(start, n, Kind::Data, false)?;
                 let within = pages.partition_point(|b| b.key(0) <= key).saturating_sub(1);
-                return Ok(pages
-                    .into_iter()
-                    .nth(within)
-                    .map(|b| (start + within as u64, b)));
+                let Some(page) = pages.into_iter().nth(within) else {
+                    return Ok(None);
+                };
+                let p = start + within as u64;
+                self.keep_page(p, &page);
+                return Ok(Some((p, page)));
             }
             let below = &layers[i - 1];
             let window = self.read_pieces(below.offset + start * STORED_PIECE, n)?;
@@ -304,6 +308,28 @@ impl<'a> Reader<'a> {
     /// cache holds from it, the others read in one batch (each run of missing pages one
     /// call, all in flight together), counted as blocks of `kind`, and kept.
     pub(crate) fn read_pages(&mut self, start: u64, n: u64, kind: Kind) -> Result<Vec<Arc<Block>>> {
+        self.read_window(start, n, kind, true)
+    }
+
+    /// Keeps page `p` in the cache.
+    fn keep_page(&self, p: u64, page: &Arc<Block>) {
+        let key = CacheKey::Block {
+            file: self.file.id(),
+            offset: p * self.file.footer().block_size,
+        };
+        self.cache
+            .insert_decoded(key, Arc::clone(page), page.body_bytes() as u64);
+    }
+
+    /// [`read_pages`](Self::read_pages), keeping the pages read in the cache only when
+    /// `keep`.
+    fn read_window(
+        &mut self,
+        start: u64,
+        n: u64,
+        kind: Kind,
+        keep: bool,
+    ) -> Result<Vec<Arc<Block>>> {
         let file = self.file;
         let page = file.footer().block_size;
         let key = |p: u64| CacheKey::Block {
