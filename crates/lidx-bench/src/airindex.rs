@@ -113,6 +113,10 @@ pub struct Options {
     pub measured_profile: Option<PathBuf>,
     /// Profiles whose tuner choice the summary shows beside those run.
     pub sketch_profiles: Vec<String>,
+    /// Keys per synthetic set at which the tuner's choices are also sketched (laid out and
+    /// tuned, not written nor measured): where the profiles part ways needs more pages
+    /// than a quick run builds. 0: none.
+    pub sketch_keys: usize,
     /// The cache budget in bytes, the same for every system.
     pub cache_bytes: u64,
     /// Bytes of a page (the tuned and B+tree layouts; the block size of the others).
@@ -150,6 +154,7 @@ impl Default for Options {
             profiles: vec!["measured".into(), "nfs".into()],
             measured_profile: None,
             sketch_profiles: vec!["ssd".into(), "nfs".into(), "hdd".into()],
+            sketch_keys: 20_000_000,
             cache_bytes: 8 << 20,
             page_size: 4096,
             queries: 70_000,
@@ -289,7 +294,7 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
     let started = Instant::now();
     let profiles = run_profiles(options, &data_dir, progress)?;
     let mut rows: Vec<Row> = Vec::new();
-    let mut sketches: Vec<(String, Vec<(String, TunedReport)>)> = Vec::new();
+    let mut sketches: Vec<Sketch> = Vec::new();
     let mut made: Vec<PathBuf> = Vec::new();
     let result = (|| -> anyhow::Result<()> {
         for set in &options.key_sets {
@@ -304,7 +309,11 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
             made.push(keys_path.clone());
             let input = RecordInput::sosd(&keys_path, KeyEncoding::U64Be)?;
             let records = input.records();
-            sketches.push((set.name(), sketch(options, &profiles, &records)?));
+            sketches.push(Sketch {
+                set: set.name(),
+                keys: keys.len() as u64,
+                choices: sketch(options, &profiles, &records)?,
+            });
             let built = build_all(
                 options, &profiles, set, &keys, &records, &data_dir, progress,
             )?;
@@ -348,6 +357,28 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
                 }
             }
             progress.finish();
+            if let KeySet::Synthetic(_) = set
+                && options.sketch_keys > keys.len()
+            {
+                progress.spin(&format!(
+                    "sketching the tuner on {} keys of {}",
+                    options.sketch_keys,
+                    set.name()
+                ));
+                let big = set.keys(options.sketch_keys, options.seed)?;
+                let path = data_dir.join(format!("{}-sketch.keys", set.name()));
+                write_keys(&path, &big)?;
+                made.push(path.clone());
+                let input = RecordInput::sosd(&path, KeyEncoding::U64Be)?;
+                sketches.push(Sketch {
+                    set: set.name(),
+                    keys: big.len() as u64,
+                    choices: sketch(options, &profiles, &input.records())?,
+                });
+                drop(input);
+                let _ = std::fs::remove_file(&path);
+                progress.finish();
+            }
         }
         Ok(())
     })();
@@ -438,6 +469,13 @@ fn run_profiles(
         });
     }
     Ok(out)
+}
+
+/// The tuner's choices on one key set at one size, per profile.
+struct Sketch {
+    set: String,
+    keys: u64,
+    choices: Vec<(String, TunedReport)>,
 }
 
 /// The tuner's choice for `records` under every run profile and every sketch profile.
@@ -1003,6 +1041,32 @@ fn measure(
     Ok(rows)
 }
 
+/// How NFS's choice (layers, layer 1's error) compares with SSD's, in words.
+fn verdict(ssd: (usize, u64), nfs: (usize, u64)) -> String {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    match (nfs.0.cmp(&ssd.0), nfs.1.cmp(&ssd.1)) {
+        (Less, _) => format!(
+            "NFS picks {} layer(s) to SSD's {}, its layer 1 within {} (SSD's {}): shallower and wider",
+            nfs.0,
+            ssd.0,
+            human_bytes(nfs.1),
+            human_bytes(ssd.1)
+        ),
+        (Equal, Greater) => format!(
+            "both pick {} layer(s); NFS's layer 1 is wider ({} to {})",
+            nfs.0,
+            human_bytes(nfs.1),
+            human_bytes(ssd.1)
+        ),
+        (Equal, _) => format!(
+            "both pick {} layer(s) with layer 1 within {}: too few pages for the profiles to part ways",
+            nfs.0,
+            human_bytes(nfs.1)
+        ),
+        (Greater, _) => "NFS picks a deeper structure than SSD".to_string(),
+    }
+}
+
 fn mean(v: &[f64]) -> f64 {
     if v.is_empty() {
         return f64::NAN;
@@ -1115,7 +1179,7 @@ fn summary(
     machine: &str,
     profiles: &[RunProfile],
     rows: &[Row],
-    sketches: &[(String, Vec<(String, TunedReport)>)],
+    sketches: &[Sketch],
     took: Duration,
 ) -> String {
     let mut s = String::new();
@@ -1153,25 +1217,53 @@ fn summary(
     let _ = writeln!(s, "\n## The tuner's choice per profile\n");
     let _ = writeln!(
         s,
-        "| key set | profile | chosen | predicted cold lookup | best with other L |"
+        "Paper 2: slow round trips call for a shallow, wide structure, a fast device for a deeper, finer one.\n"
     );
-    let _ = writeln!(s, "|---|---|---|---:|---|");
-    for (set, reports) in sketches {
-        for (name, t) in reports {
+    let _ = writeln!(
+        s,
+        "| key set | keys | profile | chosen | predicted cold lookup | best with other L |"
+    );
+    let _ = writeln!(s, "|---|---:|---|---|---:|---|");
+    let mut verdicts = Vec::new();
+    for sk in sketches {
+        for (name, t) in &sk.choices {
             let Some(chosen) = t.candidates.first() else {
                 continue;
             };
             let others: Vec<String> = t.candidates[1..]
                 .iter()
-                .map(|c| format!("L = {}: {:.2} ms", c.deltas.len(), c.cost_us / 1e3))
+                .map(|c| format!("L = {}: {:.3} ms", c.deltas.len(), c.cost_us / 1e3))
                 .collect();
             let _ = writeln!(
                 s,
-                "| {set} | {name} | {} | {:.3} ms | {} |",
+                "| {} | {} | {name} | {} | {:.3} ms | {} |",
+                sk.set,
+                sk.keys,
                 structure_of(chosen),
                 chosen.cost_us / 1e3,
                 others.join(", ")
             );
+        }
+        let pick = |name: &str| {
+            sk.choices
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, t)| t.candidates.first())
+                .map(|c| (c.deltas.len(), c.deltas.first().copied().unwrap_or(0)))
+        };
+        if let (Some(ssd), Some(nfs)) = (pick("ssd"), pick("nfs")) {
+            verdicts.push(format!(
+                "{} at {} keys: {}",
+                sk.set,
+                sk.keys,
+                verdict(ssd, nfs)
+            ));
+        }
+    }
+    if !verdicts.is_empty() {
+        let _ = writeln!(s);
+        for v in verdicts {
+            let _ = writeln!(s, "- {v}");
         }
     }
     let _ = writeln!(

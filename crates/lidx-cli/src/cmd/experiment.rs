@@ -265,6 +265,11 @@ pub struct AirindexArgs {
     /// it a short one is measured on --dir.
     #[arg(long, value_name = "FILE")]
     measured_profile: Option<PathBuf>,
+    /// Keys per synthetic set at which the tuner's choices under every profile are also
+    /// sketched (laid out and tuned, not written): where the profiles part ways needs more
+    /// pages than the measured runs build (0: none).
+    #[arg(long, value_parser = parse_count, default_value = "20M")]
+    sketch_keys: u64,
     /// The cache every system reads through, the same budget for each.
     #[arg(long, value_parser = parse_size, default_value = "8MiB")]
     cache: u64,
@@ -381,6 +386,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 key_sets,
                 profiles: a.profile,
                 measured_profile: a.measured_profile,
+                sketch_keys: count("sketch-keys", a.sketch_keys)?,
                 cache_bytes: a.cache,
                 page_size: a.page_size,
                 queries: count("queries", a.queries)?,

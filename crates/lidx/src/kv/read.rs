@@ -377,11 +377,13 @@ impl<'a> Reader<'a> {
                             })
                             .and_then(|r| open_page(r).map_err(|e| problem(file, h, e)))?,
                     );
-                    self.cache.insert_decoded(
-                        key(p),
-                        Arc::clone(&block),
-                        block.body_bytes() as u64,
-                    );
+                    if keep {
+                        self.cache.insert_decoded(
+                            key(p),
+                            Arc::clone(&block),
+                            block.body_bytes() as u64,
+                        );
+                    }
                     pages[(p - start) as usize] = Some(block);
                 }
             }
