@@ -133,6 +133,9 @@ pub struct Options {
     pub cold_starts: usize,
     /// Measure RocksDB too (where built with the `rocksdb` feature).
     pub rocksdb: bool,
+    /// Read through the OS page cache instead of `O_DIRECT` (for file systems without
+    /// it; each fresh start still drops the files' cached pages).
+    pub buffered: bool,
     /// Where the records and files go; `None`: `OUT/data`.
     pub dir: Option<PathBuf>,
     /// Where the CSV, plots and summary go; `None`: `results/airindex`.
@@ -162,6 +165,7 @@ impl Default for Options {
             timed_queries: 40,
             cold_starts: 3,
             rocksdb: cfg!(feature = "rocksdb"),
+            buffered: false,
             dir: None,
             out_dir: None,
             keep_data: false,
@@ -456,7 +460,11 @@ fn run_profiles(
                 name: name.clone(),
                 cost: p.random,
                 model: None,
-                device: format!("{} (O_DIRECT)", p.device),
+                device: format!(
+                    "{} ({})",
+                    p.device,
+                    if o.buffered { "buffered" } else { "O_DIRECT" }
+                ),
             }
         } else {
             let p = resolve_profile(name)?;
@@ -823,14 +831,14 @@ fn open_cold(
             let bytes = std::fs::read(model_path)
                 .with_context(|| format!("{}: cannot read", model_path.display()))?;
             let rmi = Rmi::decode(&bytes).map_err(|e| lidx::Error::format(model_path, e))?;
-            let file = open_read(&b.path, true)?;
+            let file = open_read(&b.path, !o.buffered)?;
             Opened::Rmi(Box::new((rmi, file, b.path.clone(), next_file_id())))
         }
         #[cfg(feature = "rocksdb")]
         System::RocksDb => Opened::Rocks(Box::new(rocks::open(&b.path, o)?)),
         #[cfg(not(feature = "rocksdb"))]
         System::RocksDb => bail!("this lidx was built without RocksDB"),
-        _ => Opened::Kv(Box::new(KvFile::open(&b.path, ReadMode::Direct)?)),
+        _ => Opened::Kv(Box::new(KvFile::open(&b.path, read_mode(o))?)),
     };
     let wall = started.elapsed();
     let (calls, bytes) = process_delta(before, process_reads(), overhead);
@@ -847,8 +855,20 @@ fn open_cold(
     Ok((opened, took))
 }
 
+fn read_mode(o: &Options) -> ReadMode {
+    if o.buffered {
+        ReadMode::Buffered
+    } else {
+        ReadMode::Direct
+    }
+}
+
 /// The probe of an opened store reading through `cache`.
-fn probe<'a>(opened: &'a Opened, cache: &'a BlockCache) -> anyhow::Result<Box<dyn Probe + 'a>> {
+fn probe<'a>(
+    o: &Options,
+    opened: &'a Opened,
+    cache: &'a BlockCache,
+) -> anyhow::Result<Box<dyn Probe + 'a>> {
     Ok(match opened {
         Opened::Kv(file) => Box::new(KvProbe {
             reader: Reader::new(file, cache),
@@ -862,7 +882,7 @@ fn probe<'a>(opened: &'a Opened, cache: &'a BlockCache) -> anyhow::Result<Box<dy
                     file,
                     path,
                     id: *id,
-                    mode: ReadMode::Direct,
+                    mode: read_mode(o),
                 },
                 cache,
                 io: PagedReads::default(),
@@ -931,7 +951,7 @@ fn measure(
     for &lookup in &lookups.cold {
         let cache = BlockCache::new(o.cache_bytes);
         let (opened, open) = open_cold(o, b, timed)?;
-        let mut p = probe(&opened, &cache)?;
+        let mut p = probe(o, &opened, &cache)?;
         p.set_latency(timed);
         let mut one = Vec::new();
         look_up(&mut *p, &[lookup], timed, &what, &mut one)?;
@@ -959,7 +979,7 @@ fn measure(
     // The cold→warm sequence from one more fresh start, then the warm lookups.
     let cache = BlockCache::new(o.cache_bytes);
     let (opened, open) = open_cold(o, b, timed)?;
-    let mut p = probe(&opened, &cache)?;
+    let mut p = probe(o, &opened, &cache)?;
     let (sequence, warm) = lookups.sequence.split_at(o.queries);
     let timed_n = if timed.is_some() {
         o.timed_queries.min(sequence.len())
@@ -1363,12 +1383,12 @@ mod rocks {
     use super::{Built, Io, Options, Probe, System, modelled, proc_overhead, process_delta};
     use crate::machine::{ProcessReads, process_reads};
 
-    fn options(cache_bytes: u64, page: u64) -> RocksKvOptions {
+    fn options(o: &Options) -> RocksKvOptions {
         RocksKvOptions {
-            block_size: page as usize,
+            block_size: o.page_size as usize,
             compression: Compression::None,
-            cache_bytes,
-            direct: true,
+            cache_bytes: o.cache_bytes,
+            direct: !o.buffered,
         }
     }
 
@@ -1382,8 +1402,8 @@ mod rocks {
         if path.exists() {
             std::fs::remove_dir_all(&path)?;
         }
-        RocksKv::build(records, &path, &options(o.cache_bytes, o.page_size))?;
-        let kv = RocksKv::open(&path, &options(o.cache_bytes, o.page_size))?;
+        RocksKv::build(records, &path, &options(o))?;
+        let kv = RocksKv::open(&path, &options(o))?;
         let figures = kv.table_figures();
         Ok(Built {
             system: System::RocksDb,
@@ -1401,7 +1421,7 @@ mod rocks {
 
     /// Opens the database with a fresh block cache of the study's budget.
     pub(super) fn open(path: &Path, o: &Options) -> anyhow::Result<RocksKv> {
-        Ok(RocksKv::open(path, &options(o.cache_bytes, o.page_size))?)
+        Ok(RocksKv::open(path, &options(o))?)
     }
 
     /// RocksDB's gets; under a latency model, each followed by a sleep of the modelled

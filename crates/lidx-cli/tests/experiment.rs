@@ -462,3 +462,131 @@ fn bigtable_measures_every_cell_and_the_learned_layout_reads_no_index_block() {
     assert!(d.join("bt/summary.md").exists());
     assert!(!d.join("bt/data").exists(), "generated data left behind");
 }
+
+/// `lidx experiment airindex` at a small size, on the disk and under the ssd profile:
+/// every system and phase measured, every lookup found its position (the study checks
+/// each), cold lookups reading what each structure implies, no timed latency below its
+/// modelled reads, and every promised file.
+#[test]
+fn airindex_measures_every_system_cold_and_warm_under_each_profile() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    profile(d);
+    let out = ok(
+        d,
+        &[
+            "experiment",
+            "airindex",
+            "--keys",
+            "20K",
+            "--sets",
+            "lognormal",
+            "--profile",
+            "measured,ssd",
+            "--measured-profile",
+            "p.json",
+            "--sketch-keys",
+            "40K",
+            "--cache",
+            "64KiB",
+            "--queries",
+            "300",
+            "--warm-queries",
+            "50",
+            "--timed-queries",
+            "20",
+            "--cold-starts",
+            "2",
+            "--buffered",
+            "--out-dir",
+            "air",
+        ],
+    );
+    assert!(out.contains("The tuner's choice"), "{out}");
+    assert!(out.contains("Fig. 2") && out.contains("Fig. 3"), "{out}");
+    let rows = read_csv(&d.join("air/airindex.csv"));
+    let systems: &[&str] = if cfg!(feature = "rocksdb") {
+        &[
+            "airindex", "btree", "sstable", "learned", "rmi-mmap", "rocksdb",
+        ]
+    } else {
+        &["airindex", "btree", "sstable", "learned", "rmi-mmap"]
+    };
+    // Curve points n = 1, 2, 4, ..., 256 and 300; one cold and one warm row.
+    let per_system = 1 + 10 + 1;
+    assert_eq!(rows.len(), 2 * systems.len() * per_system);
+    for profile in ["measured", "ssd"] {
+        for &system in systems {
+            let of = |phase: &str| -> Vec<&HashMap<String, String>> {
+                rows.iter()
+                    .filter(|r| {
+                        r["profile"] == profile && r["system"] == system && r["phase"] == phase
+                    })
+                    .collect()
+            };
+            let (cold, curve, warm) = (of("cold"), of("curve"), of("warm"));
+            assert_eq!(
+                (cold.len(), curve.len(), warm.len()),
+                (1, 10, 1),
+                "{profile} {system}"
+            );
+            let f = |r: &HashMap<String, String>, k: &str| r[k].parse::<f64>().unwrap();
+            let last = curve.last().unwrap();
+            assert_eq!(f(last, "queries"), 300.0);
+            if system == "airindex" {
+                assert_eq!(cold[0]["tuned_for"], profile);
+                // One cold lookup: the root, then one window per layer.
+                let layers: f64 = cold[0]["structure"]
+                    .strip_prefix("L = ")
+                    .and_then(|s| s.split(':').next())
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                assert_eq!(f(cold[0], "reads_per_query"), layers + 1.0, "{:?}", cold[0]);
+            }
+            if system == "btree" {
+                let levels: f64 = cold[0]["structure"]
+                    .split_whitespace()
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                assert_eq!(f(cold[0], "reads_per_query"), levels + 1.0, "{:?}", cold[0]);
+            }
+            if profile == "ssd" {
+                // Every read sleeps out 250 us + bytes / 175 MB/s: no timed latency is
+                // below its modelled reads, and a cold start (open and lookup) pays more
+                // than a warm lookup.
+                for r in cold.iter().chain(&warm).chain(curve.iter().take(5)) {
+                    assert_eq!(r["timed_queries"], r["queries"], "{r:?}");
+                    assert!(f(r, "mean_us") >= f(r, "modelled_us_per_query"), "{r:?}");
+                    assert!(
+                        f(r, "modelled_us_per_query") >= 250.0 * f(r, "reads_per_query") - 1e-6,
+                        "{r:?}"
+                    );
+                }
+                assert!(
+                    f(cold[0], "mean_us") > f(warm[0], "mean_us"),
+                    "{cold:?} {warm:?}"
+                );
+                assert_eq!(f(last, "timed_queries"), 20.0);
+            } else {
+                assert_eq!(f(last, "timed_queries"), 300.0);
+                assert_eq!(f(last, "modelled_us_per_query"), 0.0);
+            }
+        }
+    }
+    for png_name in [
+        "fig2_measured",
+        "fig2_ssd",
+        "fig3_measured_lognormal",
+        "fig3_ssd_lognormal",
+    ] {
+        png(&d.join(format!("air/{png_name}.png")));
+    }
+    let summary = std::fs::read_to_string(d.join("air/summary.md")).unwrap();
+    // The tuner's choices at the study's size and at the sketch size, per profile.
+    assert!(summary.contains("| lognormal | 20000 | ssd |"), "{summary}");
+    assert!(summary.contains("| lognormal | 40000 | nfs |"), "{summary}");
+    assert!(!d.join("air/data").exists(), "generated data left behind");
+}

@@ -293,6 +293,10 @@ pub struct AirindexArgs {
     /// Leave RocksDB out.
     #[arg(long)]
     no_rocksdb: bool,
+    /// Read through the OS page cache instead of O_DIRECT (for file systems without it;
+    /// each fresh start still drops the files' cached pages).
+    #[arg(long)]
+    buffered: bool,
     /// Directory for the records and files: put it on the device to study
     /// [default: OUT_DIR/data].
     #[arg(long, value_name = "D")]
@@ -394,6 +398,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 timed_queries: count("timed-queries", a.timed_queries)?,
                 cold_starts: a.cold_starts,
                 rocksdb: cfg!(feature = "rocksdb") && !a.no_rocksdb,
+                buffered: a.buffered,
                 dir: a.dir,
                 out_dir: a.out_dir,
                 keep_data: a.keep_data,
