@@ -260,16 +260,7 @@ impl<'a> Reader<'a> {
             let start = shape.window_start(piece.predict(x));
             let n = shape.window_units();
             if i == 0 {
-                // Only the page the key leads to is kept: its neighbours in the window
-                // were read to find it, and would crowd the cache.
-                let pages = self.read_window(start, n, Kind::Data, false)?;
-                let within = pages.partition_point(|b| b.key(0) <= key).saturating_sub(1);
-                let Some(page) = pages.into_iter().nth(within) else {
-                    return Ok(None);
-                };
-                let p = start + within as u64;
-                self.keep_page(p, &page);
-                return Ok(Some((p, page)));
+                return self.last_mile(key, start, n);
             }
             let below = &layers[i - 1];
             let window = self.read_pieces(below.offset + start * STORED_PIECE, n)?;
@@ -311,6 +302,42 @@ impl<'a> Reader<'a> {
         self.read_window(start, n, kind, true)
     }
 
+    /// The page of the window `start .. start + n` that holds `key` if any does (the last
+    /// whose first key is at most `key`, or the first). Cached pages narrow the window
+    /// first: one whose keys span `key` is the answer, one that starts above `key` rules
+    /// out itself and those after it, one that ends below rules out those before it. The
+    /// rest are read in one batch; only the page the key leads to is kept, since its
+    /// neighbours were read only to find it and would crowd the cache.
+    fn last_mile(&mut self, key: &[u8], start: u64, n: u64) -> Result<Option<(u64, Arc<Block>)>> {
+        let cached = self.cached_pages(start, n);
+        let (mut lo, mut hi) = (start, start + n);
+        for (p, b) in (start..).zip(&cached) {
+            let Some(b) = b else { continue };
+            if key < b.key(0) {
+                hi = hi.min(p);
+            } else if key <= b.key(b.len() - 1) {
+                return Ok(Some((p, Arc::clone(b))));
+            } else {
+                lo = lo.max(p);
+            }
+        }
+        if hi <= lo {
+            // Below the window's first page (then cached): the first page, as without
+            // the cache.
+            return Ok(cached.into_iter().next().flatten().map(|b| (start, b)));
+        }
+        let pages: Vec<Option<Arc<Block>>> =
+            cached[(lo - start) as usize..(hi - start) as usize].to_vec();
+        let pages = self.fill_window(lo, pages, Kind::Data, false)?;
+        let within = pages.partition_point(|b| b.key(0) <= key).saturating_sub(1);
+        let Some(page) = pages.into_iter().nth(within) else {
+            return Ok(None);
+        };
+        let p = lo + within as u64;
+        self.keep_page(p, &page);
+        Ok(Some((p, page)))
+    }
+
     /// Keeps page `p` in the cache.
     fn keep_page(&self, p: u64, page: &Arc<Block>) {
         let key = CacheKey::Block {
@@ -330,21 +357,44 @@ impl<'a> Reader<'a> {
         kind: Kind,
         keep: bool,
     ) -> Result<Vec<Arc<Block>>> {
+        let pages = self.cached_pages(start, n);
+        self.fill_window(start, pages, kind, keep)
+    }
+
+    /// Pages `start .. start + n` as the cache holds them (counting hits and misses).
+    fn cached_pages(&mut self, start: u64, n: u64) -> Vec<Option<Arc<Block>>> {
+        let file = self.file;
+        let page = file.footer().block_size;
+        (start..start + n)
+            .map(|p| {
+                let cached = self.cache.get_decoded::<Block>(CacheKey::Block {
+                    file: file.id(),
+                    offset: p * page,
+                });
+                match cached {
+                    Some(_) => self.stats.cache_hits += 1,
+                    None => self.stats.cache_misses += 1,
+                }
+                cached
+            })
+            .collect()
+    }
+
+    /// The pages from `start`, `pages` holding those already at hand: the others read in
+    /// one batch, counted as blocks of `kind`, and kept in the cache when `keep`.
+    fn fill_window(
+        &mut self,
+        start: u64,
+        mut pages: Vec<Option<Arc<Block>>>,
+        kind: Kind,
+        keep: bool,
+    ) -> Result<Vec<Arc<Block>>> {
         let file = self.file;
         let page = file.footer().block_size;
         let key = |p: u64| CacheKey::Block {
             file: file.id(),
             offset: p * page,
         };
-        let mut pages: Vec<Option<Arc<Block>>> = Vec::with_capacity(n as usize);
-        for p in start..start + n {
-            let cached = self.cache.get_decoded::<Block>(key(p));
-            match cached {
-                Some(_) => self.stats.cache_hits += 1,
-                None => self.stats.cache_misses += 1,
-            }
-            pages.push(cached);
-        }
         // Runs of missing pages, as (first page, pages).
         let mut runs: Vec<(u64, u64)> = Vec::new();
         for (i, _) in pages.iter().enumerate().filter(|(_, b)| b.is_none()) {
