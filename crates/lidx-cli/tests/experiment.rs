@@ -512,9 +512,9 @@ fn airindex_measures_every_system_cold_and_warm_under_each_profile() {
     } else {
         &["airindex", "btree", "sstable", "learned", "rmi-mmap"]
     };
-    // Curve points n = 1, 2, 4, ..., 256 and 300; one cold and one warm row.
-    let per_system = 1 + 10 + 1;
-    assert_eq!(rows.len(), 2 * systems.len() * per_system);
+    // Curve points n = 1, 2, 4, ..., 256 and 300; one cold and one warm row, and under
+    // ssd a row of the warm lookups that slept.
+    assert_eq!(rows.len(), systems.len() * (12 + 13));
     for profile in ["measured", "ssd"] {
         for &system in systems {
             let of = |phase: &str| -> Vec<&HashMap<String, String>> {
@@ -557,7 +557,10 @@ fn airindex_measures_every_system_cold_and_warm_under_each_profile() {
                 // Every read sleeps out 250 us + bytes / 175 MB/s: no timed latency is
                 // below its modelled reads, and a cold start (open and lookup) pays more
                 // than a warm lookup.
-                for r in cold.iter().chain(&warm).chain(curve.iter().take(5)) {
+                let warm_timed = of("warm-timed");
+                assert_eq!(warm_timed.len(), 1);
+                assert_eq!(f(warm[0], "timed_queries"), 20.0);
+                for r in cold.iter().chain(&warm_timed).chain(curve.iter().take(5)) {
                     assert_eq!(r["timed_queries"], r["queries"], "{r:?}");
                     assert!(f(r, "mean_us") >= f(r, "modelled_us_per_query"), "{r:?}");
                     assert!(

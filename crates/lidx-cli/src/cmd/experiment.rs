@@ -279,12 +279,11 @@ pub struct AirindexArgs {
     /// Lookups in the cold-to-warm sequence (the paper: 70k).
     #[arg(long, value_parser = parse_count, default_value = "70K")]
     queries: u64,
-    /// Lookups after the sequence whose mean is the warm latency (under a latency profile
-    /// at most --timed-queries).
+    /// Lookups after the sequence whose mean is the warm latency.
     #[arg(long, value_parser = parse_count, default_value = "2000")]
     warm_queries: u64,
-    /// Under a latency profile: the lookups at the start of the sequence, and the warm
-    /// ones, that sleep out their reads (the rest are charged without sleeping).
+    /// Under a latency profile: the lookups at the start of the sequence and of the warm
+    /// ones that sleep out their reads (the rest are charged without sleeping).
     #[arg(long, value_parser = parse_count, default_value = "40")]
     timed_queries: u64,
     /// Fresh starts the cold latency is the mean of.
