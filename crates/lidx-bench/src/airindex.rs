@@ -1101,7 +1101,7 @@ fn verdict(ssd: (usize, u64), nfs: (usize, u64)) -> String {
             human_bytes(ssd.1)
         ),
         (Equal, _) => format!(
-            "both pick {} layer(s) with layer 1 within {}: too few pages for the profiles to part ways",
+            "both pick {} layer(s) with layer 1 within {}: on these keys one small layer wins under both",
             nfs.0,
             human_bytes(nfs.1)
         ),

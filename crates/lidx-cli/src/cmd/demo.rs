@@ -493,9 +493,7 @@ fn tuned_layers(dir: &Path) -> anyhow::Result<()> {
     use lidx::kv::Reader;
     use lidx::kv::write::sketch_tuned;
     use lidx::storage::profile::{LatencyModel, named_profile};
-    say!(
-        "\n8b. Layers tuned to the storage (paper 2, AirIndex): the same records in 4 KiB pages"
-    );
+    say!("\n8b. Layers tuned to the storage (paper 2, AirIndex): the same records in 4 KiB pages");
     let input = RecordInput::tsv(&dir.join("records.tsv"))?;
     let records = input.records();
     let nfs = named_profile("nfs").context("the nfs profile")?.random;
