@@ -58,7 +58,8 @@ enum Command {
     Sort(cmd::sort::Args),
     /// How hard a key set is to learn: PLA segments at several error bounds (paper 3).
     Hardness(cmd::hardness::Args),
-    /// Key-value files with a learned block layout or an SSTable index (paper 4).
+    /// Key-value files: a learned block layout or an SSTable index (paper 4), layers tuned
+    /// to the storage or a disk B+tree (paper 2).
     #[command(subcommand)]
     Kv(cmd::kv::Command),
     /// Measure the machine.
@@ -67,7 +68,7 @@ enum Command {
     /// Control the OS page cache, to start cold.
     #[command(subcommand)]
     Cache(cmd::cache::Command),
-    /// Paper 1's studies, one command each: CSV, plots and a summary.
+    /// The papers' studies, one command each: CSV, plots and a summary.
     #[command(subcommand)]
     Experiment(cmd::experiment::Command),
     /// A one-minute tour of what lidx does, on small generated data.

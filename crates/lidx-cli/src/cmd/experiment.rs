@@ -1,4 +1,4 @@
-//! `lidx experiment`: paper 1's studies, one command each, under paper 1's protocol
+//! `lidx experiment`: the papers' studies, one command each. Paper 1's run under its protocol
 //! (section 5.1): indexes are built and saved first; every join is a fresh `lidx join`
 //! process that loads its index, drops the inputs' pages and reads them with `O_DIRECT`.
 //! Each experiment prints a summary table and writes CSV (one row per measurement, with
@@ -16,7 +16,7 @@ use lidx_bench::{Setup, airindex, bigtable, indexes, join_sorted, unsorted};
 use crate::progress::Context;
 use crate::units::{parse_count, parse_size};
 
-/// Paper 1's experiments.
+/// The papers' experiments.
 #[derive(clap::Subcommand)]
 pub enum Command {
     /// Paper 1's joins of sorted tables (sections 5.3, 5.5, 5.6): INLJ through sampled PGM
