@@ -183,6 +183,10 @@ enum System {
     Sstable,
     Learned,
     RmiMmap,
+    #[cfg_attr(
+        not(feature = "rocksdb"),
+        expect(dead_code, reason = "built only with the rocksdb feature")
+    )]
     RocksDb,
 }
 
