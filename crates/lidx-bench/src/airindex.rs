@@ -604,8 +604,9 @@ fn build_all(
     Ok(out)
 }
 
-/// "L = 2: Δ 1.0 KiB / 8.6 KiB, Δ 44 B / 88 B" (layer 1 first).
-fn structure_of(c: &lidx::kv::layers::Candidate) -> String {
+/// "L = 2: Δ 1.0 KiB / 8.6 KiB, Δ 44 B / 88 B": a tuned structure's layers, each its
+/// error and bytes, layer 1 first.
+pub fn structure_of(c: &lidx::kv::layers::Candidate) -> String {
     let layers: Vec<String> = c
         .deltas
         .iter()

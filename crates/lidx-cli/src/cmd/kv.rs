@@ -293,18 +293,11 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
                     t.sketched
                 );
                 for (i, c) in t.candidates.iter().enumerate() {
-                    let layers: Vec<String> = c
-                        .deltas
-                        .iter()
-                        .zip(&c.bytes)
-                        .map(|(d, b)| format!("Δ {} / {}", human_bytes(*d), human_bytes(*b)))
-                        .collect();
                     say!(
-                        "  {} L = {}: predicted cold lookup {:.3} ms; layers (error / bytes, layer 1 first): {}",
+                        "  {} {} (error / bytes per layer, layer 1 first); predicted cold lookup {:.3} ms",
                         if i == 0 { "chosen   " } else { "runner-up" },
-                        c.deltas.len(),
-                        c.cost_us / 1e3,
-                        layers.join(", ")
+                        lidx_bench::airindex::structure_of(c),
+                        c.cost_us / 1e3
                     );
                 }
             }

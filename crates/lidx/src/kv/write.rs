@@ -171,15 +171,7 @@ pub fn build(records: &[Record<'_>], options: &BuildOptions, path: &Path) -> Res
     options.check()?;
     let tau = options.block_size;
     check_records(records, path)?;
-    let mut w = Writer {
-        out: Some(AtomicFile::create(path)?),
-        compression: options.compression,
-        block: BlockBuilder::default(),
-        sealed: Vec::new(),
-        written: 0,
-        sizes: Vec::new(),
-        data_bytes: 0,
-    };
+    let mut w = Writer::new(Some(AtomicFile::create(path)?), options.compression);
     let record_total: u64 = records.iter().map(|r| record_bytes(r.key, r.value)).sum();
     let mut tuned = None;
     let mut tau = tau;
@@ -263,15 +255,7 @@ pub fn build(records: &[Record<'_>], options: &BuildOptions, path: &Path) -> Res
 pub fn sketch_tuned(records: &[Record<'_>], options: &BuildOptions) -> Result<TunedReport> {
     options.check()?;
     check_records(records, Path::new("(sketch)"))?;
-    let mut w = Writer {
-        out: None,
-        compression: options.compression,
-        block: BlockBuilder::default(),
-        sealed: Vec::new(),
-        written: 0,
-        sizes: Vec::new(),
-        data_bytes: 0,
-    };
+    let mut w = Writer::new(None, options.compression);
     Ok(w.tuned(records, options)?.1)
 }
 
@@ -322,6 +306,19 @@ struct Writer {
 }
 
 impl Writer {
+    /// A writer of blocks compressed with `compression` into `out` (`None`: sketching).
+    fn new(out: Option<AtomicFile>, compression: Compression) -> Writer {
+        Writer {
+            out,
+            compression,
+            block: BlockBuilder::default(),
+            sealed: Vec::new(),
+            written: 0,
+            sizes: Vec::new(),
+            data_bytes: 0,
+        }
+    }
+
     /// Seals the block being built (if it holds a record) and appends it; returns its
     /// handle (size 0 when empty).
     fn flush(&mut self) -> Result<Handle> {
