@@ -323,9 +323,19 @@ fn print_stats(on: bool, reader: &Reader<'_>) {
             0 => String::new(),
             ns => format!(", {:.3} ms under the profile", ns as f64 / 1e6),
         };
+        // Read calls per level, the data's first, up to the highest level read.
+        let top = s.reads_by_level.iter().rposition(|&r| r > 0).unwrap_or(0);
+        let levels: Vec<String> = s.reads_by_level[..=top]
+            .iter()
+            .map(u64::to_string)
+            .collect();
         eprintln!(
-            "read: {} data block(s), {} index block(s), {} read call(s), {} bytes{modelled}",
-            s.data_block_reads, s.index_block_reads, s.reads, s.bytes
+            "read: {} data block(s), {} index block(s), {} read call(s) (by level, data first: {}), {} bytes{modelled}",
+            s.data_block_reads,
+            s.index_block_reads,
+            s.reads,
+            levels.join(" "),
+            s.bytes
         );
     }
 }

@@ -31,6 +31,6 @@ pub use file::{Footer, KeyEncoding, KvFile, Layout};
 pub use keymap::KeyMap;
 pub use line::{Line, LineFit};
 pub use model::{BlockModel, ModelKind};
-pub use read::{OpStats, Reader};
+pub use read::{LEVELS, OpStats, Reader};
 pub use verify::{KvInfo, LearnedInfo, VerifyReport, info, verify};
 pub use write::{BlockSizes, BuildOptions, BuildReport, Record, build};

@@ -36,7 +36,14 @@ pub struct OpStats {
     pub cache_misses: u64,
     /// Time the reads took under the reader's latency model, nanoseconds (0 without one).
     pub modelled_ns: u64,
+    /// Read calls by level: `[0]` data blocks or pages; `[i]` layer `i` of the tuned
+    /// layout, level `i` of the B+tree's nodes, or (`[1]`) the SSTable's level-1 blocks;
+    /// the last counts every level from there up.
+    pub reads_by_level: [u64; LEVELS],
 }
+
+/// Levels [`OpStats::reads_by_level`] tells apart.
+pub const LEVELS: usize = 8;
 
 impl OpStats {
     /// What happened between `earlier` (a snapshot of the same reader) and `self`.
@@ -49,6 +56,9 @@ impl OpStats {
             cache_hits: self.cache_hits - earlier.cache_hits,
             cache_misses: self.cache_misses - earlier.cache_misses,
             modelled_ns: self.modelled_ns - earlier.modelled_ns,
+            reads_by_level: std::array::from_fn(|i| {
+                self.reads_by_level[i] - earlier.reads_by_level[i]
+            }),
         }
     }
 }
@@ -62,6 +72,9 @@ impl std::ops::AddAssign for OpStats {
         self.cache_hits += o.cache_hits;
         self.cache_misses += o.cache_misses;
         self.modelled_ns += o.modelled_ns;
+        for (a, b) in self.reads_by_level.iter_mut().zip(o.reads_by_level) {
+            *a += b;
+        }
     }
 }
 
@@ -83,6 +96,8 @@ pub struct Reader<'a> {
     /// A data block read ahead by a scan, by offset.
     prefetched: Option<(u64, Arc<Block>)>,
     stats: OpStats,
+    /// The level the reads under way belong to (`None`: data 0, index 1).
+    level: Option<usize>,
 }
 
 impl<'a> Reader<'a> {
@@ -96,6 +111,7 @@ impl<'a> Reader<'a> {
             prefetch: false,
             prefetched: None,
             stats: OpStats::default(),
+            level: None,
         }
     }
 
@@ -188,10 +204,12 @@ impl<'a> Reader<'a> {
     /// The page that holds `key` in a layout of fixed pages (tuned or B+tree) if any
     /// does, and its number.
     fn page_of(&mut self, key: &[u8]) -> Result<Option<(u64, Arc<Block>)>> {
-        match &self.file.meta {
+        let found = match &self.file.meta {
             Meta::Btree { levels } => self.btree_page(key, levels),
             _ => self.tuned_page(key),
-        }
+        };
+        self.level = None;
+        found
     }
 
     /// The B+tree layout's page that could hold `key`: from the root down, in each node
@@ -211,6 +229,7 @@ impl<'a> Reader<'a> {
             return Ok(None);
         };
         for level in (1..=levels.len()).rev() {
+            self.level = Some(level);
             let node = self.read_pages(page, 1, Kind::Index)?.remove(0);
             let j = node.lower_bound(key);
             // Below every key, the first child: a scan from there starts at page 0.
@@ -235,6 +254,7 @@ impl<'a> Reader<'a> {
             };
             page = child;
         }
+        self.level = None;
         Ok(Some((
             page,
             self.read_pages(page, 1, Kind::Data)?.remove(0),
@@ -253,6 +273,7 @@ impl<'a> Reader<'a> {
             return Ok(None);
         };
         let x = keymap.map(key);
+        self.level = Some(layers.len());
         let pieces = self.read_pieces(root.offset, root.pieces)?;
         let mut piece = pieces[pieces.partition_point(|p| p.first_x <= x).saturating_sub(1)];
         for i in (0..layers.len()).rev() {
@@ -260,8 +281,10 @@ impl<'a> Reader<'a> {
             let start = shape.window_start(piece.predict(x));
             let n = shape.window_units();
             if i == 0 {
+                self.level = None;
                 return self.last_mile(key, start, n);
             }
+            self.level = Some(i);
             let below = &layers[i - 1];
             let window = self.read_pieces(below.offset + start * STORED_PIECE, n)?;
             piece = window[window.partition_point(|p| p.first_x <= x).saturating_sub(1)];
@@ -657,6 +680,11 @@ impl<'a> Reader<'a> {
 
     fn count(&mut self, before: ReadCounts, kind: Kind, blocks: u64) {
         let after = self.io.counts();
+        let level = self.level.unwrap_or(match kind {
+            Kind::Data => 0,
+            Kind::Index => 1,
+        });
+        self.stats.reads_by_level[level.min(LEVELS - 1)] += after.reads - before.reads;
         self.stats.reads += after.reads - before.reads;
         self.stats.bytes += after.bytes - before.bytes;
         self.stats.modelled_ns += after.modelled_ns - before.modelled_ns;

@@ -382,6 +382,10 @@ fn a_tuned_get_reads_what_the_tuner_costs_under_its_profile() {
             // The root and one window per layer, then the pages: as the tuner costed it.
             assert_eq!(s.index_block_reads, layers.len() as u64);
             assert_eq!(s.reads, layers.len() as u64 + 1);
+            assert!(
+                s.reads_by_level[..=layers.len()].iter().all(|&r| r == 1),
+                "{s:?}"
+            );
             let modelled_us = s.modelled_ns as f64 / 1e3;
             assert!(
                 (modelled_us - chosen.cost_us).abs() < 0.01 * chosen.cost_us,
@@ -449,6 +453,11 @@ fn a_btree_get_reads_one_node_per_level_then_one_page_and_warms_from_the_root() 
         let s = reader.stats().since(&before);
         assert_eq!(s.index_block_reads, levels.len() as u64);
         assert_eq!((s.data_block_reads, s.reads), (1, levels.len() as u64 + 1));
+        // One read at each level, the data page's and each node's.
+        assert!(
+            s.reads_by_level[..=levels.len()].iter().all(|&r| r == 1),
+            "{s:?}"
+        );
     }
     // Warm: through a cache, a repeated get reads nothing, and the root is read once.
     let warm = BlockCache::new(1 << 20);
