@@ -6,9 +6,12 @@
 //! - [`keymap`]: byte-string keys as integers a model learns from (section 4).
 //! - [`line`]: the least-squares line fitted in one pass to the bytes before each key.
 //! - [`model`]: the monotone models (line, PGM, RMI) that place records in blocks.
+//! - [`layers`]: paper 2's layered index (AirIndex) over fixed pages, and its tuner; the
+//!   same pages also sit under a disk B+tree, paper 2's baseline ([`Layout::Btree`]).
 //! - [`block`]: a block's records and its sealed form (compression byte, CRC32C).
 //! - [`write`], [`file`], [`read`], [`verify`]: writing, opening, reading (gets and scans
-//!   through a shared [`BlockCache`], counting blocks read) and checking a file.
+//!   through the shared [`BlockCache`] of `storage::cache`, counting blocks and reads by
+//!   level, under an optional latency model) and checking a file.
 //! - [`input`]: records from TSV or SOSD files, and the paper's generated records.
 
 pub mod block;
