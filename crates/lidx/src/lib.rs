@@ -76,5 +76,6 @@ pub mod partition;
 pub mod pla;
 pub mod sort;
 pub mod storage;
+pub mod updatable;
 
 pub use error::{Error, FormatError, Result};

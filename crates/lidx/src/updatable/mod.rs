@@ -1,0 +1,103 @@
+//! Updatable learned indexes (paper 3, GRE: "Are Updatable Learned Indexes Ready?").
+//!
+//! One contract, [`Updatable`], for in-memory indexes of `u64` keys to `u64` payloads that
+//! take inserts and removals after a bulk load, as paper 3's benchmark drives them
+//! (section 3.3), with counters of where the work goes (nodes traversed, keys shifted,
+//! nodes created, structure modifications: paper 3's Fig. 3 and Table 3) and a size that
+//! counts the whole structure, leaves included (Fig. 8).
+//!
+//! The contract is a map: a key holds at most one payload. A bulk load takes entries
+//! sorted by key; where a key comes more than once the last payload wins, as inserting
+//! them in order would leave it. Inserts replace, and removals of absent keys do nothing;
+//! neither reports what was there, since a log-structured index (a removal is a tombstone)
+//! would have to look it up first. Every kind is checked against [`BTreeMap`] (the
+//! reference, [`OrderedMap`]) by state-machine property tests.
+//!
+//! Kinds:
+//! - [`OrderedMap`]: `std::collections::BTreeMap`, the oracle, also benchmarked.
+//! - [`DynamicPgm`]: paper 3's PGM-Index (section 2.2, "tree-merge"): a log-structured
+//!   set of sorted runs, each large one indexed by a static PGM of the index family
+//!   (ε = 16, as paper 3's Table 1), merged like an LSM-tree; removals are tombstones.
+//!
+//! [`BTreeMap`]: std::collections::BTreeMap
+
+pub mod dynamic_pgm;
+pub mod oracle;
+
+#[cfg(test)]
+mod tests;
+
+pub use dynamic_pgm::{DynamicPgm, DynamicPgmParams};
+pub use oracle::OrderedMap;
+
+use crate::{Error, Result};
+
+/// Where an index's work went, summed since it was built (paper 3, Fig. 3 and Table 3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counters {
+    /// Nodes (or sorted runs) visited by lookups, inserts and removals.
+    pub nodes_traversed: u64,
+    /// Entries moved to make room or to merge (shifts within arrays, copies in merges).
+    pub keys_shifted: u64,
+    /// Nodes (or runs and their models) created after the bulk load.
+    pub nodes_created: u64,
+    /// Structure modifications: splits, expansions, merges, rebuilds.
+    pub structure_modifications: u64,
+}
+
+/// An index of `u64` keys to `u64` payloads that takes inserts and removals.
+///
+/// Invariant: after any sequence of calls it answers exactly as a `BTreeMap` that was
+/// given the same bulk load and the same calls.
+pub trait Updatable: Sized {
+    /// Builds the index over `entries`, sorted by key (duplicates allowed: the last
+    /// payload of a key wins). Fails on entries out of order.
+    fn bulk_load(entries: &[(u64, u64)]) -> Result<Self>;
+
+    /// The payload of `key`.
+    fn get(&mut self, key: u64) -> Option<u64>;
+
+    /// Sets `key`'s payload (replacing any it had).
+    fn insert(&mut self, key: u64, payload: u64);
+
+    /// Removes `key` (nothing happens where it is absent).
+    fn remove(&mut self, key: u64);
+
+    /// Appends to `out` the first `n` entries (in key order) whose keys are at least
+    /// `from`; returns how many it appended.
+    fn scan(&mut self, from: u64, n: usize, out: &mut Vec<(u64, u64)>) -> usize;
+
+    /// Bytes of the whole structure in memory, payloads, keys and spare room included.
+    fn size_in_bytes(&self) -> u64;
+
+    /// Where the work went since it was built.
+    fn counters(&self) -> Counters;
+}
+
+/// Fails unless `entries` are sorted by key (equal keys allowed).
+pub(crate) fn check_sorted(entries: &[(u64, u64)], what: &'static str) -> Result<()> {
+    match entries.windows(2).position(|w| w[0].0 > w[1].0) {
+        None => Ok(()),
+        Some(i) => Err(Error::misuse(
+            what,
+            format!(
+                "a bulk load needs entries sorted by key, and key {} at position {} follows {}",
+                entries[i + 1].0,
+                i + 1,
+                entries[i].0
+            ),
+        )),
+    }
+}
+
+/// `entries` (sorted) with each key once, its last payload kept.
+pub(crate) fn last_of_each_key(entries: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(entries.len());
+    for &(k, v) in entries {
+        match out.last_mut() {
+            Some(last) if last.0 == k => last.1 = v,
+            _ => out.push((k, v)),
+        }
+    }
+    out
+}

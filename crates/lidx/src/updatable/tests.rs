@@ -1,0 +1,139 @@
+//! Every kind against `BTreeMap` on any sequence of bulk load, inserts, removals,
+//! lookups and scans (state-machine property tests).
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use super::{DynamicPgm, DynamicPgmParams, OrderedMap, Updatable};
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(u64, u64),
+    Remove(u64),
+    Get(u64),
+    Scan(u64, usize),
+}
+
+/// Keys that collide often, both ends of the range, and anything.
+fn key() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        4 => 0..64u64,
+        1 => Just(0u64),
+        1 => Just(u64::MAX),
+        1 => (u64::MAX - 64)..=u64::MAX,
+        2 => any::<u64>(),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (key(), any::<u64>()).prop_map(|(k, v)| Op::Insert(k, v)),
+        2 => key().prop_map(Op::Remove),
+        3 => key().prop_map(Op::Get),
+        1 => (key(), 0..40usize).prop_map(|(k, n)| Op::Scan(k, n)),
+    ]
+}
+
+/// Sorted entries, duplicate keys allowed.
+fn bulk() -> impl Strategy<Value = Vec<(u64, u64)>> {
+    prop::collection::vec((key(), any::<u64>()), 0..200).prop_map(|mut v| {
+        v.sort_by_key(|e| e.0);
+        v
+    })
+}
+
+/// Runs `ops` on `index` (bulk-loaded with `bulk`) and on a `BTreeMap`, comparing every
+/// answer, then a full scan.
+fn agrees<I: Updatable>(
+    mut index: I,
+    bulk: &[(u64, u64)],
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
+    let mut map: BTreeMap<u64, u64> = bulk.iter().copied().collect();
+    for (i, op) in ops.iter().enumerate() {
+        match *op {
+            Op::Insert(k, v) => {
+                index.insert(k, v);
+                map.insert(k, v);
+            }
+            Op::Remove(k) => {
+                index.remove(k);
+                map.remove(&k);
+            }
+            Op::Get(k) => prop_assert_eq!(index.get(k), map.get(&k).copied(), "op {}: {:?}", i, op),
+            Op::Scan(k, n) => {
+                let mut got = Vec::new();
+                let count = index.scan(k, n, &mut got);
+                let want: Vec<(u64, u64)> = map.range(k..).take(n).map(|(&a, &b)| (a, b)).collect();
+                prop_assert_eq!(count, want.len());
+                prop_assert_eq!(got, want, "op {}: {:?}", i, op);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    index.scan(0, usize::MAX, &mut all);
+    let want: Vec<(u64, u64)> = map.into_iter().collect();
+    prop_assert_eq!(all, want);
+    prop_assert!(index.size_in_bytes() > 0 || bulk.is_empty());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn the_ordered_map_is_a_btreemap(bulk in bulk(), ops in prop::collection::vec(op(), 0..400)) {
+        agrees(OrderedMap::bulk_load(&bulk).unwrap(), &bulk, &ops)?;
+    }
+
+    #[test]
+    fn the_dynamic_pgm_agrees_with_a_btreemap(
+        bulk in bulk(),
+        ops in prop::collection::vec(op(), 0..600),
+        buffer_bits in 0u32..4,
+        index_bits in 0u32..6,
+    ) {
+        let params = DynamicPgmParams { epsilon: 2, buffer_bits, index_bits };
+        agrees(DynamicPgm::with_params(&bulk, params).unwrap(), &bulk, &ops)?;
+        agrees(DynamicPgm::bulk_load(&bulk).unwrap(), &bulk, &ops)?;
+    }
+}
+
+#[test]
+fn bulk_loads_out_of_order_are_refused() {
+    let entries = [(5, 0), (3, 0)];
+    assert!(OrderedMap::bulk_load(&entries).is_err());
+    assert!(DynamicPgm::bulk_load(&entries).is_err());
+}
+
+#[test]
+fn a_key_inserted_removed_and_inserted_again_is_back_after_merges() {
+    let params = DynamicPgmParams {
+        epsilon: 4,
+        buffer_bits: 1,
+        index_bits: 2,
+    };
+    let mut index = DynamicPgm::with_params(&[], params).unwrap();
+    for round in 0..3u64 {
+        for k in 0..1000u64 {
+            index.insert(k * 7, k + round);
+        }
+        for k in (0..1000u64).step_by(3) {
+            index.remove(k * 7);
+        }
+        for k in (0..1000u64).step_by(3) {
+            index.insert(k * 7, k + 10 * round);
+        }
+    }
+    for k in 0..1000u64 {
+        let want = if k % 3 == 0 { k + 20 } else { k + 2 };
+        assert_eq!(index.get(k * 7), Some(want), "key {}", k * 7);
+        assert_eq!(index.get(k * 7 + 1), None);
+    }
+    let c = index.counters();
+    assert!(
+        c.structure_modifications > 0 && c.keys_shifted > 0 && c.nodes_created > 0,
+        "{c:?}"
+    );
+}
