@@ -18,15 +18,18 @@
 //! - [`DynamicPgm`]: paper 3's PGM-Index (section 2.2, "tree-merge"): a log-structured
 //!   set of sorted runs, each large one indexed by a static PGM of the index family
 //!   (ε = 16, as paper 3's Table 1), merged like an LSM-tree; removals are tombstones.
+//! - [`BTree`]: an in-memory B+tree in the manner of STX (paper 3's B+tree baseline).
 //!
 //! [`BTreeMap`]: std::collections::BTreeMap
 
+pub mod btree;
 pub mod dynamic_pgm;
 pub mod oracle;
 
 #[cfg(test)]
 mod tests;
 
+pub use btree::{BTree, BTreeParams};
 pub use dynamic_pgm::{DynamicPgm, DynamicPgmParams};
 pub use oracle::OrderedMap;
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 
-use super::{DynamicPgm, DynamicPgmParams, OrderedMap, Updatable};
+use super::{BTree, BTreeParams, DynamicPgm, DynamicPgmParams, OrderedMap, Updatable};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -100,11 +100,28 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn the_btree_agrees_with_a_btreemap(
+        bulk in bulk(),
+        ops in prop::collection::vec(op(), 0..600),
+        leaf_slots in 2usize..6,
+        inner_slots in 2usize..6,
+    ) {
+        let params = BTreeParams { leaf_slots, inner_slots };
+        agrees(BTree::with_params(&bulk, params).unwrap(), &bulk, &ops)?;
+        agrees(BTree::bulk_load(&bulk).unwrap(), &bulk, &ops)?;
+    }
+}
+
 #[test]
 fn bulk_loads_out_of_order_are_refused() {
     let entries = [(5, 0), (3, 0)];
     assert!(OrderedMap::bulk_load(&entries).is_err());
     assert!(DynamicPgm::bulk_load(&entries).is_err());
+    assert!(BTree::bulk_load(&entries).is_err());
 }
 
 #[test]
@@ -136,4 +153,31 @@ fn a_key_inserted_removed_and_inserted_again_is_back_after_merges() {
         c.structure_modifications > 0 && c.keys_shifted > 0 && c.nodes_created > 0,
         "{c:?}"
     );
+}
+
+#[test]
+fn all_inserts_at_one_end_split_the_btree_and_stay_found() {
+    let params = BTreeParams {
+        leaf_slots: 4,
+        inner_slots: 3,
+    };
+    for descending in [false, true] {
+        let mut tree = BTree::with_params(&[], params).unwrap();
+        let keys: Vec<u64> = if descending {
+            (0..5000u64).rev().collect()
+        } else {
+            (0..5000u64).collect()
+        };
+        for &k in &keys {
+            tree.insert(k, k * 2);
+        }
+        for k in 0..5000u64 {
+            assert_eq!(tree.get(k), Some(k * 2));
+        }
+        assert_eq!(tree.get(5000), None);
+        let mut all = Vec::new();
+        tree.scan(0, usize::MAX, &mut all);
+        assert_eq!(all.len(), 5000);
+        assert!(tree.counters().structure_modifications > 1000);
+    }
 }

@@ -1,0 +1,280 @@
+//! An in-memory B+tree in the manner of the STX B+tree (paper 3's "B+tree" baseline):
+//! leaves of up to `leaf_slots` sorted keys with their payloads, linked left to right;
+//! inner nodes of up to `inner_slots` separators, separator `i` the least key under child
+//! `i + 1`. Inserts split full nodes in half from the leaf up (a new root when the root
+//! splits); removals take the entry out of its leaf and leave the node as it is, however
+//! empty (no merging, as many production B-trees do), so lookups and scans stay exact and
+//! the tree never shrinks. The nodes live in one arena and refer to each other by index.
+
+use super::{Counters, Updatable, check_sorted, last_of_each_key};
+use crate::Result;
+
+/// Node sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BTreeParams {
+    /// Entries a leaf holds at most (at least 2).
+    pub leaf_slots: usize,
+    /// Separators an inner node holds at most (at least 2).
+    pub inner_slots: usize,
+}
+
+impl Default for BTreeParams {
+    /// STX's defaults for 8-byte keys and payloads: nodes of 256 bytes, 16 slots each.
+    fn default() -> Self {
+        BTreeParams {
+            leaf_slots: 16,
+            inner_slots: 16,
+        }
+    }
+}
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+enum Node {
+    Leaf {
+        keys: Vec<u64>,
+        values: Vec<u64>,
+        /// The next leaf to the right (`NONE` for the last).
+        next: u32,
+    },
+    Inner {
+        /// `keys[i]` is the least key under `children[i + 1]`.
+        keys: Vec<u64>,
+        children: Vec<u32>,
+    },
+}
+
+/// The B+tree.
+#[derive(Clone, Debug)]
+pub struct BTree {
+    params: BTreeParams,
+    nodes: Vec<Node>,
+    root: u32,
+    counters: Counters,
+}
+
+impl BTree {
+    /// A tree over `entries` (sorted; the last payload of a key wins) with `params`:
+    /// leaves filled full, left to right, and inner levels over them.
+    pub fn with_params(entries: &[(u64, u64)], params: BTreeParams) -> Result<BTree> {
+        check_sorted(entries, "BTree::bulk_load")?;
+        if params.leaf_slots < 2 || params.inner_slots < 2 {
+            return Err(crate::Error::param("node slots", "at least 2 per node"));
+        }
+        let entries = last_of_each_key(entries);
+        let mut tree = BTree {
+            params,
+            nodes: Vec::new(),
+            root: 0,
+            counters: Counters::default(),
+        };
+        // Level 0: the leaves, each with its least key.
+        let mut level: Vec<(u64, u32)> = Vec::new();
+        for chunk in entries.chunks(params.leaf_slots) {
+            let id = tree.nodes.len() as u32;
+            if let Some(Node::Leaf { next, .. }) = tree.nodes.last_mut() {
+                *next = id;
+            }
+            tree.nodes.push(Node::Leaf {
+                keys: chunk.iter().map(|e| e.0).collect(),
+                values: chunk.iter().map(|e| e.1).collect(),
+                next: NONE,
+            });
+            level.push((chunk[0].0, id));
+        }
+        if level.is_empty() {
+            tree.nodes.push(Node::Leaf {
+                keys: Vec::new(),
+                values: Vec::new(),
+                next: NONE,
+            });
+            level.push((0, 0));
+        }
+        while level.len() > 1 {
+            let mut up = Vec::new();
+            for chunk in level.chunks(params.inner_slots + 1) {
+                let id = tree.nodes.len() as u32;
+                tree.nodes.push(Node::Inner {
+                    keys: chunk[1..].iter().map(|c| c.0).collect(),
+                    children: chunk.iter().map(|c| c.1).collect(),
+                });
+                up.push((chunk[0].0, id));
+            }
+            level = up;
+        }
+        tree.root = level[0].1;
+        Ok(tree)
+    }
+
+    /// The leaf that holds or would hold `key`, and the inner nodes above it (with the
+    /// child taken in each), root first.
+    fn descend(&mut self, key: u64, path: &mut Vec<(u32, usize)>) -> u32 {
+        let mut id = self.root;
+        loop {
+            self.counters.nodes_traversed += 1;
+            match &self.nodes[id as usize] {
+                Node::Leaf { .. } => return id,
+                Node::Inner { keys, children } => {
+                    let i = keys.partition_point(|&s| s <= key);
+                    path.push((id, i));
+                    id = children[i];
+                }
+            }
+        }
+    }
+
+    /// Splits node `id` (over full) in half; returns the new right node's least key and id.
+    fn split(&mut self, id: u32) -> (u64, u32) {
+        let right_id = self.nodes.len() as u32;
+        self.counters.structure_modifications += 1;
+        self.counters.nodes_created += 1;
+        let right = match &mut self.nodes[id as usize] {
+            Node::Leaf { keys, values, next } => {
+                let half = keys.len() / 2;
+                self.counters.keys_shifted += (keys.len() - half) as u64;
+                let right = Node::Leaf {
+                    keys: keys.split_off(half),
+                    values: values.split_off(half),
+                    next: *next,
+                };
+                *next = right_id;
+                right
+            }
+            Node::Inner { keys, children } => {
+                let half = keys.len() / 2;
+                self.counters.keys_shifted += (keys.len() - half) as u64;
+                // keys[half] moves up; children from half + 1 go right.
+                let right_keys = keys.split_off(half + 1);
+                let right_children = children.split_off(half + 1);
+                let up = keys.pop().unwrap_or(0);
+                let right = Node::Inner {
+                    keys: right_keys,
+                    children: right_children,
+                };
+                self.nodes.push(right);
+                return (up, right_id);
+            }
+        };
+        let least = match &right {
+            Node::Leaf { keys, .. } => keys[0],
+            Node::Inner { .. } => 0,
+        };
+        self.nodes.push(right);
+        (least, right_id)
+    }
+}
+
+impl Updatable for BTree {
+    fn bulk_load(entries: &[(u64, u64)]) -> Result<Self> {
+        BTree::with_params(entries, BTreeParams::default())
+    }
+
+    fn get(&mut self, key: u64) -> Option<u64> {
+        let mut path = Vec::new();
+        let leaf = self.descend(key, &mut path);
+        match &self.nodes[leaf as usize] {
+            Node::Leaf { keys, values, .. } => keys.binary_search(&key).ok().map(|i| values[i]),
+            Node::Inner { .. } => None,
+        }
+    }
+
+    fn insert(&mut self, key: u64, payload: u64) {
+        let mut path = Vec::new();
+        let leaf = self.descend(key, &mut path);
+        let Node::Leaf { keys, values, .. } = &mut self.nodes[leaf as usize] else {
+            return;
+        };
+        match keys.binary_search(&key) {
+            Ok(i) => {
+                values[i] = payload;
+                return;
+            }
+            Err(i) => {
+                self.counters.keys_shifted += (keys.len() - i) as u64;
+                keys.insert(i, key);
+                values.insert(i, payload);
+                if keys.len() <= self.params.leaf_slots {
+                    return;
+                }
+            }
+        }
+        // Split upward while nodes overflow.
+        let (mut sep, mut right) = self.split(leaf);
+        while let Some((parent, at)) = path.pop() {
+            let Node::Inner { keys, children } = &mut self.nodes[parent as usize] else {
+                return;
+            };
+            self.counters.keys_shifted += (keys.len() - at) as u64;
+            keys.insert(at, sep);
+            children.insert(at + 1, right);
+            if keys.len() <= self.params.inner_slots {
+                return;
+            }
+            (sep, right) = self.split(parent);
+        }
+        // The root split: a new root over the two halves.
+        let old = self.root;
+        self.root = self.nodes.len() as u32;
+        self.nodes.push(Node::Inner {
+            keys: vec![sep],
+            children: vec![old, right],
+        });
+        self.counters.nodes_created += 1;
+    }
+
+    fn remove(&mut self, key: u64) {
+        let mut path = Vec::new();
+        let leaf = self.descend(key, &mut path);
+        if let Node::Leaf { keys, values, .. } = &mut self.nodes[leaf as usize]
+            && let Ok(i) = keys.binary_search(&key)
+        {
+            self.counters.keys_shifted += (keys.len() - i - 1) as u64;
+            keys.remove(i);
+            values.remove(i);
+        }
+    }
+
+    fn scan(&mut self, from: u64, n: usize, out: &mut Vec<(u64, u64)>) -> usize {
+        let mut path = Vec::new();
+        let mut id = self.descend(from, &mut path);
+        let before = out.len();
+        while id != NONE && out.len() - before < n {
+            let Node::Leaf { keys, values, next } = &self.nodes[id as usize] else {
+                break;
+            };
+            let start = keys.partition_point(|&k| k < from);
+            let take = (n - (out.len() - before)).min(keys.len() - start);
+            out.extend(
+                keys[start..start + take]
+                    .iter()
+                    .copied()
+                    .zip(values[start..start + take].iter().copied()),
+            );
+            id = *next;
+        }
+        out.len() - before
+    }
+
+    /// Every node's spare room counted, as allocated.
+    fn size_in_bytes(&self) -> u64 {
+        let node = std::mem::size_of::<Node>() as u64;
+        self.nodes
+            .iter()
+            .map(|n| {
+                node + match n {
+                    Node::Leaf { keys, values, .. } => {
+                        (keys.capacity() + values.capacity()) as u64 * 8
+                    }
+                    Node::Inner { keys, children } => {
+                        keys.capacity() as u64 * 8 + children.capacity() as u64 * 4
+                    }
+                }
+            })
+            .sum()
+    }
+
+    fn counters(&self) -> Counters {
+        self.counters
+    }
+}
