@@ -25,6 +25,7 @@
 pub mod btree;
 pub mod dynamic_pgm;
 pub mod oracle;
+pub mod workload;
 
 #[cfg(test)]
 mod tests;
@@ -32,6 +33,7 @@ mod tests;
 pub use btree::{BTree, BTreeParams};
 pub use dynamic_pgm::{DynamicPgm, DynamicPgmParams};
 pub use oracle::OrderedMap;
+pub use workload::{Op, Plan, Workload, plan};
 
 use crate::{Error, Result};
 

@@ -1,0 +1,312 @@
+//! Paper 3's workloads (GRE, section 3.3, section 4.4, section 6.3 and App. E), as a bulk
+//! load and a sequence of operations, seeded.
+//!
+//! The key set is shuffled first. Then:
+//! - **read-only**: bulk-load every key, then look up keys drawn uniformly from them;
+//! - **read-intensive / balanced / write-heavy / write-only**: bulk-load half of the keys,
+//!   then insert the other half in their shuffled order, each insert preceded by lookups
+//!   (of keys present at the time, drawn uniformly) so that writes are 20%, 50%, 80% or
+//!   100% of the operations;
+//! - **delete-heavy**: bulk-load every key, then remove half of them in shuffled order,
+//!   with lookups of keys still present making up 20% of the operations (section 4.4);
+//! - **scan**: bulk-load every key, then scans of `scan_len` entries from keys drawn
+//!   uniformly (section 6.3);
+//! - **ycsb-a / ycsb-b / ycsb-c**: bulk-load every key, then lookups and updates (50/50,
+//!   95/5, 100/0) of keys drawn by a Zipf distribution of exponent 0.99 over a random
+//!   order of the keys (App. E).
+//!
+//! Payloads are the key's position in the sorted key set (updates write a new one).
+//! `ops` caps the operations; `None` runs the workload to its end (read-only, scan and
+//! YCSB: as many operations as keys).
+
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Zipf};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::{Error, Result};
+
+/// One operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Look `key` up.
+    Get(u64),
+    /// Insert (or update) `key` with a payload.
+    Insert(u64, u64),
+    /// Remove `key`.
+    Remove(u64),
+    /// Read `len` entries from `key` on.
+    Scan(u64, usize),
+}
+
+/// A named workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Workload {
+    /// Bulk-load all, then lookups.
+    ReadOnly,
+    /// Bulk-load half, then 80% lookups and 20% inserts of the rest.
+    ReadIntensive,
+    /// Bulk-load half, then 50% lookups and 50% inserts.
+    Balanced,
+    /// Bulk-load half, then 20% lookups and 80% inserts.
+    WriteHeavy,
+    /// Bulk-load half, then inserts of the rest.
+    WriteOnly,
+    /// Bulk-load all, then 20% lookups and 80% removals until half are gone.
+    DeleteHeavy,
+    /// Bulk-load all, then range scans.
+    Scan,
+    /// YCSB A: 50% lookups, 50% updates, Zipf 0.99.
+    YcsbA,
+    /// YCSB B: 95% lookups, 5% updates, Zipf 0.99.
+    YcsbB,
+    /// YCSB C: lookups only, Zipf 0.99.
+    YcsbC,
+}
+
+crate::names::name_table!(Workload, "workload", [
+    ReadOnly => "read-only",
+    ReadIntensive => "read-intensive",
+    Balanced => "balanced",
+    WriteHeavy => "write-heavy",
+    WriteOnly => "write-only",
+    DeleteHeavy => "delete-heavy",
+    Scan => "scan",
+    YcsbA => "ycsb-a",
+    YcsbB => "ycsb-b",
+    YcsbC => "ycsb-c",
+]);
+
+/// A workload made concrete: what to bulk-load (sorted) and the operations after it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Entries for the bulk load, sorted by key.
+    pub bulk: Vec<(u64, u64)>,
+    /// The operations, in order.
+    pub ops: Vec<Op>,
+}
+
+impl Plan {
+    /// How many operations of each kind: lookups, inserts, removals, scans.
+    pub fn mix(&self) -> [usize; 4] {
+        let mut m = [0; 4];
+        for op in &self.ops {
+            m[match op {
+                Op::Get(_) => 0,
+                Op::Insert(..) => 1,
+                Op::Remove(_) => 2,
+                Op::Scan(..) => 3,
+            }] += 1;
+        }
+        m
+    }
+}
+
+/// The plan of `workload` over `keys` (sorted; duplicates allowed, as a key set may
+/// hold them), at most `ops` operations, scans of `scan_len`, seeded by `seed`.
+pub fn plan(
+    workload: Workload,
+    keys: &[u64],
+    ops: Option<usize>,
+    scan_len: usize,
+    seed: u64,
+) -> Result<Plan> {
+    if keys.is_empty() {
+        return Err(Error::param("keys", "a workload needs at least one key"));
+    }
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    // (key, position in the sorted set), shuffled.
+    let mut shuffled: Vec<(u64, u64)> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| (k, i as u64))
+        .collect();
+    shuffled.shuffle(&mut rng);
+    let sorted = |mut v: Vec<(u64, u64)>| {
+        v.sort_by_key(|e| e.0);
+        v
+    };
+    let n = keys.len();
+    let cap = |len: usize| ops.map_or(len, |o| o.min(len));
+    let plan = match workload {
+        Workload::ReadOnly => {
+            let count = cap(n);
+            let ops = (0..count)
+                .map(|_| Op::Get(shuffled[rng.random_range(0..n)].0))
+                .collect();
+            Plan {
+                bulk: sorted(shuffled),
+                ops,
+            }
+        }
+        Workload::Scan => {
+            let count = cap(n);
+            let ops = (0..count)
+                .map(|_| Op::Scan(shuffled[rng.random_range(0..n)].0, scan_len))
+                .collect();
+            Plan {
+                bulk: sorted(shuffled),
+                ops,
+            }
+        }
+        Workload::ReadIntensive
+        | Workload::Balanced
+        | Workload::WriteHeavy
+        | Workload::WriteOnly => {
+            let writes = match workload {
+                Workload::ReadIntensive => 0.2,
+                Workload::Balanced => 0.5,
+                Workload::WriteHeavy => 0.8,
+                _ => 1.0,
+            };
+            let (loaded, rest) = shuffled.split_at(n / 2);
+            let mut present: Vec<u64> = loaded.iter().map(|e| e.0).collect();
+            let mut out = Vec::new();
+            let limit = ops.unwrap_or(usize::MAX);
+            let mut inserted = 0usize;
+            while out.len() < limit && inserted < rest.len() {
+                // Lookups owed so far: writes / (writes + reads) of the operations.
+                let reads_owed = ((inserted + 1) as f64 * (1.0 - writes) / writes).round() as usize;
+                let reads_done = out.len() - inserted;
+                if reads_done < reads_owed && !present.is_empty() {
+                    out.push(Op::Get(present[rng.random_range(0..present.len())]));
+                } else {
+                    let (k, v) = rest[inserted];
+                    out.push(Op::Insert(k, v));
+                    present.push(k);
+                    inserted += 1;
+                }
+            }
+            Plan {
+                bulk: sorted(loaded.to_vec()),
+                ops: out,
+            }
+        }
+        Workload::DeleteHeavy => {
+            let victims: Vec<u64> = shuffled[..n / 2].iter().map(|e| e.0).collect();
+            let alive: Vec<u64> = shuffled[n / 2..].iter().map(|e| e.0).collect();
+            let mut out = Vec::new();
+            let limit = ops.unwrap_or(usize::MAX);
+            let mut removed = 0usize;
+            while out.len() < limit && removed < victims.len() {
+                let reads_owed = ((removed + 1) as f64 * 0.25).round() as usize;
+                if out.len() - removed < reads_owed && !alive.is_empty() {
+                    out.push(Op::Get(alive[rng.random_range(0..alive.len())]));
+                } else {
+                    out.push(Op::Remove(victims[removed]));
+                    removed += 1;
+                }
+            }
+            Plan {
+                bulk: sorted(shuffled),
+                ops: out,
+            }
+        }
+        Workload::YcsbA | Workload::YcsbB | Workload::YcsbC => {
+            let updates = match workload {
+                Workload::YcsbA => 0.5,
+                Workload::YcsbB => 0.05,
+                _ => 0.0,
+            };
+            let zipf =
+                Zipf::new(n as f64, 0.99).map_err(|e| Error::param("zipf", e.to_string()))?;
+            let count = cap(n);
+            let ops = (0..count)
+                .map(|_| {
+                    // Zipf ranks from 1; the shuffle makes rank r a random key.
+                    let rank = (zipf.sample(&mut rng) as usize).clamp(1, n) - 1;
+                    let (k, v) = shuffled[rank];
+                    if rng.random_bool(updates) {
+                        Op::Insert(k, v ^ 1)
+                    } else {
+                        Op::Get(k)
+                    }
+                })
+                .collect();
+            Plan {
+                bulk: sorted(shuffled),
+                ops,
+            }
+        }
+    };
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(n: u64) -> Vec<u64> {
+        (0..n).map(|i| i * 3).collect()
+    }
+
+    #[test]
+    fn mixes_have_their_write_share_and_insert_exactly_the_other_half() {
+        let k = keys(10_000);
+        for (w, share) in [
+            (Workload::ReadIntensive, 0.2),
+            (Workload::Balanced, 0.5),
+            (Workload::WriteHeavy, 0.8),
+            (Workload::WriteOnly, 1.0),
+        ] {
+            let p = plan(w, &k, None, 100, 7).unwrap();
+            assert_eq!(p.bulk.len(), 5000);
+            assert!(p.bulk.windows(2).all(|x| x[0].0 <= x[1].0));
+            let [gets, inserts, removes, scans] = p.mix();
+            assert_eq!((inserts, removes, scans), (5000, 0, 0));
+            let got = inserts as f64 / (gets + inserts) as f64;
+            assert!((got - share).abs() < 0.01, "{w:?}: {got}");
+            // Every key once: bulk-loaded or inserted.
+            let mut all: Vec<u64> = p.bulk.iter().map(|e| e.0).collect();
+            all.extend(p.ops.iter().filter_map(|o| match o {
+                Op::Insert(k, _) => Some(*k),
+                _ => None,
+            }));
+            all.sort_unstable();
+            assert_eq!(all, k);
+        }
+    }
+
+    #[test]
+    fn lookups_ask_for_keys_present_at_the_time_and_plans_repeat_by_seed() {
+        let k = keys(2000);
+        for w in Workload::ALL {
+            let p = plan(w, &k, Some(3000), 10, 11).unwrap();
+            assert_eq!(p, plan(w, &k, Some(3000), 10, 11).unwrap());
+            assert!(p.ops.len() <= 3000);
+            let mut present: std::collections::BTreeSet<u64> = p.bulk.iter().map(|e| e.0).collect();
+            for op in &p.ops {
+                match *op {
+                    Op::Get(key) => assert!(present.contains(&key), "{w:?}: {key}"),
+                    Op::Insert(key, _) => {
+                        present.insert(key);
+                    }
+                    Op::Remove(key) => assert!(present.remove(&key), "{w:?}: {key}"),
+                    Op::Scan(_, len) => assert_eq!(len, 10),
+                }
+            }
+        }
+        let p = plan(Workload::DeleteHeavy, &k, None, 10, 3).unwrap();
+        let [gets, _, removes, _] = p.mix();
+        assert_eq!(removes, 1000);
+        assert!((gets as f64 / (gets + removes) as f64 - 0.2).abs() < 0.01);
+        assert!(plan(Workload::ReadOnly, &[], None, 1, 0).is_err());
+    }
+
+    #[test]
+    fn ycsb_keys_are_skewed() {
+        let k = keys(10_000);
+        let p = plan(Workload::YcsbC, &k, None, 1, 5).unwrap();
+        let mut counts = std::collections::HashMap::new();
+        for op in &p.ops {
+            if let Op::Get(key) = op {
+                *counts.entry(*key).or_insert(0usize) += 1;
+            }
+        }
+        let top = counts.values().copied().max().unwrap();
+        // Zipf 0.99 over 10,000 keys: the hottest key takes about 10% of the lookups.
+        assert!(top > 500, "{top}");
+        let [_, updates, _, _] = plan(Workload::YcsbA, &k, None, 1, 5).unwrap().mix();
+        assert!((updates as f64 / 10_000.0 - 0.5).abs() < 0.03);
+    }
+}
