@@ -14,6 +14,7 @@
 //!   concurrent clients (Fig. 1).
 //! - [`airindex`]: paper 2's tuned layered index against its baselines, cold and warm,
 //!   on the local disk and under a latency profile (Figs. 2 and 3).
+//! - [`updatable`]: one run of an updatable index on one of paper 3's workloads.
 //! - [`disk`]: the disk benchmark and the storage profile it saves.
 //!
 //! Shared: [`clients`] (closed-loop concurrent clients against a key-value store),
@@ -38,6 +39,7 @@ pub mod progress;
 pub mod stats;
 pub mod text;
 pub mod unsorted;
+pub mod updatable;
 
 pub use harness::Setup;
 pub use progress::{Progress, Quiet};

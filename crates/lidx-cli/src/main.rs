@@ -62,6 +62,9 @@ enum Command {
     /// to the storage or a disk B+tree (paper 2).
     #[command(subcommand)]
     Kv(cmd::kv::Command),
+    /// Updatable learned indexes against a B+tree on paper 3's workloads.
+    #[command(subcommand)]
+    Updatable(cmd::updatable::Command),
     /// Measure the machine.
     #[command(subcommand)]
     Bench(cmd::bench::Command),
@@ -94,6 +97,7 @@ fn main() -> ExitCode {
         Command::Index(c) => cmd::index::run(&ctx, c),
         Command::Sort(args) => cmd::sort::run(&ctx, args),
         Command::Hardness(args) => cmd::hardness::run(args),
+        Command::Updatable(command) => cmd::updatable::run(command),
         Command::Join(args) => cmd::join::run(&ctx, args),
         Command::Kv(c) => cmd::kv::run(&ctx, c),
         Command::Bench(c) => cmd::bench::run(&ctx, c),

@@ -2053,3 +2053,65 @@ fn kv_tuned_layout_is_tuned_to_a_profile_and_answers() {
         &["--layout tuned"],
     );
 }
+
+/// `lidx updatable run` on every kind, checked against a BTreeMap, as JSON; a bad kind or
+/// workload is refused naming the accepted ones.
+#[test]
+fn updatable_run_verifies_every_kind_and_prints_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for kind in ["dynamic-pgm", "btree", "btreemap"] {
+        for workload in ["balanced", "delete-heavy", "scan", "ycsb-a"] {
+            let out = ok(
+                d,
+                &[
+                    "updatable",
+                    "run",
+                    "--kind",
+                    kind,
+                    "--workload",
+                    workload,
+                    "--dist",
+                    "clustered",
+                    "--n",
+                    "20K",
+                    "--ops",
+                    "5000",
+                    "--scan-len",
+                    "50",
+                    "--verify",
+                    "--json",
+                ],
+            );
+            let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+            assert_eq!(v["kind"], kind);
+            assert_eq!(v["verified"], true);
+            assert!(v["ops_per_s"].as_f64().unwrap() > 0.0, "{out}");
+            assert!(v["size_bytes"].as_u64().unwrap() > 0, "{out}");
+            let ops: u64 = v["mix"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap())
+                .sum();
+            assert_eq!(ops, 5000, "{out}");
+        }
+    }
+    let bad = lidx()
+        .current_dir(d)
+        .args([
+            "updatable",
+            "run",
+            "--kind",
+            "alex2",
+            "--workload",
+            "balanced",
+            "--dist",
+            "lognormal",
+        ])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert!(err.contains("dynamic-pgm"), "{err}");
+}

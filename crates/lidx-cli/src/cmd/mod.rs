@@ -12,3 +12,4 @@ pub mod join;
 pub mod kv;
 pub mod sort;
 pub mod table;
+pub mod updatable;

@@ -52,6 +52,8 @@ pub struct BTree {
     nodes: Vec<Node>,
     root: u32,
     counters: Counters,
+    /// The inner nodes an insert went through, reused.
+    path: Vec<(u32, usize)>,
 }
 
 impl BTree {
@@ -68,6 +70,7 @@ impl BTree {
             nodes: Vec::new(),
             root: 0,
             counters: Counters::default(),
+            path: Vec::new(),
         };
         // Level 0: the leaves, each with its least key.
         let mut level: Vec<(u64, u32)> = Vec::new();
@@ -76,9 +79,12 @@ impl BTree {
             if let Some(Node::Leaf { next, .. }) = tree.nodes.last_mut() {
                 *next = id;
             }
+            let (mut keys, mut values) = (tree.slots(true), tree.slots(true));
+            keys.extend(chunk.iter().map(|e| e.0));
+            values.extend(chunk.iter().map(|e| e.1));
             tree.nodes.push(Node::Leaf {
-                keys: chunk.iter().map(|e| e.0).collect(),
-                values: chunk.iter().map(|e| e.1).collect(),
+                keys,
+                values,
                 next: NONE,
             });
             level.push((chunk[0].0, id));
@@ -95,10 +101,10 @@ impl BTree {
             let mut up = Vec::new();
             for chunk in level.chunks(params.inner_slots + 1) {
                 let id = tree.nodes.len() as u32;
-                tree.nodes.push(Node::Inner {
-                    keys: chunk[1..].iter().map(|c| c.0).collect(),
-                    children: chunk.iter().map(|c| c.1).collect(),
-                });
+                let (mut keys, mut children) = (tree.slots(false), tree.slots(false));
+                keys.extend(chunk[1..].iter().map(|c| c.0));
+                children.extend(chunk.iter().map(|c| c.1));
+                tree.nodes.push(Node::Inner { keys, children });
                 up.push((chunk[0].0, id));
             }
             level = up;
@@ -107,9 +113,10 @@ impl BTree {
         Ok(tree)
     }
 
-    /// The leaf that holds or would hold `key`, and the inner nodes above it (with the
-    /// child taken in each), root first.
-    fn descend(&mut self, key: u64, path: &mut Vec<(u32, usize)>) -> u32 {
+    /// The leaf that holds or would hold `key`; with `record`, the inner nodes above it
+    /// (and the child taken in each) go into `self.path`, root first.
+    fn descend(&mut self, key: u64, record: bool) -> u32 {
+        self.path.clear();
         let mut id = self.root;
         loop {
             self.counters.nodes_traversed += 1;
@@ -117,11 +124,24 @@ impl BTree {
                 Node::Leaf { .. } => return id,
                 Node::Inner { keys, children } => {
                     let i = keys.partition_point(|&s| s <= key);
-                    path.push((id, i));
+                    if record {
+                        self.path.push((id, i));
+                    }
                     id = children[i];
                 }
             }
         }
+    }
+
+    /// An empty array with room for a node's slots and the one that overflows it, so a
+    /// node never reallocates.
+    fn slots<T>(&self, leaf: bool) -> Vec<T> {
+        let slots = if leaf {
+            self.params.leaf_slots
+        } else {
+            self.params.inner_slots + 1
+        };
+        Vec::with_capacity(slots + 1)
     }
 
     /// Splits node `id` (over full) in half; returns the new right node's least key and id.
@@ -129,13 +149,17 @@ impl BTree {
         let right_id = self.nodes.len() as u32;
         self.counters.structure_modifications += 1;
         self.counters.nodes_created += 1;
+        let (mut right_keys, mut right_values) = (self.slots(true), self.slots(true));
+        let mut right_children = self.slots(false);
         let right = match &mut self.nodes[id as usize] {
             Node::Leaf { keys, values, next } => {
                 let half = keys.len() / 2;
                 self.counters.keys_shifted += (keys.len() - half) as u64;
+                right_keys.extend(keys.drain(half..));
+                right_values.extend(values.drain(half..));
                 let right = Node::Leaf {
-                    keys: keys.split_off(half),
-                    values: values.split_off(half),
+                    keys: right_keys,
+                    values: right_values,
                     next: *next,
                 };
                 *next = right_id;
@@ -145,8 +169,8 @@ impl BTree {
                 let half = keys.len() / 2;
                 self.counters.keys_shifted += (keys.len() - half) as u64;
                 // keys[half] moves up; children from half + 1 go right.
-                let right_keys = keys.split_off(half + 1);
-                let right_children = children.split_off(half + 1);
+                right_keys.extend(keys.drain(half + 1..));
+                right_children.extend(children.drain(half + 1..));
                 let up = keys.pop().unwrap_or(0);
                 let right = Node::Inner {
                     keys: right_keys,
@@ -171,8 +195,7 @@ impl Updatable for BTree {
     }
 
     fn get(&mut self, key: u64) -> Option<u64> {
-        let mut path = Vec::new();
-        let leaf = self.descend(key, &mut path);
+        let leaf = self.descend(key, false);
         match &self.nodes[leaf as usize] {
             Node::Leaf { keys, values, .. } => keys.binary_search(&key).ok().map(|i| values[i]),
             Node::Inner { .. } => None,
@@ -180,8 +203,7 @@ impl Updatable for BTree {
     }
 
     fn insert(&mut self, key: u64, payload: u64) {
-        let mut path = Vec::new();
-        let leaf = self.descend(key, &mut path);
+        let leaf = self.descend(key, true);
         let Node::Leaf { keys, values, .. } = &mut self.nodes[leaf as usize] else {
             return;
         };
@@ -201,7 +223,7 @@ impl Updatable for BTree {
         }
         // Split upward while nodes overflow.
         let (mut sep, mut right) = self.split(leaf);
-        while let Some((parent, at)) = path.pop() {
+        while let Some((parent, at)) = self.path.pop() {
             let Node::Inner { keys, children } = &mut self.nodes[parent as usize] else {
                 return;
             };
@@ -224,8 +246,7 @@ impl Updatable for BTree {
     }
 
     fn remove(&mut self, key: u64) {
-        let mut path = Vec::new();
-        let leaf = self.descend(key, &mut path);
+        let leaf = self.descend(key, false);
         if let Node::Leaf { keys, values, .. } = &mut self.nodes[leaf as usize]
             && let Ok(i) = keys.binary_search(&key)
         {
@@ -236,8 +257,7 @@ impl Updatable for BTree {
     }
 
     fn scan(&mut self, from: u64, n: usize, out: &mut Vec<(u64, u64)>) -> usize {
-        let mut path = Vec::new();
-        let mut id = self.descend(from, &mut path);
+        let mut id = self.descend(from, false);
         let before = out.len();
         while id != NONE && out.len() - before < n {
             let Node::Leaf { keys, values, next } = &self.nodes[id as usize] else {

@@ -37,6 +37,23 @@ pub use workload::{Op, Plan, Workload, plan};
 
 use crate::{Error, Result};
 
+/// The updatable kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// [`DynamicPgm`].
+    DynamicPgm,
+    /// [`BTree`].
+    Btree,
+    /// [`OrderedMap`] (`std::collections::BTreeMap`).
+    BTreeMap,
+}
+
+crate::names::name_table!(Kind, "updatable index kind", [
+    DynamicPgm => "dynamic-pgm",
+    Btree => "btree",
+    BTreeMap => "btreemap",
+]);
+
 /// Where an index's work went, summed since it was built (paper 3, Fig. 3 and Table 3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Counters {

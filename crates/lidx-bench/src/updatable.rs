@@ -1,0 +1,209 @@
+//! One run of an updatable index on one of paper 3's workloads (GRE, section 3.3): the
+//! bulk load timed, then every operation of the plan in order, the total time giving
+//! throughput and mean latency after the bulk load, and 1% of the operations timed one by
+//! one into a histogram for the tail (paper 3, Figs. 10 and 11). With `verify`, a
+//! `BTreeMap` answers every operation too and the first difference is an error.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use anyhow::bail;
+use hdrhistogram::Histogram;
+use lidx::updatable::{
+    BTree, Counters, DynamicPgm, Kind, Op, OrderedMap, Updatable, Workload, plan,
+};
+use serde::Serialize;
+
+/// What to run.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    /// The index kind.
+    pub kind: Kind,
+    /// The workload.
+    pub workload: Workload,
+    /// At most this many operations (`None`: the workload's own count).
+    pub ops: Option<usize>,
+    /// Entries per scan.
+    pub scan_len: usize,
+    /// Seed of the plan.
+    pub seed: u64,
+    /// Check every answer against a `BTreeMap`.
+    pub verify: bool,
+    /// Time every this-many-th operation alone (100: 1%, as paper 3).
+    pub sample_every: usize,
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    /// The index kind.
+    pub kind: String,
+    /// The workload.
+    pub workload: String,
+    /// Keys in the key set.
+    pub keys: u64,
+    /// Entries bulk-loaded.
+    pub bulk_loaded: u64,
+    /// Seconds the bulk load took.
+    pub bulk_load_s: f64,
+    /// Operations after it: lookups, inserts, removals, scans.
+    pub mix: [usize; 4],
+    /// Seconds the operations took (with `verify`, the checks included).
+    pub seconds: f64,
+    /// Operations per second.
+    pub ops_per_s: f64,
+    /// Mean latency, nanoseconds.
+    pub mean_ns: f64,
+    /// Operations timed alone.
+    pub sampled: u64,
+    /// Median of those, nanoseconds.
+    pub p50_ns: u64,
+    /// 99th percentile, nanoseconds.
+    pub p99_ns: u64,
+    /// 99.9th percentile, nanoseconds.
+    pub p999_ns: u64,
+    /// Their variance, ns².
+    pub variance_ns2: f64,
+    /// Bytes of the index at the end, the whole structure.
+    pub size_bytes: u64,
+    /// Where the work went.
+    pub counters: Counters,
+    /// Whether every answer was checked.
+    pub verified: bool,
+}
+
+/// Runs `o` over `keys` (sorted).
+pub fn run(keys: &[u64], o: &RunOptions) -> anyhow::Result<RunReport> {
+    if o.sample_every == 0 {
+        bail!("sample_every must be at least 1");
+    }
+    let plan = plan(o.workload, keys, o.ops, o.scan_len, o.seed)?;
+    let report = match o.kind {
+        Kind::DynamicPgm => run_with::<DynamicPgm>(&plan, o)?,
+        Kind::Btree => run_with::<BTree>(&plan, o)?,
+        Kind::BTreeMap => run_with::<OrderedMap>(&plan, o)?,
+    };
+    Ok(RunReport {
+        keys: keys.len() as u64,
+        ..report
+    })
+}
+
+/// An operation's answer, to compare with the oracle's.
+#[derive(Debug, PartialEq, Eq)]
+enum Answer {
+    Value(Option<u64>),
+    Scanned(Vec<(u64, u64)>),
+    Done,
+}
+
+fn apply<I: Updatable>(index: &mut I, op: Op, scanned: &mut Vec<(u64, u64)>) -> Answer {
+    match op {
+        Op::Get(k) => Answer::Value(index.get(k)),
+        Op::Insert(k, v) => {
+            index.insert(k, v);
+            Answer::Done
+        }
+        Op::Remove(k) => {
+            index.remove(k);
+            Answer::Done
+        }
+        Op::Scan(k, n) => {
+            scanned.clear();
+            index.scan(k, n, scanned);
+            Answer::Scanned(std::mem::take(scanned))
+        }
+    }
+}
+
+fn run_with<I: Updatable>(
+    plan: &lidx::updatable::Plan,
+    o: &RunOptions,
+) -> anyhow::Result<RunReport> {
+    let started = Instant::now();
+    let mut index = I::bulk_load(&plan.bulk)?;
+    let bulk_load_s = started.elapsed().as_secs_f64();
+    let mut oracle = match o.verify {
+        true => Some(OrderedMap::bulk_load(&plan.bulk)?),
+        false => None,
+    };
+    let mut histogram = Histogram::<u64>::new(3)?;
+    let mut scanned = Vec::new();
+    let mut expected = Vec::new();
+    let started = Instant::now();
+    for (i, &op) in plan.ops.iter().enumerate() {
+        let answer = if i % o.sample_every == 0 {
+            let t = Instant::now();
+            let a = black_box(apply(&mut index, op, &mut scanned));
+            histogram.record(t.elapsed().as_nanos() as u64)?;
+            a
+        } else {
+            black_box(apply(&mut index, op, &mut scanned))
+        };
+        if let Some(oracle) = &mut oracle {
+            let want = apply(oracle, op, &mut expected);
+            if answer != want {
+                bail!(
+                    "{} answered operation {i} ({op:?}) with {answer:?}, a BTreeMap with {want:?}",
+                    o.kind
+                );
+            }
+        }
+        if let Answer::Scanned(v) = answer {
+            scanned = v;
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let n = plan.ops.len();
+    Ok(RunReport {
+        kind: o.kind.name().into(),
+        workload: o.workload.name().into(),
+        keys: 0,
+        bulk_loaded: plan.bulk.len() as u64,
+        bulk_load_s,
+        mix: plan.mix(),
+        seconds,
+        ops_per_s: n as f64 / seconds.max(1e-9),
+        mean_ns: seconds * 1e9 / n.max(1) as f64,
+        sampled: histogram.len(),
+        p50_ns: histogram.value_at_quantile(0.5),
+        p99_ns: histogram.value_at_quantile(0.99),
+        p999_ns: histogram.value_at_quantile(0.999),
+        variance_ns2: histogram.stdev().powi(2),
+        size_bytes: index.size_in_bytes(),
+        counters: index.counters(),
+        verified: o.verify,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_runs_every_workload_and_agrees_with_the_oracle() {
+        let keys: Vec<u64> = (0..5000u64)
+            .map(|i| i * i % 100_003 * 7)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        for kind in Kind::ALL {
+            for workload in Workload::ALL {
+                let o = RunOptions {
+                    kind,
+                    workload,
+                    ops: Some(3000),
+                    scan_len: 20,
+                    seed: 1,
+                    verify: true,
+                    sample_every: 10,
+                };
+                let r = run(&keys, &o).unwrap();
+                let total: usize = r.mix.iter().sum();
+                assert!(total > 0 && r.ops_per_s > 0.0, "{r:?}");
+                assert_eq!(r.sampled as usize, total.div_ceil(10), "{r:?}");
+                assert!(r.size_bytes > 0);
+            }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! `lidx updatable run`: one updatable index on one of paper 3's workloads (GRE), reporting
+//! throughput, mean and tail latency, size and where the work went.
+
+use std::path::PathBuf;
+
+use lidx::data::{Distribution, GenParams, KeyFile, first_unsorted, generate};
+use lidx::updatable::{Kind, Workload};
+use lidx_bench::updatable::{RunOptions, run as run_workload};
+
+use crate::units::{human_bytes, parse_count};
+
+/// Updatable learned indexes (paper 3).
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Run a workload against one index kind.
+    #[command(
+        after_help = "Examples:\n  lidx updatable run --kind dynamic-pgm --workload balanced --dist lognormal --n 1M\n  lidx updatable run --kind btree --workload read-only --keys books_200M_uint64 --ops 10M --json\n  lidx updatable run --kind dynamic-pgm --workload write-only --dist clustered --n 100K --verify"
+    )]
+    Run(RunArgs),
+}
+
+/// Arguments of `updatable run`.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The index: dynamic-pgm, btree or btreemap.
+    #[arg(long)]
+    kind: Kind,
+    /// read-only, read-intensive, balanced, write-heavy, write-only, delete-heavy, scan,
+    /// ycsb-a, ycsb-b or ycsb-c (paper 3, section 3.3).
+    #[arg(long)]
+    workload: Workload,
+    /// A sorted SOSD key file (duplicates allowed).
+    #[arg(long, value_name = "FILE", conflicts_with = "dist")]
+    keys: Option<PathBuf>,
+    /// Or a synthetic key set of this distribution.
+    #[arg(long, required_unless_present = "keys")]
+    dist: Option<Distribution>,
+    /// Keys of the synthetic set.
+    #[arg(long, value_parser = parse_count, default_value = "1M")]
+    n: u64,
+    /// At most this many operations after the bulk load [default: the workload's own].
+    #[arg(long, value_parser = parse_count)]
+    ops: Option<u64>,
+    /// Entries per scan (the scan workload).
+    #[arg(long, default_value_t = 100)]
+    scan_len: usize,
+    /// Seed of the keys and the workload.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Check every answer against a BTreeMap; exit non-zero at the first difference.
+    #[arg(long)]
+    verify: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(command: Command) -> anyhow::Result<()> {
+    let Command::Run(a) = command;
+    let keys = match (&a.keys, a.dist) {
+        (Some(path), _) => {
+            let file = KeyFile::open(path)?;
+            let keys = file.keys().to_vec();
+            if let Some(i) = first_unsorted(&keys) {
+                return Err(lidx::Error::Unsorted {
+                    path: path.clone(),
+                    position: i as u64,
+                    previous: keys[i - 1],
+                    key: keys[i],
+                    hint: "a workload bulk-loads sorted keys",
+                }
+                .into());
+            }
+            keys
+        }
+        (None, Some(dist)) => {
+            let n =
+                usize::try_from(a.n).map_err(|_| anyhow::anyhow!("--n {} is too large", a.n))?;
+            generate(&GenParams::new(dist, n, a.seed))?
+        }
+        (None, None) => anyhow::bail!("give --keys FILE or --dist D"),
+    };
+    let ops = a
+        .ops
+        .map(|o| usize::try_from(o).map_err(|_| anyhow::anyhow!("--ops {o} is too large")))
+        .transpose()?;
+    let options = RunOptions {
+        kind: a.kind,
+        workload: a.workload,
+        ops,
+        scan_len: a.scan_len,
+        seed: a.seed,
+        verify: a.verify,
+        sample_every: 100,
+    };
+    let r = run_workload(&keys, &options)?;
+    if a.json {
+        say!("{}", serde_json::to_string(&r)?);
+        return Ok(());
+    }
+    let [gets, inserts, removes, scans] = r.mix;
+    say!(
+        "{} on {} ({} keys): bulk load of {} in {:.3} s, then {} lookups, {} inserts, {} removals, {} scans",
+        r.kind,
+        r.workload,
+        r.keys,
+        r.bulk_loaded,
+        r.bulk_load_s,
+        gets,
+        inserts,
+        removes,
+        scans
+    );
+    say!(
+        "throughput: {:.0} ops/s; mean {:.0} ns; sampled 1% ({}): p50 {} ns, p99 {} ns, p99.9 {} ns",
+        r.ops_per_s,
+        r.mean_ns,
+        r.sampled,
+        r.p50_ns,
+        r.p99_ns,
+        r.p999_ns
+    );
+    let c = r.counters;
+    say!(
+        "size: {}; nodes traversed {}, keys shifted {}, nodes created {}, structure modifications {}",
+        human_bytes(r.size_bytes),
+        c.nodes_traversed,
+        c.keys_shifted,
+        c.nodes_created,
+        c.structure_modifications
+    );
+    if r.verified {
+        say!("verified: every answer equals a BTreeMap's (the throughput includes the checks)");
+    }
+    Ok(())
+}
