@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 
 use anyhow::{Context as _, bail};
-use lidx::data::{Distribution, GenParams, KeyFile, first_unsorted, generate, sample, write_keys};
+use lidx::data::{
+    Distribution, GenParams, HardnessParams, KeyFile, first_unsorted, generate, generate_hard,
+    sample, write_keys,
+};
 
 use crate::progress::Context;
 use crate::units::{human_bytes, parse_count};
@@ -14,14 +17,23 @@ use crate::units::{human_bytes, parse_count};
     after_help = "Examples:\n  lidx gen --dist lognormal --n 10M --seed 1 --out lognormal.keys\n  lidx gen --sample-of lognormal.keys --ratio 100 --out outer.keys\n  lidx gen --sample-of lognormal.keys --fraction 0.1 --shuffle --out lookups.keys"
 )]
 pub struct Args {
-    /// Distribution: udense, usparse, normal, lognormal (paper 1's synthetic sets), or the
-    /// harder clustered and heavytail sets. All are synthetic stand-ins, not the paper's files.
+    /// Distribution: udense, usparse, normal, lognormal (paper 1's synthetic sets), the
+    /// harder clustered and heavytail sets, or hardness (paper 3's generator, with --local
+    /// and --global). All are synthetic stand-ins, not the papers' files.
     #[arg(
         long,
         required_unless_present = "sample_of",
         conflicts_with = "sample_of"
     )]
-    dist: Option<Distribution>,
+    dist: Option<GenDist>,
+
+    /// With --dist hardness: the optimal PLA's segments at epsilon 32 to aim for.
+    #[arg(long, value_name = "H", value_parser = parse_count)]
+    local: Option<u64>,
+
+    /// With --dist hardness: the optimal PLA's segments at epsilon 4096 to aim for.
+    #[arg(long, value_name = "H", value_parser = parse_count)]
+    global: Option<u64>,
 
     /// Number of keys (1000, 1M, 2e8, ...).
     #[arg(long, value_parser = parse_count, required_unless_present = "sample_of", conflicts_with = "sample_of")]
@@ -70,10 +82,67 @@ pub struct Args {
     out: PathBuf,
 }
 
+/// A distribution of the library's, or paper 3's hardness generator.
+#[derive(Clone, Copy, Debug)]
+pub enum GenDist {
+    /// A named distribution.
+    Named(Distribution),
+    /// Keys of a chosen local and global hardness.
+    Hardness,
+}
+
+impl std::str::FromStr for GenDist {
+    type Err = lidx::Error;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "hardness" => Ok(GenDist::Hardness),
+            _ => s.parse().map(GenDist::Named),
+        }
+    }
+}
+
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
+    if !matches!(args.dist, Some(GenDist::Hardness))
+        && (args.local.is_some() || args.global.is_some())
+    {
+        bail!("--local and --global go with --dist hardness");
+    }
     let (keys, what) = match (&args.sample_of, args.dist, args.n) {
         (Some(src), _, _) => sample_of(&args, src)?,
-        (None, Some(dist), Some(n)) => {
+        (None, Some(GenDist::Hardness), Some(n)) => {
+            let n = usize::try_from(n).context("n does not fit in memory on this machine")?;
+            let (Some(local), Some(global)) = (args.local, args.global) else {
+                bail!("--dist hardness needs --local H and --global H");
+            };
+            if args.duplicates > 0.0 || args.extremes {
+                bail!("--duplicates and --extremes do not go with --dist hardness");
+            }
+            let spinner = ctx.spinner(&format!(
+                "generating {n} keys of hardness {local} / {global}"
+            ));
+            let mut keys = generate_hard(&HardnessParams {
+                n,
+                local,
+                global,
+                seed: args.seed,
+            })?;
+            spinner.finish_and_clear();
+            if args.shuffle {
+                use rand::{SeedableRng, seq::SliceRandom};
+                keys.shuffle(&mut rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(
+                    args.seed,
+                ));
+            }
+            (
+                keys,
+                format!(
+                    "hardness: local {local}, global {global}, seed {}",
+                    args.seed
+                ),
+            )
+        }
+        (None, Some(GenDist::Named(dist)), Some(n)) => {
             let n = usize::try_from(n).context("n does not fit in memory on this machine")?;
             let params = GenParams {
                 dist,

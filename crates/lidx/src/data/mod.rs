@@ -4,12 +4,15 @@
 //! - [`synth`]: seeded synthetic distributions: paper 1's `udense`, `usparse`, `normal`,
 //!   `lognormal`, and two harder sets, `clustered` and `heavytail`. They are synthetic
 //!   stand-ins; real SOSD files (books, fb, osm, wiki) are read as they are.
+//! - [`hardness`]: paper 3's generator of keys of a chosen local and global hardness.
 //! - [`sample`]: every k-th key, or a uniform random fraction.
 
+pub mod hardness;
 pub mod sample;
 pub mod sosd;
 pub mod synth;
 
+pub use hardness::{HardnessParams, generate_hard};
 pub use sosd::{KeyFile, write_keys};
 pub use synth::{Distribution, GenParams, generate};
 
