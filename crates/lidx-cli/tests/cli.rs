@@ -2115,3 +2115,53 @@ fn updatable_run_verifies_every_kind_and_prints_json() {
     let err = String::from_utf8(bad.stderr).unwrap();
     assert!(err.contains("dynamic-pgm"), "{err}");
 }
+
+/// `lidx gen --dist hardness` makes keys whose PLA counts are the ones asked for (on an
+/// easy corner, where the generator is exact), and `lidx hardness` reports them with the
+/// regression MSE beside.
+#[test]
+fn gen_hardness_makes_keys_of_the_hardness_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = ok(
+        d,
+        &[
+            "gen", "--dist", "hardness", "--local", "200", "--global", "4", "--n", "400K", "--out",
+            "h.keys",
+        ],
+    );
+    assert!(out.contains("local 200, global 4"), "{out}");
+    let hard = ok(d, &["hardness", "h.keys"]);
+    // Within 10% of the targets: 200 segments at epsilon 32, 4 at epsilon 4096.
+    let segments = |eps: &str| -> f64 {
+        hard.lines()
+            .find(|l| l.starts_with(&format!("epsilon {eps:>6}:")))
+            .and_then(|l| l.split(':').nth(1)?.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no count at {eps}: {hard}"))
+    };
+    assert!((segments("32") - 200.0).abs() <= 20.0, "{hard}");
+    assert_eq!(segments("4096"), 4.0, "{hard}");
+    assert!(hard.contains("MSE"), "{hard}");
+    fails(
+        d,
+        &[
+            "gen", "--dist", "hardness", "--n", "1000", "--out", "x.keys",
+        ],
+        &["--local"],
+    );
+    fails(
+        d,
+        &[
+            "gen",
+            "--dist",
+            "lognormal",
+            "--local",
+            "5",
+            "--n",
+            "1000",
+            "--out",
+            "x.keys",
+        ],
+        &["--dist hardness"],
+    );
+}

@@ -1,10 +1,11 @@
 //! `lidx hardness`: paper 3's measure of how hard a key set is to learn (section 3.2): the
-//! number of segments of its optimal PLA at ε = 32 and ε = 4096.
+//! number of segments of its optimal PLA at ε = 32 and ε = 4096, and beside it (text only)
+//! the mean squared error of one least-squares line (App. D).
 
 use std::path::PathBuf;
 
 use lidx::data::{KeyFile, first_unsorted};
-use lidx::pla::segment_count;
+use lidx::pla::{linear_mse, segment_count};
 
 /// Arguments of `hardness`.
 #[derive(clap::Args)]
@@ -47,6 +48,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 keys.len() as f64 / segments.max(1) as f64
             );
         }
+    }
+    if !args.csv {
+        let mse = linear_mse(keys)?;
+        say!(
+            "one line's MSE: {mse:.4e} ranks² (RMSE {:.1} ranks; paper 3, App. D: sensitive to outliers)",
+            mse.sqrt()
+        );
     }
     Ok(())
 }

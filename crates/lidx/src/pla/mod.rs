@@ -384,5 +384,42 @@ pub fn segment_count(keys: &[u64], epsilon: u64) -> Result<u64> {
     Ok(count + u64::from(pla.finish().is_some()))
 }
 
+/// Paper 3's other hardness measure (App. D): the mean squared error, in ranks², of one
+/// least-squares line of rank on key over the distinct keys (the PLA's points). Paper 3
+/// finds it too sensitive to outliers to rank data sets, and keeps the PLA counts; it is
+/// reported beside them. Keys are taken as `f64` (exact below 2^53). 0 for fewer than two
+/// distinct keys.
+pub fn linear_mse(keys: &[u64]) -> Result<f64> {
+    if keys.windows(2).any(|w| w[0] > w[1]) {
+        return Err(Error::param(
+            "keys",
+            "the hardness metric needs sorted keys",
+        ));
+    }
+    let (mut n, mut mean_x, mut mean_y) = (0f64, 0f64, 0f64);
+    for (x, y) in distinct_key_points(keys) {
+        n += 1.0;
+        mean_x += (x as f64 - mean_x) / n;
+        mean_y += (y as f64 - mean_y) / n;
+    }
+    if n < 2.0 {
+        return Ok(0.0);
+    }
+    let (mut sxx, mut sxy) = (0f64, 0f64);
+    for (x, y) in distinct_key_points(keys) {
+        let (dx, dy) = (x as f64 - mean_x, y as f64 - mean_y);
+        sxx += dx * dx;
+        sxy += dx * dy;
+    }
+    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    let sse: f64 = distinct_key_points(keys)
+        .map(|(x, y)| {
+            let e = y as f64 - (mean_y + slope * (x as f64 - mean_x));
+            e * e
+        })
+        .sum();
+    Ok(sse / n)
+}
+
 #[cfg(test)]
 mod tests;

@@ -169,3 +169,22 @@ fn the_brute_force_reference_itself_is_right() {
         "y must not decrease"
     );
 }
+
+#[test]
+fn the_regression_mse_is_zero_on_a_line_and_grows_with_a_bend() {
+    let line: Vec<u64> = (0..10_000u64).map(|i| 5 + i * 3).collect();
+    assert!(super::linear_mse(&line).unwrap() < 1e-6);
+    let bent: Vec<u64> = (0..10_000u64)
+        .map(|i| {
+            if i < 5000 {
+                i
+            } else {
+                5000 + (i - 5000) * 1000
+            }
+        })
+        .collect();
+    let mse = super::linear_mse(&bent).unwrap();
+    assert!(mse > 1e5, "{mse}");
+    assert_eq!(super::linear_mse(&[7, 7, 7]).unwrap(), 0.0);
+    assert!(super::linear_mse(&[3, 1]).is_err());
+}
