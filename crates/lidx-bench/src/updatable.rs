@@ -10,7 +10,7 @@ use std::time::Instant;
 use anyhow::bail;
 use hdrhistogram::Histogram;
 use lidx::updatable::{
-    BTree, Counters, DynamicPgm, Kind, Op, OrderedMap, Updatable, Workload, plan,
+    BTree, Counters, DynamicPgm, Kind, Lipp, Op, OrderedMap, Updatable, Workload, plan,
 };
 use serde::Serialize;
 
@@ -80,6 +80,7 @@ pub fn run(keys: &[u64], o: &RunOptions) -> anyhow::Result<RunReport> {
     let plan = plan(o.workload, keys, o.ops, o.scan_len, o.seed)?;
     let report = match o.kind {
         Kind::DynamicPgm => run_with::<DynamicPgm>(&plan, o)?,
+        Kind::Lipp => run_with::<Lipp>(&plan, o)?,
         Kind::Btree => run_with::<BTree>(&plan, o)?,
         Kind::BTreeMap => run_with::<OrderedMap>(&plan, o)?,
     };

@@ -18,12 +18,16 @@
 //! - [`DynamicPgm`]: paper 3's PGM-Index (section 2.2, "tree-merge"): a log-structured
 //!   set of sorted runs, each large one indexed by a static PGM of the index family
 //!   (ε = 16, as paper 3's Table 1), merged like an LSM-tree; removals are tombstones.
+//! - [`Lipp`]: a precise-position index in the manner of LIPP: every key at the slot its
+//!   node's model computes, conflicts pushed into child nodes, subtrees rebuilt by the
+//!   paper's ratios.
 //! - [`BTree`]: an in-memory B+tree in the manner of STX (paper 3's B+tree baseline).
 //!
 //! [`BTreeMap`]: std::collections::BTreeMap
 
 pub mod btree;
 pub mod dynamic_pgm;
+pub mod lipp;
 pub mod oracle;
 pub mod workload;
 
@@ -32,6 +36,7 @@ mod tests;
 
 pub use btree::{BTree, BTreeParams};
 pub use dynamic_pgm::{DynamicPgm, DynamicPgmParams};
+pub use lipp::{Lipp, LippParams};
 pub use oracle::OrderedMap;
 pub use workload::{Op, Plan, Workload, plan};
 
@@ -42,6 +47,8 @@ use crate::{Error, Result};
 pub enum Kind {
     /// [`DynamicPgm`].
     DynamicPgm,
+    /// [`Lipp`].
+    Lipp,
     /// [`BTree`].
     Btree,
     /// [`OrderedMap`] (`std::collections::BTreeMap`).
@@ -50,6 +57,7 @@ pub enum Kind {
 
 crate::names::name_table!(Kind, "updatable index kind", [
     DynamicPgm => "dynamic-pgm",
+    Lipp => "lipp",
     Btree => "btree",
     BTreeMap => "btreemap",
 ]);

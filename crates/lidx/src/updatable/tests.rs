@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 
-use super::{BTree, BTreeParams, DynamicPgm, DynamicPgmParams, OrderedMap, Updatable};
+use super::{
+    BTree, BTreeParams, DynamicPgm, DynamicPgmParams, Lipp, LippParams, OrderedMap, Updatable,
+};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -116,12 +118,29 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn the_lipp_agrees_with_a_btreemap(
+        bulk in bulk(),
+        ops in prop::collection::vec(op(), 0..600),
+        slots_per_key in 1usize..4,
+        min_rebuild in 1usize..16,
+    ) {
+        let params = LippParams { slots_per_key, min_rebuild, ..LippParams::default() };
+        agrees(Lipp::with_params(&bulk, params).unwrap(), &bulk, &ops)?;
+        agrees(Lipp::bulk_load(&bulk).unwrap(), &bulk, &ops)?;
+    }
+}
+
 #[test]
 fn bulk_loads_out_of_order_are_refused() {
     let entries = [(5, 0), (3, 0)];
     assert!(OrderedMap::bulk_load(&entries).is_err());
     assert!(DynamicPgm::bulk_load(&entries).is_err());
     assert!(BTree::bulk_load(&entries).is_err());
+    assert!(Lipp::bulk_load(&entries).is_err());
 }
 
 #[test]
@@ -180,4 +199,27 @@ fn all_inserts_at_one_end_split_the_btree_and_stay_found() {
         assert_eq!(all.len(), 5000);
         assert!(tree.counters().structure_modifications > 1000);
     }
+}
+
+#[test]
+fn lipp_rebuilds_a_subtree_that_conflicts_and_keeps_every_key() {
+    // Bulk-load a few spread keys, then insert many between two of them: every insert
+    // lands in one slot's subtree, conflicts pile up, and the subtree is rebuilt.
+    let bulk: Vec<(u64, u64)> = (0..100u64).map(|i| (i << 40, i)).collect();
+    let mut index = Lipp::bulk_load(&bulk).unwrap();
+    for i in 0..20_000u64 {
+        index.insert((5 << 40) + i * 3 + 1, i);
+    }
+    let c = index.counters();
+    assert!(c.structure_modifications > 0 && c.keys_shifted > 0, "{c:?}");
+    for i in 0..20_000u64 {
+        assert_eq!(index.get((5 << 40) + i * 3 + 1), Some(i));
+        assert_eq!(index.get((5 << 40) + i * 3 + 2), None);
+    }
+    for (k, v) in bulk {
+        assert_eq!(index.get(k), Some(v));
+    }
+    let mut all = Vec::new();
+    assert_eq!(index.scan(0, usize::MAX, &mut all), 20_100);
+    assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
 }
