@@ -10,7 +10,7 @@ use std::time::Instant;
 use anyhow::bail;
 use hdrhistogram::Histogram;
 use lidx::updatable::{
-    BTree, Counters, DynamicPgm, Kind, Lipp, Op, OrderedMap, Updatable, Workload, plan,
+    BTree, Counters, DynamicPgm, Kind, Lipp, Op, OrderedMap, Updatable, Workload, plan, plan_shift,
 };
 use serde::Serialize;
 
@@ -72,12 +72,16 @@ pub struct RunReport {
     pub verified: bool,
 }
 
-/// Runs `o` over `keys` (sorted).
-pub fn run(keys: &[u64], o: &RunOptions) -> anyhow::Result<RunReport> {
+/// Runs `o` over `keys` (sorted); the shift workload inserts `shift_to` (sorted).
+pub fn run(keys: &[u64], shift_to: Option<&[u64]>, o: &RunOptions) -> anyhow::Result<RunReport> {
     if o.sample_every == 0 {
         bail!("sample_every must be at least 1");
     }
-    let plan = plan(o.workload, keys, o.ops, o.scan_len, o.seed)?;
+    let plan = match (o.workload, shift_to) {
+        (Workload::Shift, Some(to)) => plan_shift(keys, to, o.ops, o.seed)?,
+        (Workload::Shift, None) => bail!("the shift workload needs a second key set to insert"),
+        (w, _) => plan(w, keys, o.ops, o.scan_len, o.seed)?,
+    };
     let report = match o.kind {
         Kind::DynamicPgm => run_with::<DynamicPgm>(&plan, o)?,
         Kind::Lipp => run_with::<Lipp>(&plan, o)?,
@@ -199,7 +203,8 @@ mod tests {
                     verify: true,
                     sample_every: 10,
                 };
-                let r = run(&keys, &o).unwrap();
+                let to: Vec<u64> = (0..3000u64).map(|i| i * i).collect();
+                let r = run(&keys, Some(&to), &o).unwrap();
                 let total: usize = r.mix.iter().sum();
                 assert!(total > 0 && r.ops_per_s > 0.0, "{r:?}");
                 assert_eq!(r.sampled as usize, total.div_ceil(10), "{r:?}");

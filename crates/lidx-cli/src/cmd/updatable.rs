@@ -26,7 +26,8 @@ pub struct RunArgs {
     #[arg(long)]
     kind: Kind,
     /// read-only, read-intensive, balanced, write-heavy, write-only, delete-heavy, scan,
-    /// ycsb-a, ycsb-b or ycsb-c (paper 3, section 3.3).
+    /// ycsb-a, ycsb-b, ycsb-c (paper 3, section 3.3), or shift (bulk-load these keys,
+    /// insert --insert-keys or --insert-dist: section 6.2).
     #[arg(long)]
     workload: Workload,
     /// A sorted SOSD key file (duplicates allowed).
@@ -38,6 +39,12 @@ pub struct RunArgs {
     /// Keys of the synthetic set.
     #[arg(long, value_parser = parse_count, default_value = "1M")]
     n: u64,
+    /// The shift workload: a sorted SOSD key file to insert (paper 3, section 6.2).
+    #[arg(long, value_name = "FILE", conflicts_with = "insert_dist")]
+    insert_keys: Option<PathBuf>,
+    /// The shift workload: or a synthetic set of this distribution (--n keys, another seed).
+    #[arg(long)]
+    insert_dist: Option<Distribution>,
     /// At most this many operations after the bulk load [default: the workload's own].
     #[arg(long, value_parser = parse_count)]
     ops: Option<u64>,
@@ -55,31 +62,39 @@ pub struct RunArgs {
     json: bool,
 }
 
+/// The keys of a sorted SOSD file (duplicates allowed).
+fn sorted_keys(path: &std::path::Path) -> anyhow::Result<Vec<u64>> {
+    let file = KeyFile::open(path)?;
+    let keys = file.keys().to_vec();
+    if let Some(i) = first_unsorted(&keys) {
+        return Err(lidx::Error::Unsorted {
+            path: path.to_path_buf(),
+            position: i as u64,
+            previous: keys[i - 1],
+            key: keys[i],
+            hint: "a workload bulk-loads sorted keys",
+        }
+        .into());
+    }
+    Ok(keys)
+}
+
 pub fn run(command: Command) -> anyhow::Result<()> {
     let Command::Run(a) = command;
+    let n = usize::try_from(a.n).map_err(|_| anyhow::anyhow!("--n {} is too large", a.n))?;
     let keys = match (&a.keys, a.dist) {
-        (Some(path), _) => {
-            let file = KeyFile::open(path)?;
-            let keys = file.keys().to_vec();
-            if let Some(i) = first_unsorted(&keys) {
-                return Err(lidx::Error::Unsorted {
-                    path: path.clone(),
-                    position: i as u64,
-                    previous: keys[i - 1],
-                    key: keys[i],
-                    hint: "a workload bulk-loads sorted keys",
-                }
-                .into());
-            }
-            keys
-        }
-        (None, Some(dist)) => {
-            let n =
-                usize::try_from(a.n).map_err(|_| anyhow::anyhow!("--n {} is too large", a.n))?;
-            generate(&GenParams::new(dist, n, a.seed))?
-        }
+        (Some(path), _) => sorted_keys(path)?,
+        (None, Some(dist)) => generate(&GenParams::new(dist, n, a.seed))?,
         (None, None) => anyhow::bail!("give --keys FILE or --dist D"),
     };
+    let shift_to = match (&a.insert_keys, a.insert_dist) {
+        (Some(path), _) => Some(sorted_keys(path)?),
+        (None, Some(dist)) => Some(generate(&GenParams::new(dist, n, a.seed ^ 0x5eed))?),
+        (None, None) => None,
+    };
+    if shift_to.is_some() != (a.workload == Workload::Shift) {
+        anyhow::bail!("--insert-keys or --insert-dist go with --workload shift, and it needs one");
+    }
     let ops = a
         .ops
         .map(|o| usize::try_from(o).map_err(|_| anyhow::anyhow!("--ops {o} is too large")))
@@ -93,7 +108,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         verify: a.verify,
         sample_every: 100,
     };
-    let r = run_workload(&keys, &options)?;
+    let r = run_workload(&keys, shift_to.as_deref(), &options)?;
     if a.json {
         say!("{}", serde_json::to_string(&r)?);
         return Ok(());

@@ -38,7 +38,7 @@ pub use btree::{BTree, BTreeParams};
 pub use dynamic_pgm::{DynamicPgm, DynamicPgmParams};
 pub use lipp::{Lipp, LippParams};
 pub use oracle::OrderedMap;
-pub use workload::{Op, Plan, Workload, plan};
+pub use workload::{Op, Plan, Workload, plan, plan_shift};
 
 use crate::{Error, Result};
 

@@ -14,6 +14,9 @@
 //! - **ycsb-a / ycsb-b / ycsb-c**: bulk-load every key, then lookups and updates (50/50,
 //!   95/5, 100/0) of keys drawn by a Zipf distribution of exponent 0.99 over a random
 //!   order of the keys (App. E).
+//! - **shift** (section 6.2, [`plan_shift`]): bulk-load one key set X, then a balanced
+//!   workload that inserts another, Y, and looks up keys of X, both rescaled onto one
+//!   domain.
 //!
 //! Payloads are the key's position in the sorted key set (updates write a new one).
 //! `ops` caps the operations; `None` runs the workload to its end (read-only, scan and
@@ -62,6 +65,8 @@ pub enum Workload {
     YcsbB,
     /// YCSB C: lookups only, Zipf 0.99.
     YcsbC,
+    /// Bulk-load one key set, then balanced inserts of another ([`plan_shift`]).
+    Shift,
 }
 
 crate::names::name_table!(Workload, "workload", [
@@ -75,6 +80,7 @@ crate::names::name_table!(Workload, "workload", [
     YcsbA => "ycsb-a",
     YcsbB => "ycsb-b",
     YcsbC => "ycsb-c",
+    Shift => "shift",
 ]);
 
 /// A workload made concrete: what to bulk-load (sorted) and the operations after it.
@@ -129,6 +135,12 @@ pub fn plan(
     let n = keys.len();
     let cap = |len: usize| ops.map_or(len, |o| o.min(len));
     let plan = match workload {
+        Workload::Shift => {
+            return Err(Error::param(
+                "workload",
+                "shift inserts a second key set: plan it with plan_shift",
+            ));
+        }
         Workload::ReadOnly => {
             let count = cap(n);
             let ops = (0..count)
@@ -232,6 +244,52 @@ pub fn plan(
     Ok(plan)
 }
 
+/// The domain both key sets of a shift are rescaled onto: `0 ..= 2^48`.
+const SHIFT_DOMAIN: f64 = (1u64 << 48) as f64;
+
+/// `keys` (sorted) mapped linearly from their own range onto `0 ..= 2^48`, still sorted.
+pub fn rescale(keys: &[u64]) -> Vec<u64> {
+    let (Some(&lo), Some(&hi)) = (keys.first(), keys.last()) else {
+        return Vec::new();
+    };
+    let span = (hi - lo).max(1) as f64;
+    keys.iter()
+        .map(|&k| ((k - lo) as f64 / span * SHIFT_DOMAIN) as u64)
+        .collect()
+}
+
+/// Paper 3's distribution shift (section 6.2): `loaded` (sorted) rescaled and bulk-loaded,
+/// then `inserted` (sorted) rescaled, shuffled and inserted, each insert beside a lookup
+/// of a loaded key (50/50, the balanced mix), at most `ops` operations.
+pub fn plan_shift(loaded: &[u64], inserted: &[u64], ops: Option<usize>, seed: u64) -> Result<Plan> {
+    if loaded.is_empty() || inserted.is_empty() {
+        return Err(Error::param("keys", "a shift needs keys on both sides"));
+    }
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let x = rescale(loaded);
+    let mut y: Vec<(u64, u64)> = rescale(inserted)
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| (k, i as u64))
+        .collect();
+    y.shuffle(&mut rng);
+    let limit = ops.unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    for &(k, v) in &y {
+        if out.len() >= limit {
+            break;
+        }
+        out.push(Op::Get(x[rng.random_range(0..x.len())]));
+        if out.len() < limit {
+            out.push(Op::Insert(k, v));
+        }
+    }
+    Ok(Plan {
+        bulk: x.iter().enumerate().map(|(i, &k)| (k, i as u64)).collect(),
+        ops: out,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,7 +328,7 @@ mod tests {
     #[test]
     fn lookups_ask_for_keys_present_at_the_time_and_plans_repeat_by_seed() {
         let k = keys(2000);
-        for w in Workload::ALL {
+        for w in Workload::ALL.into_iter().filter(|&w| w != Workload::Shift) {
             let p = plan(w, &k, Some(3000), 10, 11).unwrap();
             assert_eq!(p, plan(w, &k, Some(3000), 10, 11).unwrap());
             assert!(p.ops.len() <= 3000);
@@ -291,6 +349,7 @@ mod tests {
         assert_eq!(removes, 1000);
         assert!((gets as f64 / (gets + removes) as f64 - 0.2).abs() < 0.01);
         assert!(plan(Workload::ReadOnly, &[], None, 1, 0).is_err());
+        assert!(plan(Workload::Shift, &k, None, 1, 0).is_err());
     }
 
     #[test]
@@ -308,5 +367,28 @@ mod tests {
         assert!(top > 500, "{top}");
         let [_, updates, _, _] = plan(Workload::YcsbA, &k, None, 1, 5).unwrap().mix();
         assert!((updates as f64 / 10_000.0 - 0.5).abs() < 0.03);
+    }
+
+    #[test]
+    fn a_shift_loads_one_set_and_inserts_the_other_on_one_domain() {
+        let x: Vec<u64> = (0..1000u64).map(|i| i * i).collect();
+        let y: Vec<u64> = (0..1000u64).map(|i| 1_000_000_000 + i * 7).collect();
+        let p = plan_shift(&x, &y, None, 3).unwrap();
+        assert_eq!(p.bulk.len(), 1000);
+        assert_eq!(p.bulk.first().map(|e| e.0), Some(0));
+        assert_eq!(p.bulk.last().map(|e| e.0), Some(1 << 48));
+        let [gets, inserts, _, _] = p.mix();
+        assert_eq!((gets, inserts), (1000, 1000));
+        let inserted: Vec<u64> = p
+            .ops
+            .iter()
+            .filter_map(|o| match o {
+                Op::Insert(k, _) => Some(*k),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(inserted.iter().min(), Some(&0));
+        assert_eq!(inserted.iter().max(), Some(&(1 << 48)));
+        assert!(plan_shift(&x, &[], None, 3).is_err());
     }
 }
