@@ -10,7 +10,8 @@ use std::time::Instant;
 use anyhow::bail;
 use hdrhistogram::Histogram;
 use lidx::updatable::{
-    BTree, Counters, DynamicPgm, Kind, Lipp, Op, OrderedMap, Updatable, Workload, plan, plan_shift,
+    Art, BTree, Counters, DynamicPgm, Kind, Lipp, Op, OrderedMap, Updatable, Workload, plan,
+    plan_shift,
 };
 use serde::Serialize;
 
@@ -86,6 +87,7 @@ pub fn run(keys: &[u64], shift_to: Option<&[u64]>, o: &RunOptions) -> anyhow::Re
         Kind::DynamicPgm => run_with::<DynamicPgm>(&plan, o)?,
         Kind::Lipp => run_with::<Lipp>(&plan, o)?,
         Kind::Btree => run_with::<BTree>(&plan, o)?,
+        Kind::Art => run_with::<Art>(&plan, o)?,
         Kind::BTreeMap => run_with::<OrderedMap>(&plan, o)?,
     };
     Ok(RunReport {

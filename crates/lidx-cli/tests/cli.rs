@@ -2060,7 +2060,7 @@ fn kv_tuned_layout_is_tuned_to_a_profile_and_answers() {
 fn updatable_run_verifies_every_kind_and_prints_json() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    for kind in ["dynamic-pgm", "lipp", "btree", "btreemap"] {
+    for kind in ["dynamic-pgm", "lipp", "btree", "art", "btreemap"] {
         for workload in ["balanced", "delete-heavy", "scan", "ycsb-a"] {
             let out = ok(
                 d,

@@ -22,9 +22,12 @@
 //!   node's model computes, conflicts pushed into child nodes, subtrees rebuilt by the
 //!   paper's ratios.
 //! - [`BTree`]: an in-memory B+tree in the manner of STX (paper 3's B+tree baseline).
+//! - [`Art`]: an adaptive radix tree (paper 3's ART): nodes of 4, 16, 48 and 256
+//!   children over the key's bytes, leaves as high as they are unique.
 //!
 //! [`BTreeMap`]: std::collections::BTreeMap
 
+pub mod art;
 pub mod btree;
 pub mod dynamic_pgm;
 pub mod lipp;
@@ -34,6 +37,7 @@ pub mod workload;
 #[cfg(test)]
 mod tests;
 
+pub use art::Art;
 pub use btree::{BTree, BTreeParams};
 pub use dynamic_pgm::{DynamicPgm, DynamicPgmParams};
 pub use lipp::{Lipp, LippParams};
@@ -51,6 +55,8 @@ pub enum Kind {
     Lipp,
     /// [`BTree`].
     Btree,
+    /// [`Art`].
+    Art,
     /// [`OrderedMap`] (`std::collections::BTreeMap`).
     BTreeMap,
 }
@@ -59,6 +65,7 @@ crate::names::name_table!(Kind, "updatable index kind", [
     DynamicPgm => "dynamic-pgm",
     Lipp => "lipp",
     Btree => "btree",
+    Art => "art",
     BTreeMap => "btreemap",
 ]);
 

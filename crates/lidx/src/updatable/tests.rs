@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 
 use super::{
-    BTree, BTreeParams, DynamicPgm, DynamicPgmParams, Lipp, LippParams, OrderedMap, Updatable,
+    Art, BTree, BTreeParams, DynamicPgm, DynamicPgmParams, Lipp, LippParams, OrderedMap, Updatable,
 };
 
 #[derive(Clone, Debug)]
@@ -85,6 +85,11 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
+    fn the_art_agrees_with_a_btreemap(bulk in bulk(), ops in prop::collection::vec(op(), 0..600)) {
+        agrees(Art::bulk_load(&bulk).unwrap(), &bulk, &ops)?;
+    }
+
+    #[test]
     fn the_ordered_map_is_a_btreemap(bulk in bulk(), ops in prop::collection::vec(op(), 0..400)) {
         agrees(OrderedMap::bulk_load(&bulk).unwrap(), &bulk, &ops)?;
     }
@@ -141,6 +146,7 @@ fn bulk_loads_out_of_order_are_refused() {
     assert!(DynamicPgm::bulk_load(&entries).is_err());
     assert!(BTree::bulk_load(&entries).is_err());
     assert!(Lipp::bulk_load(&entries).is_err());
+    assert!(Art::bulk_load(&entries).is_err());
 }
 
 #[test]
@@ -222,4 +228,32 @@ fn lipp_rebuilds_a_subtree_that_conflicts_and_keeps_every_key() {
     let mut all = Vec::new();
     assert_eq!(index.scan(0, usize::MAX, &mut all), 20_100);
     assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
+}
+
+#[test]
+fn art_nodes_grow_through_every_size_and_removals_keep_the_order() {
+    let mut art = Art::bulk_load(&[]).unwrap();
+    // 256 keys that differ in the last byte only, then one at the other end.
+    for b in (0..256u64).rev() {
+        art.insert(0xAB00 + b, b);
+    }
+    art.insert(u64::MAX, 7);
+    // A node of 4 grew to 16, 48 and 256 children.
+    assert!(
+        art.counters().structure_modifications >= 3,
+        "{:?}",
+        art.counters()
+    );
+    for b in 0..256u64 {
+        assert_eq!(art.get(0xAB00 + b), Some(b));
+    }
+    for b in (0..256u64).step_by(2) {
+        art.remove(0xAB00 + b);
+    }
+    let mut all = Vec::new();
+    art.scan(0, usize::MAX, &mut all);
+    assert_eq!(all.len(), 129);
+    assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
+    assert_eq!(all.last(), Some(&(u64::MAX, 7)));
+    assert!(art.size_in_bytes() > 256 * 8);
 }
