@@ -12,7 +12,7 @@ use std::path::Path;
 
 mod common;
 
-use common::{lidx, ok, short_disk_bench};
+use common::{lidx, ok, short_disk_bench, short_disk_bench_args};
 
 /// A short storage profile of `dir`, so the experiments need not measure one. The tests
 /// of this file run at once, and a disk measured for 10 ms a point beside them can read
@@ -22,24 +22,7 @@ fn profile(dir: &Path) {
     for ms in ["10", "50"] {
         let out = lidx()
             .current_dir(dir)
-            .args([
-                "bench",
-                "disk",
-                "--dir",
-                ".",
-                "--file-size",
-                "8MiB",
-                "--read-sizes",
-                "4KiB,1MiB",
-            ])
-            .args([
-                "--ms-per-point",
-                ms,
-                "--queue-depths",
-                "1,4",
-                "--profile",
-                "p.json",
-            ])
+            .args(short_disk_bench_args(ms, &["--profile", "p.json"]))
             .output()
             .unwrap();
         if out.status.success() {

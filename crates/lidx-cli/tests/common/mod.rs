@@ -24,6 +24,11 @@ pub fn ok(dir: &Path, args: &[&str]) -> String {
 /// queue depths 1 and 4, `ms_per_point` on each point) with `extra` arguments; expects
 /// success, returns stdout.
 pub fn short_disk_bench(dir: &Path, ms_per_point: &str, extra: &[&str]) -> String {
+    ok(dir, &short_disk_bench_args(ms_per_point, extra))
+}
+
+/// The arguments of [`short_disk_bench`].
+pub fn short_disk_bench_args<'a>(ms_per_point: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "bench",
         "disk",
@@ -39,5 +44,5 @@ pub fn short_disk_bench(dir: &Path, ms_per_point: &str, extra: &[&str]) -> Strin
         "1,4",
     ];
     args.extend_from_slice(extra);
-    ok(dir, &args)
+    args
 }

@@ -68,6 +68,28 @@ impl Run {
     }
 }
 
+/// The next entry of a k-way merge of `runs` (newest first) from cursors `at`: the least
+/// key under the cursors with the newest run's value for it (a payload or a tombstone);
+/// every cursor on that key moves past it.
+fn next_entry(runs: &[&Run], at: &mut [usize]) -> Option<(u64, Option<u64>)> {
+    let mut best: Option<(u64, usize)> = None;
+    for (l, run) in runs.iter().enumerate() {
+        if let Some(&k) = run.keys.get(at[l])
+            && best.is_none_or(|(b, _)| k < b)
+        {
+            best = Some((k, l));
+        }
+    }
+    let (key, level) = best?;
+    let value = runs[level].values[at[level]];
+    for (l, run) in runs.iter().enumerate() {
+        if run.keys.get(at[l]) == Some(&key) {
+            at[l] += 1;
+        }
+    }
+    Some((key, value))
+}
+
 /// The dynamic PGM-Index.
 #[derive(Clone, Debug)]
 pub struct DynamicPgm {
@@ -167,23 +189,9 @@ impl DynamicPgm {
             .map(std::mem::take)
             .collect();
         // A k-way merge, the newest (lowest) level winning ties.
+        let refs: Vec<&Run> = runs.iter().collect();
         let mut at = vec![0usize; runs.len()];
-        loop {
-            let mut best: Option<(u64, usize)> = None;
-            for (l, run) in runs.iter().enumerate() {
-                if let Some(&k) = run.keys.get(at[l])
-                    && best.is_none_or(|(b, _)| k < b)
-                {
-                    best = Some((k, l));
-                }
-            }
-            let Some((key, level)) = best else { break };
-            let value = runs[level].values[at[level]];
-            for (l, run) in runs.iter().enumerate() {
-                if run.keys.get(at[l]) == Some(&key) {
-                    at[l] += 1;
-                }
-            }
+        while let Some((key, value)) = next_entry(&refs, &mut at) {
             if value.is_some() || !oldest {
                 keys.push(key);
                 values.push(value);
@@ -228,22 +236,9 @@ impl Updatable for DynamicPgm {
         let mut at: Vec<usize> = runs.iter().map(|r| r.lower_bound(from)).collect();
         let before = out.len();
         while out.len() - before < n {
-            // The smallest key under the cursors; the newest run holding it answers.
-            let mut best: Option<(u64, usize)> = None;
-            for (l, run) in runs.iter().enumerate() {
-                if let Some(&k) = run.keys.get(at[l])
-                    && best.is_none_or(|(b, _)| k < b)
-                {
-                    best = Some((k, l));
-                }
-            }
-            let Some((key, level)) = best else { break };
-            let value = runs[level].values[at[level]];
-            for (l, run) in runs.iter().enumerate() {
-                if run.keys.get(at[l]) == Some(&key) {
-                    at[l] += 1;
-                }
-            }
+            let Some((key, value)) = next_entry(&runs, &mut at) else {
+                break;
+            };
             if let Some(v) = value {
                 out.push((key, v));
             }
