@@ -2,7 +2,8 @@
 //! bulk load timed, then every operation of the plan in order, the total time giving
 //! throughput and mean latency after the bulk load, and 1% of the operations timed one by
 //! one into a histogram for the tail (paper 3, Figs. 10 and 11). With `verify`, a
-//! `BTreeMap` answers every operation too and the first difference is an error.
+//! `BTreeMap` answers every operation too and the first difference is an error, and the
+//! index's structure is walked and checked at the end.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -161,6 +162,14 @@ fn run_with<I: Updatable>(
         }
     }
     let seconds = started.elapsed().as_secs_f64();
+    if o.verify
+        && let Err(broken) = index.check_structure()
+    {
+        bail!(
+            "{}'s structure is broken after the workload: {broken}",
+            o.kind
+        );
+    }
     let n = plan.ops.len();
     Ok(RunReport {
         kind: o.kind.name().into(),

@@ -371,4 +371,27 @@ impl Updatable for Art {
     fn counters(&self) -> Counters {
         self.counters
     }
+
+    fn check_structure(&self) -> std::result::Result<(), String> {
+        fn walk(node: &Node, path: &mut Vec<u8>) -> std::result::Result<(), String> {
+            if let Node::Leaf(k, _) = node {
+                return match path.iter().enumerate().all(|(d, &b)| byte(*k, d) == b) {
+                    true => Ok(()),
+                    false => Err(format!("key {k} hangs under path {path:?}")),
+                };
+            }
+            if path.len() >= 8 {
+                return Err(format!("an inner node below 8 bytes of path {path:?}"));
+            }
+            for b in 0..=255u8 {
+                if let Some(c) = node.child(b) {
+                    path.push(b);
+                    walk(c, path)?;
+                    path.pop();
+                }
+            }
+            Ok(())
+        }
+        walk(&self.root, &mut Vec::new())
+    }
 }

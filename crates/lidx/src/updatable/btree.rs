@@ -297,4 +297,58 @@ impl Updatable for BTree {
     fn counters(&self) -> Counters {
         self.counters
     }
+
+    fn check_structure(&self) -> std::result::Result<(), String> {
+        // Every key under child i of an inner node lies in [keys[i-1], keys[i]).
+        let mut leaves = Vec::new();
+        let mut stack = vec![(self.root, 0u64, None::<u64>)];
+        while let Some((id, lo, hi)) = stack.pop() {
+            match &self.nodes[id as usize] {
+                Node::Leaf { keys, values, .. } => {
+                    if keys.len() != values.len() || keys.len() > self.params.leaf_slots {
+                        return Err(format!("leaf {id} holds {} keys", keys.len()));
+                    }
+                    if keys.windows(2).any(|w| w[0] >= w[1])
+                        || keys.iter().any(|&k| k < lo || hi.is_some_and(|h| k >= h))
+                    {
+                        return Err(format!(
+                            "leaf {id} holds a key out of order or out of its range"
+                        ));
+                    }
+                    leaves.push(id);
+                }
+                Node::Inner { keys, children } => {
+                    if children.len() != keys.len() + 1 || keys.len() > self.params.inner_slots {
+                        return Err(format!(
+                            "inner node {id} has {} keys and {} children",
+                            keys.len(),
+                            children.len()
+                        ));
+                    }
+                    for (i, &c) in children.iter().enumerate().rev() {
+                        let c_lo = if i == 0 { lo } else { keys[i - 1] };
+                        let c_hi = keys.get(i).copied().or(hi);
+                        stack.push((c, c_lo, c_hi));
+                    }
+                }
+            }
+        }
+        // The leaves, left to right, are the chain from the leftmost.
+        let mut id = leaves.first().copied().unwrap_or(NONE);
+        for &want in &leaves {
+            if id != want {
+                return Err(format!(
+                    "the leaf chain reaches {id} where leaf {want} comes next"
+                ));
+            }
+            id = match &self.nodes[id as usize] {
+                Node::Leaf { next, .. } => *next,
+                Node::Inner { .. } => NONE,
+            };
+        }
+        if id != NONE {
+            return Err("the leaf chain goes on past the last leaf".into());
+        }
+        Ok(())
+    }
 }

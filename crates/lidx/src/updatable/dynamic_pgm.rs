@@ -254,4 +254,36 @@ impl Updatable for DynamicPgm {
     fn counters(&self) -> Counters {
         self.counters
     }
+
+    fn check_structure(&self) -> std::result::Result<(), String> {
+        for (i, run) in self.levels.iter().enumerate() {
+            if run.keys.len() != run.values.len() {
+                return Err(format!(
+                    "level {i} has {} keys and {} values",
+                    run.keys.len(),
+                    run.values.len()
+                ));
+            }
+            if let Some(w) = run.keys.windows(2).position(|w| w[0] >= w[1]) {
+                return Err(format!("level {i} is out of order at position {w}"));
+            }
+            if run.len() > self.capacity(i) {
+                return Err(format!(
+                    "level {i} holds {} entries, more than {}",
+                    run.len(),
+                    self.capacity(i)
+                ));
+            }
+            if let Some(pgm) = &run.pgm
+                && let Some(&k) = run.keys.iter().find(|&&k| {
+                    let w = pgm.search(k);
+                    !(w.lo as usize <= run.keys.partition_point(|&x| x < k)
+                        && run.keys.partition_point(|&x| x < k) <= w.hi as usize)
+                })
+            {
+                return Err(format!("level {i}'s PGM misses key {k}"));
+            }
+        }
+        Ok(())
+    }
 }

@@ -158,6 +158,42 @@ impl Node {
         out.len() >= until
     }
 
+    /// Every entry at the slot this node computes for it, and every key under a child
+    /// one its parent's model sends to that child's slot (`parents`: the models above).
+    fn check<'a>(
+        &'a self,
+        parents: &mut Vec<(&'a Node, usize)>,
+    ) -> std::result::Result<(), String> {
+        if self.slots.is_empty() {
+            return Err("a node without slots".into());
+        }
+        for (s, slot) in self.slots.iter().enumerate() {
+            match slot {
+                Slot::Empty => {}
+                Slot::Entry(k, _) => {
+                    if self.slot(*k) != s {
+                        return Err(format!(
+                            "key {k} sits in slot {s}, its model says {}",
+                            self.slot(*k)
+                        ));
+                    }
+                    if let Some((p, ps)) = parents.iter().find(|(p, ps)| p.slot(*k) != *ps) {
+                        return Err(format!(
+                            "key {k} lies under slot {ps} of a node that sends it to {}",
+                            p.slot(*k)
+                        ));
+                    }
+                }
+                Slot::Child(c) => {
+                    parents.push((self, s));
+                    c.check(parents)?;
+                    parents.pop();
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn bytes(&self) -> u64 {
         (std::mem::size_of::<Node>() + self.slots.capacity() * std::mem::size_of::<Slot>()) as u64
             + self
@@ -331,6 +367,10 @@ impl Updatable for Lipp {
 
     fn size_in_bytes(&self) -> u64 {
         self.root.bytes()
+    }
+
+    fn check_structure(&self) -> std::result::Result<(), String> {
+        self.root.check(&mut Vec::new())
     }
 
     fn counters(&self) -> Counters {

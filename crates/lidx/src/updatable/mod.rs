@@ -109,6 +109,12 @@ pub trait Updatable: Sized {
 
     /// Where the work went since it was built.
     fn counters(&self) -> Counters;
+
+    /// Walks the whole structure and checks the invariants its lookups rely on (for tests
+    /// and `--verify`); the first broken one, in words.
+    fn check_structure(&self) -> std::result::Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Fails unless `entries` are sorted by key (equal keys allowed).

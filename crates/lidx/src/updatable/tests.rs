@@ -73,6 +73,9 @@ fn agrees<I: Updatable>(
             }
         }
     }
+    if let Err(broken) = index.check_structure() {
+        prop_assert!(false, "the structure is broken: {}", broken);
+    }
     let mut all = Vec::new();
     index.scan(0, usize::MAX, &mut all);
     let want: Vec<(u64, u64)> = map.into_iter().collect();
