@@ -508,6 +508,9 @@ fn the_demo_runs() {
         "join btree-inserts",
         "8. Key-value files",
         "gets read 0.00 index + 1.00 data blocks",
+        "8b. Layers tuned to the storage",
+        "8c. Updatable indexes",
+        "dynamic-pgm",
         "9. The disk",
     ] {
         assert!(out.contains(part), "demo output lacks {part:?}:\n{out}");

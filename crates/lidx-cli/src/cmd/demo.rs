@@ -74,6 +74,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     unsorted(dir, &tables[1])?;
     key_value(dir)?;
     tuned_layers(dir)?;
+    updatable_indexes()?;
     disk_profile(ctx, dir)?;
     say!(
         "\nNext: lidx gen --help, lidx table --help, lidx index --help, lidx kv --help, lidx experiment --help, lidx bench disk --help."
@@ -544,6 +545,55 @@ fn tuned_layers(dir: &Path) -> anyhow::Result<()> {
         );
     }
     say!("   (`lidx experiment airindex` measures cold and warm against five baselines)");
+    Ok(())
+}
+
+/// Section 8c: paper 3's updatable indexes on its balanced workload, each checked against
+/// a `BTreeMap` as it runs.
+fn updatable_indexes() -> anyhow::Result<()> {
+    use lidx::updatable::{Kind, Workload};
+    use lidx_bench::updatable::{RunOptions, run};
+    say!(
+        "\n8c. Updatable indexes (paper 3): 200K lognormal keys, half bulk-loaded, then 50% lookups / 50% inserts (the first 20K also checked against a BTreeMap)"
+    );
+    let keys = generate(&GenParams::new(Distribution::Lognormal, 200_000, 42))?;
+    for kind in Kind::ALL {
+        let options = RunOptions {
+            kind,
+            workload: Workload::Balanced,
+            ops: None,
+            scan_len: 100,
+            seed: 42,
+            verify: true,
+            sample_every: 100,
+        };
+        // A checked run (every answer against a BTreeMap, the structure walked), then a
+        // timed one.
+        run(
+            &keys,
+            None,
+            &RunOptions {
+                ops: Some(20_000),
+                ..options
+            },
+        )?;
+        let r = run(
+            &keys,
+            None,
+            &RunOptions {
+                verify: false,
+                ..options
+            },
+        )?;
+        say!(
+            "   {:<12} {:>5.2} M ops/s, p99 {:>5} ns, {} in memory",
+            kind.name(),
+            r.ops_per_s / 1e6,
+            r.p99_ns,
+            human_bytes(r.size_bytes)
+        );
+    }
+    say!("   (`lidx updatable run` runs any kind on any of paper 3's workloads)");
     Ok(())
 }
 
