@@ -67,11 +67,6 @@ impl PagedReads {
         self.latency = model;
     }
 
-    /// The latency model reads run under.
-    pub fn latency(&self) -> Option<LatencyModel> {
-        self.latency
-    }
-
     /// What the reads did so far.
     pub fn counts(&self) -> ReadCounts {
         self.counts
