@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::bail;
 use hdrhistogram::Histogram;
 use lidx::updatable::{
-    Art, BTree, Counters, DynamicPgm, Kind, Lipp, Op, OrderedMap, Updatable, Workload, plan,
+    Alex, Art, BTree, Counters, DynamicPgm, Kind, Lipp, Op, OrderedMap, Updatable, Workload, plan,
     plan_shift,
 };
 use serde::Serialize;
@@ -86,6 +86,7 @@ pub fn run(keys: &[u64], shift_to: Option<&[u64]>, o: &RunOptions) -> anyhow::Re
     };
     let report = match o.kind {
         Kind::DynamicPgm => run_with::<DynamicPgm>(&plan, o)?,
+        Kind::Alex => run_with::<Alex>(&plan, o)?,
         Kind::Lipp => run_with::<Lipp>(&plan, o)?,
         Kind::Btree => run_with::<BTree>(&plan, o)?,
         Kind::Art => run_with::<Art>(&plan, o)?,

@@ -22,7 +22,7 @@ pub enum Command {
 /// Arguments of `updatable run`.
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// The index: dynamic-pgm, lipp, btree, art or btreemap.
+    /// The index: dynamic-pgm, alex, lipp, btree, art or btreemap.
     #[arg(long)]
     kind: Kind,
     /// read-only, read-intensive, balanced, write-heavy, write-only, delete-heavy, scan,

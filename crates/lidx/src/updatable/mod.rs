@@ -18,6 +18,9 @@
 //! - [`DynamicPgm`]: paper 3's PGM-Index (section 2.2, "tree-merge"): a log-structured
 //!   set of sorted runs, each large one indexed by a static PGM of the index family
 //!   (ε = 16, as paper 3's Table 1), merged like an LSM-tree; removals are tombstones.
+//! - [`Alex`]: a gapped-array index in the manner of ALEX: inner nodes whose models compute
+//!   the child to follow, data nodes of entries at their predicted positions with gaps
+//!   between, split or expanded as a cost model decides.
 //! - [`Lipp`]: a precise-position index in the manner of LIPP: every key at the slot its
 //!   node's model computes, conflicts pushed into child nodes, subtrees rebuilt by the
 //!   paper's ratios.
@@ -27,6 +30,7 @@
 //!
 //! [`BTreeMap`]: std::collections::BTreeMap
 
+pub mod alex;
 pub mod art;
 pub mod btree;
 pub mod dynamic_pgm;
@@ -37,6 +41,7 @@ pub mod workload;
 #[cfg(test)]
 mod tests;
 
+pub use alex::{Alex, AlexParams};
 pub use art::Art;
 pub use btree::{BTree, BTreeParams};
 pub use dynamic_pgm::{DynamicPgm, DynamicPgmParams};
@@ -51,6 +56,8 @@ use crate::{Error, Result};
 pub enum Kind {
     /// [`DynamicPgm`].
     DynamicPgm,
+    /// [`Alex`].
+    Alex,
     /// [`Lipp`].
     Lipp,
     /// [`BTree`].
@@ -63,6 +70,7 @@ pub enum Kind {
 
 crate::names::name_table!(Kind, "updatable index kind", [
     DynamicPgm => "dynamic-pgm",
+    Alex => "alex",
     Lipp => "lipp",
     Btree => "btree",
     Art => "art",

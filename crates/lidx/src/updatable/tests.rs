@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 
 use super::{
-    Art, BTree, BTreeParams, DynamicPgm, DynamicPgmParams, Lipp, LippParams, OrderedMap, Updatable,
+    Alex, AlexParams, Art, BTree, BTreeParams, DynamicPgm, DynamicPgmParams, Lipp, LippParams,
+    OrderedMap, Updatable,
 };
 
 #[derive(Clone, Debug)]
@@ -142,6 +143,24 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn the_alex_agrees_with_a_btreemap(
+        bulk in bulk(),
+        ops in prop::collection::vec(op(), 0..600),
+        max_data_slots in 16usize..64,
+        max_fanout in 2usize..16,
+    ) {
+        // Small nodes, so that expansions, every kind of split and parent doublings all
+        // happen within a few hundred operations.
+        let params = AlexParams { max_data_slots, max_fanout, ..AlexParams::default() };
+        agrees(Alex::with_params(&bulk, params).unwrap(), &bulk, &ops)?;
+        agrees(Alex::bulk_load(&bulk).unwrap(), &bulk, &ops)?;
+    }
+}
+
 #[test]
 fn bulk_loads_out_of_order_are_refused() {
     let entries = [(5, 0), (3, 0)];
@@ -150,6 +169,7 @@ fn bulk_loads_out_of_order_are_refused() {
     assert!(BTree::bulk_load(&entries).is_err());
     assert!(Lipp::bulk_load(&entries).is_err());
     assert!(Art::bulk_load(&entries).is_err());
+    assert!(Alex::bulk_load(&entries).is_err());
 }
 
 #[test]
@@ -259,4 +279,58 @@ fn art_nodes_grow_through_every_size_and_removals_keep_the_order() {
     assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
     assert_eq!(all.last(), Some(&(u64::MAX, 7)));
     assert!(art.size_in_bytes() > 256 * 8);
+}
+
+#[test]
+fn alex_grows_past_its_bulk_load_at_one_end_and_inside_and_keeps_every_key() {
+    // Small nodes: inserts past the greatest key pile into the last data node (expanded,
+    // then split: its parent slot doubles or a node goes in below), then inserts inside
+    // the bulk-loaded range fill the gaps and shift.
+    let params = AlexParams {
+        max_data_slots: 256,
+        max_fanout: 64,
+        ..AlexParams::default()
+    };
+    let bulk: Vec<(u64, u64)> = (0..1000u64).map(|i| (i * 1000, i)).collect();
+    let mut index = Alex::with_params(&bulk, params).unwrap();
+    let built = index.counters();
+    for i in 0..20_000u64 {
+        index.insert(1_000_000 + i * 7, i);
+    }
+    for i in 0..20_000u64 {
+        index.insert((i * 7919) % 1_000_000 + 1, i);
+    }
+    index.check_structure().unwrap();
+    let c = index.counters();
+    assert_eq!(built, super::Counters::default());
+    assert!(
+        c.structure_modifications > 100 && c.nodes_created > 100,
+        "{c:?}"
+    );
+    assert!(c.keys_shifted > 0, "{c:?}");
+    let mut want: BTreeMap<u64, u64> = bulk.into_iter().collect();
+    for i in 0..20_000u64 {
+        want.insert(1_000_000 + i * 7, i);
+    }
+    for i in 0..20_000u64 {
+        want.insert((i * 7919) % 1_000_000 + 1, i);
+    }
+    for (&k, &v) in &want {
+        assert_eq!(index.get(k), Some(v), "key {k}");
+    }
+    let mut all = Vec::new();
+    index.scan(0, usize::MAX, &mut all);
+    assert_eq!(all, want.into_iter().collect::<Vec<_>>());
+    // Removing all but every tenth key contracts nodes and leaves the rest in order.
+    let keys: Vec<u64> = all.iter().map(|e| e.0).collect();
+    for (i, &k) in keys.iter().enumerate() {
+        if i % 10 != 0 {
+            index.remove(k);
+        }
+    }
+    index.check_structure().unwrap();
+    let mut left = Vec::new();
+    index.scan(0, usize::MAX, &mut left);
+    assert_eq!(left.len(), keys.len().div_ceil(10));
+    assert!(index.size_in_bytes() < 16 * keys.len() as u64);
 }

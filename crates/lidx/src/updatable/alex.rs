@@ -1,0 +1,989 @@
+//! A gapped-array index in the manner of ALEX (paper 3, section 2.1: "ML for subspace
+//! lookup", "sparse nodes" and "performance-driven designs"; Ding et al., SIGMOD 2020).
+//!
+//! **Inner nodes** hold a linear model over their key range and an array of child
+//! pointers; the model *computes* the slot to follow, so no key is searched on the way
+//! down. A child may take a run of adjacent slots.
+//!
+//! **Data nodes** hold a gapped array: keys and payloads at the positions their least-
+//! squares model predicts, gaps between them (a bitmap says which slots hold entries), each
+//! gap holding the key of the next entry to its right (`u64::MAX` after the last), so the
+//! key array is sorted and a lookup searches it exponentially outwards from the predicted
+//! position. An insert goes into a gap at its predicted position where there is one, and
+//! otherwise shifts entries towards the nearest gap (the "keys shifted" of paper 3's
+//! Table 3).
+//!
+//! **Densities** (paper 3's Table 1: 0.6 / 0.7 / 0.8): a data node is built 0.7 full; an
+//! insert that would fill it past 0.8 first makes room. **Cost model**: each data node
+//! keeps the cost its build expected (20 per exponential-search step, 0.5 per shifted key,
+//! ALEX's weights) and the cost its lookups and inserts have seen since. A full node whose
+//! observed cost exceeds both one node lookup (20) and 1.5 times the expected cost, or
+//! whose expansion would pass the maximum node size (16 MiB, paper 3), splits; any other
+//! expands to 0.6 with a retrained model. A split is sideways where the node takes several
+//! parent slots (each half takes half of them), by doubling the parent's slots where that
+//! parts the node's keys and the parent may grow, and downwards (a new inner node of two
+//! children) otherwise. A removal empties its slot; a node fallen below half the minimum
+//! density contracts to 0.7 (ALEX's contraction; paper 3 gives no bound).
+//!
+//! **Bulk load** chooses, for each key range, between one data node and an inner node
+//! whose fanout (a power of two) minimises the same cost plus one node lookup, as ALEX's
+//! fanout tree does; adjacent slots with few keys share a child.
+//!
+//! Data nodes are linked left to right for scans. Nodes live in one arena and refer to
+//! each other by index; a split reuses the split node's index for its left half.
+
+use super::{Counters, Updatable, check_sorted, last_of_each_key};
+use crate::Result;
+
+/// Densities, sizes and the cost model's weights.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AlexParams {
+    /// Density of a data node when built (paper 3: 0.7).
+    pub init_density: f64,
+    /// Density after an expansion (paper 3: 0.6).
+    pub min_density: f64,
+    /// A data node this full makes room before the next insert (paper 3: 0.8).
+    pub max_density: f64,
+    /// Slots of a data node at most (paper 3: 16 MiB of 16-byte entries, 2^20).
+    pub max_data_slots: usize,
+    /// Child slots of an inner node at most (paper 3: 16 MiB of 8-byte pointers, 2^21).
+    pub max_fanout: usize,
+}
+
+impl Default for AlexParams {
+    fn default() -> Self {
+        AlexParams {
+            init_density: 0.7,
+            min_density: 0.6,
+            max_density: 0.8,
+            max_data_slots: 1 << 20,
+            max_fanout: 1 << 21,
+        }
+    }
+}
+
+/// ALEX's cost weights: one exponential-search step, one shifted key, one node lookup.
+const SEARCH_WEIGHT: f64 = 20.0;
+const SHIFT_WEIGHT: f64 = 0.5;
+const LOOKUP_WEIGHT: f64 = 20.0;
+/// ALEX's weight of a byte of models (slots and node headers), per key of the whole index
+/// over the keys of the subtree: it keeps fanouts from growing for ever-smaller gains.
+const MODEL_BYTE_WEIGHT: f64 = 5e-7;
+/// Observed cost this many times the expected one, and above one node lookup, splits.
+const DEVIATION: f64 = 1.5;
+/// Inserts a node takes before its observed cost is trusted.
+const MIN_OBSERVED_INSERTS: u64 = 32;
+/// Slots of the smallest data node.
+const MIN_SLOTS: usize = 16;
+/// Bulk loads put ranges of at most this many keys into one data node outright, and give
+/// a child at least this many keys where adjacent slots allow.
+const SMALL_RANGE: usize = 64;
+
+const NONE: u32 = u32::MAX;
+
+/// A data node's linear model: position ≈ `intercept + slope · (key − base)`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Model {
+    base: u64,
+    slope: f64,
+    intercept: f64,
+}
+
+impl Model {
+    /// The least-squares line from the keys of `entries` (sorted, distinct) to their
+    /// ranks, scaled onto `slots` positions.
+    fn fit(entries: &[(u64, u64)], slots: usize) -> Model {
+        let n = entries.len();
+        let Some(&(base, _)) = entries.first() else {
+            return Model::default();
+        };
+        let scale = slots as f64 / n as f64;
+        if n == 1 {
+            return Model {
+                base,
+                slope: 0.0,
+                intercept: slots as f64 / 2.0,
+            };
+        }
+        let x = |k: u64| (k - base) as f64;
+        let mean_x = entries.iter().map(|e| x(e.0)).sum::<f64>() / n as f64;
+        let mean_y = (n - 1) as f64 / 2.0;
+        let (mut sxy, mut sxx) = (0.0, 0.0);
+        for (i, e) in entries.iter().enumerate() {
+            let dx = x(e.0) - mean_x;
+            sxy += dx * (i as f64 - mean_y);
+            sxx += dx * dx;
+        }
+        let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+        Model {
+            base,
+            slope: slope * scale,
+            intercept: (mean_y - slope * mean_x) * scale,
+        }
+    }
+
+    /// The predicted position of `key` among `slots` positions.
+    fn predict(&self, key: u64, slots: usize) -> usize {
+        let at = self.intercept + self.slope * key.saturating_sub(self.base) as f64;
+        // `as` saturates: below 0 (and NaN) is 0.
+        (at as usize).min(slots - 1)
+    }
+}
+
+/// Where model-based placement puts `entries` among `slots` positions: each at its
+/// prediction, or just right of the previous one, leaving room for the rest; calls
+/// `place(i, predicted, position)`.
+fn place(
+    entries: &[(u64, u64)],
+    slots: usize,
+    model: &Model,
+    mut at: impl FnMut(usize, usize, usize),
+) {
+    let n = entries.len();
+    let mut next_free = 0;
+    for (i, e) in entries.iter().enumerate() {
+        let predicted = model.predict(e.0, slots);
+        let pos = predicted.max(next_free).min(slots - (n - i));
+        at(i, predicted, pos);
+        next_free = pos + 1;
+    }
+}
+
+/// Slots of a data node built `density` full over `n` keys: never fewer than two more
+/// than the keys, so the insert that triggered a rebuild always finds a gap.
+fn slots_for(n: usize, density: f64) -> usize {
+    ((n as f64 / density).ceil() as usize)
+        .max(n + 2)
+        .max(MIN_SLOTS)
+}
+
+/// The cost per key that a data node over `entries` with `slots` positions expects:
+/// exponential-search steps from prediction to position, and the keys an insert would
+/// shift (a run of `r` adjacent entries costs an insert landing in it about `r / 4`).
+fn expected_cost(entries: &[(u64, u64)], slots: usize) -> f64 {
+    let n = entries.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let model = Model::fit(entries, slots);
+    let (mut steps, mut shift_mass, mut run, mut last) = (0.0, 0.0, 0usize, usize::MAX);
+    place(entries, slots, &model, |_, predicted, pos| {
+        steps += (predicted.abs_diff(pos) as f64 + 1.0).log2();
+        if last != usize::MAX && pos == last + 1 {
+            run += 1;
+        } else {
+            shift_mass += (run * run) as f64;
+            run = 1;
+        }
+        last = pos;
+    });
+    shift_mass += (run * run) as f64;
+    SEARCH_WEIGHT * steps / n as f64 + SHIFT_WEIGHT * shift_mass / (4.0 * n as f64)
+}
+
+#[derive(Clone, Debug)]
+struct Inner {
+    /// The model: slot = ⌊(key − base) · slope⌋, clamped to the slots. Doubling `slope`
+    /// (exact in floating point) doubles every slot, so a key's slot `s` becomes `2s` or
+    /// `2s + 1` when the slots double.
+    base: u64,
+    slope: f64,
+    children: Vec<u32>,
+}
+
+impl Inner {
+    /// An inner node of `fanout` slots whose model spans `lo..=hi` (`lo` in the first
+    /// slot, `hi` in the last).
+    fn spanning(lo: u64, hi: u64, fanout: usize) -> Inner {
+        let slope = if hi > lo {
+            fanout as f64 / (hi - lo) as f64
+        } else {
+            0.0
+        };
+        Inner {
+            base: lo,
+            slope,
+            children: vec![NONE; fanout],
+        }
+    }
+
+    fn slot_in(&self, key: u64, slots: usize, slope: f64) -> usize {
+        let at = (key.saturating_sub(self.base) as f64 * slope) as usize;
+        at.min(slots - 1)
+    }
+
+    fn slot(&self, key: u64) -> usize {
+        self.slot_in(key, self.children.len(), self.slope)
+    }
+
+    /// The run of slots `[first, end)` that point where slot `at` does.
+    fn span(&self, at: usize) -> (usize, usize) {
+        let child = self.children[at];
+        let first = self.children[..at]
+            .iter()
+            .rposition(|&c| c != child)
+            .map_or(0, |p| p + 1);
+        let end = self.children[at..]
+            .iter()
+            .position(|&c| c != child)
+            .map_or(self.children.len(), |p| at + p);
+        (first, end)
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Data {
+    model: Model,
+    /// Sorted: an entry's key, or in a gap the key of the next entry (`u64::MAX` if none).
+    keys: Vec<u64>,
+    payloads: Vec<u64>,
+    /// Bit `i` is set where slot `i` holds an entry.
+    occupied: Vec<u64>,
+    len: usize,
+    /// The next data node to the right (`NONE` for the last).
+    next: u32,
+    /// The cost per operation the build expected, and what was seen since.
+    expected_cost: f64,
+    ops: u64,
+    search_steps: u64,
+    inserts: u64,
+    shifts: u64,
+}
+
+impl Data {
+    /// A data node over `entries` (sorted, distinct keys) with `slots` positions, placed
+    /// by a least-squares model.
+    fn build(entries: &[(u64, u64)], slots: usize, next: u32) -> Data {
+        let model = Model::fit(entries, slots);
+        let mut data = Data {
+            model,
+            keys: vec![u64::MAX; slots],
+            payloads: vec![0; slots],
+            occupied: vec![0; slots.div_ceil(64)],
+            len: entries.len(),
+            next,
+            expected_cost: expected_cost(entries, slots),
+            ops: 0,
+            search_steps: 0,
+            inserts: 0,
+            shifts: 0,
+        };
+        let mut last = 0;
+        place(entries, slots, &model, |i, _, pos| {
+            // The gaps before this entry take its key.
+            data.keys[last..pos].fill(entries[i].0);
+            data.keys[pos] = entries[i].0;
+            data.payloads[pos] = entries[i].1;
+            data.occupied[pos / 64] |= 1 << (pos % 64);
+            last = pos + 1;
+        });
+        data
+    }
+
+    fn slots(&self) -> usize {
+        self.keys.len()
+    }
+
+    fn is_set(&self, i: usize) -> bool {
+        self.occupied[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    fn set(&mut self, i: usize, on: bool) {
+        if on {
+            self.occupied[i / 64] |= 1 << (i % 64);
+        } else {
+            self.occupied[i / 64] &= !(1 << (i % 64));
+        }
+    }
+
+    /// The first slot at or after `from` holding an entry (`slots()` if none).
+    fn next_entry(&self, from: usize) -> usize {
+        self.next_bit(from, 0)
+    }
+
+    /// The first gap at or after `from`.
+    fn next_gap(&self, from: usize) -> Option<usize> {
+        Some(self.next_bit(from, u64::MAX)).filter(|&g| g < self.slots())
+    }
+
+    /// The first slot at or after `from` whose bit differs from `flip`'s (all zeros: an
+    /// entry; all ones: a gap); `slots()` if none.
+    fn next_bit(&self, from: usize, flip: u64) -> usize {
+        let mut w = from / 64;
+        if w >= self.occupied.len() {
+            return self.slots();
+        }
+        let mut bits = (self.occupied[w] ^ flip) & (u64::MAX << (from % 64));
+        loop {
+            if bits != 0 {
+                return (w * 64 + bits.trailing_zeros() as usize).min(self.slots());
+            }
+            w += 1;
+            if w == self.occupied.len() {
+                return self.slots();
+            }
+            bits = self.occupied[w] ^ flip;
+        }
+    }
+
+    /// The last gap before `before`.
+    fn prev_gap(&self, before: usize) -> Option<usize> {
+        if before == 0 {
+            return None;
+        }
+        let last = before - 1;
+        let mut w = last / 64;
+        let mut bits = !self.occupied[w] & (u64::MAX >> (63 - last % 64));
+        loop {
+            if bits != 0 {
+                return Some(w * 64 + 63 - bits.leading_zeros() as usize);
+            }
+            if w == 0 {
+                return None;
+            }
+            w -= 1;
+            bits = !self.occupied[w];
+        }
+    }
+
+    /// The first slot whose key is at least `key`, searched exponentially outwards from
+    /// the model's prediction; and the steps that took.
+    fn lower_bound(&self, key: u64) -> (usize, u64) {
+        let keys = &self.keys;
+        let from = self.model.predict(key, keys.len());
+        let mut steps = 1;
+        let mut step = 1;
+        let (lo, hi) = if keys[from] >= key {
+            // The answer is at most `from`: probe leftwards.
+            let mut first_ge = from;
+            loop {
+                if step > from {
+                    break (0, first_ge);
+                }
+                let probe = from - step;
+                if keys[probe] < key {
+                    break (probe + 1, first_ge);
+                }
+                first_ge = probe;
+                step *= 2;
+                steps += 1;
+            }
+        } else {
+            let mut last_lt = from;
+            loop {
+                let probe = from + step;
+                if probe >= keys.len() {
+                    break (last_lt + 1, keys.len());
+                }
+                if keys[probe] >= key {
+                    break (last_lt + 1, probe);
+                }
+                last_lt = probe;
+                step *= 2;
+                steps += 1;
+            }
+        };
+        (lo + keys[lo..hi].partition_point(|&k| k < key), steps)
+    }
+
+    /// The slot holding `key`, and the lower bound it was searched from.
+    fn find(&mut self, key: u64) -> (Option<usize>, usize) {
+        let (lb, steps) = self.lower_bound(key);
+        self.ops += 1;
+        self.search_steps += steps;
+        let at = self.next_entry(lb);
+        let found = (at < self.slots() && self.keys[at] == key).then_some(at);
+        (found, lb)
+    }
+
+    /// Whether an insert must first make room.
+    fn is_full(&self, max_density: f64) -> bool {
+        self.len + 1 > (max_density * self.slots() as f64) as usize || self.len + 1 >= self.slots()
+    }
+
+    /// Inserts absent `key`, whose lower bound is `lb`, into a node with a gap; returns
+    /// the entries it shifted.
+    fn insert_absent(&mut self, key: u64, payload: u64, lb: usize) -> u64 {
+        let entry = self.next_entry(lb);
+        let (pos, shifted) = if lb < entry {
+            // Slots lb..entry are gaps: take the predicted one among them.
+            let pos = self.model.predict(key, self.slots()).clamp(lb, entry - 1);
+            self.keys[lb..pos].fill(key);
+            (pos, 0)
+        } else {
+            // Slot lb holds a greater key (or lb is past the end), and slot lb - 1 an
+            // entry: shift towards the nearest gap.
+            match (self.prev_gap(lb), self.next_gap(lb)) {
+                (Some(l), Some(r)) if lb - l < r - lb => self.shift_left(l, lb),
+                (_, Some(r)) => self.shift_right(lb, r),
+                (Some(l), None) => self.shift_left(l, lb),
+                (None, None) => unreachable!("insert_absent needs a gap"),
+            }
+        };
+        self.keys[pos] = key;
+        self.payloads[pos] = payload;
+        self.set(pos, true);
+        self.len += 1;
+        self.inserts += 1;
+        self.shifts += shifted;
+        shifted
+    }
+
+    /// Moves the entries in `at..gap` one slot right; returns the freed slot and the count.
+    fn shift_right(&mut self, at: usize, gap: usize) -> (usize, u64) {
+        self.keys.copy_within(at..gap, at + 1);
+        self.payloads.copy_within(at..gap, at + 1);
+        self.set(gap, true);
+        (at, (gap - at) as u64)
+    }
+
+    /// Moves the entries in `gap + 1..at` one slot left; returns the freed slot and the count.
+    fn shift_left(&mut self, gap: usize, at: usize) -> (usize, u64) {
+        self.keys.copy_within(gap + 1..at, gap);
+        self.payloads.copy_within(gap + 1..at, gap);
+        self.set(gap, true);
+        (at - 1, (at - 1 - gap) as u64)
+    }
+
+    /// Empties slot `at` (which holds an entry).
+    fn remove_at(&mut self, at: usize) {
+        self.set(at, false);
+        self.len -= 1;
+        // The slot and the gaps before it take the next entry's key.
+        let next = self.keys.get(at + 1).copied().unwrap_or(u64::MAX);
+        let mut i = at + 1;
+        while i > 0 && !self.is_set(i - 1) {
+            self.keys[i - 1] = next;
+            i -= 1;
+        }
+    }
+
+    fn entries(&self) -> Vec<(u64, u64)> {
+        let mut out = Vec::with_capacity(self.len);
+        let mut i = self.next_entry(0);
+        while i < self.slots() {
+            out.push((self.keys[i], self.payloads[i]));
+            i = self.next_entry(i + 1);
+        }
+        out
+    }
+
+    /// The cost per operation seen since the build.
+    fn observed_cost(&self) -> f64 {
+        let steps = self.search_steps as f64 / self.ops.max(1) as f64;
+        let shifts = self.shifts as f64 / self.inserts.max(1) as f64;
+        SEARCH_WEIGHT * steps + SHIFT_WEIGHT * shifts
+    }
+
+    fn bytes(&self) -> u64 {
+        (std::mem::size_of::<Data>() + self.slots() * 16 + self.occupied.len() * 8) as u64
+    }
+
+    /// The gapped array's invariants.
+    fn check(&self) -> std::result::Result<(), String> {
+        let entries = self.entries();
+        if entries.len() != self.len {
+            return Err(format!(
+                "a data node counts {} entries and holds {}",
+                self.len,
+                entries.len()
+            ));
+        }
+        if self.len >= self.slots() {
+            return Err(format!(
+                "a data node of {} slots holds {} entries, no gap",
+                self.slots(),
+                self.len
+            ));
+        }
+        if let Some(w) = entries.windows(2).find(|w| w[0].0 >= w[1].0) {
+            return Err(format!("a data node holds {} before {}", w[0].0, w[1].0));
+        }
+        let mut next = u64::MAX;
+        for i in (0..self.slots()).rev() {
+            if self.is_set(i) {
+                next = self.keys[i];
+            } else if self.keys[i] != next {
+                return Err(format!(
+                    "gap {i} holds {} where the next key is {next}",
+                    self.keys[i]
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Node {
+    Inner(Inner),
+    Data(Data),
+}
+
+/// The ALEX-like index.
+#[derive(Clone, Debug)]
+pub struct Alex {
+    params: AlexParams,
+    nodes: Vec<Node>,
+    root: u32,
+    /// Nodes the bulk load made (the arena holds these and `counters.nodes_created`).
+    built_nodes: usize,
+    /// Keys the bulk load took.
+    total_keys: usize,
+    counters: Counters,
+}
+
+/// What an insert found at the bottom of its descent.
+struct Descent {
+    data: u32,
+    /// The inner node above and the slot followed there (`None` when the root is data).
+    parent: Option<(u32, usize)>,
+}
+
+impl Alex {
+    /// An index over `entries` (sorted; the last payload of a key wins) with `params`.
+    pub fn with_params(entries: &[(u64, u64)], params: AlexParams) -> Result<Alex> {
+        check_sorted(entries, "Alex::bulk_load")?;
+        let AlexParams {
+            init_density: init,
+            min_density: min,
+            max_density: max,
+            ..
+        } = params;
+        if !(0.0 < min && min <= init && init < max && max < 1.0) {
+            return Err(crate::Error::param(
+                "densities",
+                "0 < minimum <= initial < maximum < 1",
+            ));
+        }
+        if params.max_data_slots < MIN_SLOTS || params.max_fanout < 2 {
+            return Err(crate::Error::param(
+                "node sizes",
+                format!("at least {MIN_SLOTS} data slots and 2 child slots"),
+            ));
+        }
+        let entries = last_of_each_key(entries);
+        let mut index = Alex {
+            params,
+            nodes: Vec::new(),
+            root: 0,
+            built_nodes: 0,
+            total_keys: entries.len(),
+            counters: Counters::default(),
+        };
+        let mut last_data = NONE;
+        index.root = index.build(&entries, &mut last_data);
+        index.built_nodes = index.nodes.len();
+        Ok(index)
+    }
+
+    fn max_data_keys(&self) -> usize {
+        (self.params.max_data_slots as f64 * self.params.init_density) as usize
+    }
+
+    fn push(&mut self, node: Node) -> u32 {
+        self.nodes.push(node);
+        (self.nodes.len() - 1) as u32
+    }
+
+    fn data(&mut self, id: u32) -> &mut Data {
+        match &mut self.nodes[id as usize] {
+            Node::Data(d) => d,
+            Node::Inner(_) => unreachable!("node {id} is a data node"),
+        }
+    }
+
+    fn inner(&mut self, id: u32) -> &mut Inner {
+        match &mut self.nodes[id as usize] {
+            Node::Inner(n) => n,
+            Node::Data(_) => unreachable!("node {id} is an inner node"),
+        }
+    }
+
+    /// Builds the subtree over `entries`, linking its data nodes after `last_data`.
+    fn build(&mut self, entries: &[(u64, u64)], last_data: &mut u32) -> u32 {
+        let n = entries.len();
+        let init = self.params.init_density;
+        let as_data =
+            (n <= self.max_data_keys()).then(|| expected_cost(entries, slots_for(n, init)));
+        let inner = if n <= SMALL_RANGE {
+            None
+        } else {
+            self.best_fanout(entries, self.total_keys)
+        };
+        match (as_data, inner) {
+            (Some(data_cost), Some((inner_cost, _))) if data_cost <= inner_cost => {
+                self.build_data(entries, last_data)
+            }
+            (_, Some((_, fanout))) => self.build_inner(entries, fanout, last_data),
+            _ => self.build_data(entries, last_data),
+        }
+    }
+
+    fn build_data(&mut self, entries: &[(u64, u64)], last_data: &mut u32) -> u32 {
+        let data = Data::build(
+            entries,
+            slots_for(entries.len(), self.params.init_density),
+            NONE,
+        );
+        let id = self.push(Node::Data(data));
+        if *last_data != NONE {
+            self.data(*last_data).next = id;
+        }
+        *last_data = id;
+        id
+    }
+
+    fn build_inner(&mut self, entries: &[(u64, u64)], fanout: usize, last_data: &mut u32) -> u32 {
+        let (lo, hi) = (entries[0].0, entries[entries.len() - 1].0);
+        let node = Inner::spanning(lo, hi, fanout);
+        let groups = groups(entries, &node);
+        let id = self.push(Node::Inner(node));
+        for (slots, range) in groups {
+            let child = self.build(&entries[range], last_data);
+            self.inner(id).children[slots].fill(child);
+        }
+        id
+    }
+
+    /// The power-of-two fanout whose children, each a data node, cost least, with that
+    /// cost plus one node lookup and the models' bytes (weighted by how few of the
+    /// `total` keys the subtree takes); fanouts are tried upwards until two in a row do
+    /// no better (`None` where the keys cannot be parted).
+    fn best_fanout(&self, entries: &[(u64, u64)], total: usize) -> Option<(f64, usize)> {
+        let n = entries.len();
+        let (lo, hi) = (entries[0].0, entries[n - 1].0);
+        if lo == hi {
+            return None;
+        }
+        let init = self.params.init_density;
+        let mut best: Option<(f64, usize)> = None;
+        let mut worse = 0;
+        let mut fanout = 2;
+        while fanout <= self.params.max_fanout && fanout <= n.next_power_of_two() && worse < 2 {
+            let node = Inner::spanning(lo, hi, fanout);
+            let children = groups(entries, &node);
+            let model_bytes = fanout * 4 + children.len() * std::mem::size_of::<Data>();
+            let models = MODEL_BYTE_WEIGHT * model_bytes as f64 * total as f64 / n as f64;
+            let cost = LOOKUP_WEIGHT
+                + models
+                + children
+                    .into_iter()
+                    .map(|(_, r)| {
+                        let share = r.len() as f64 / n as f64;
+                        share * expected_cost(&entries[r.clone()], slots_for(r.len(), init))
+                    })
+                    .sum::<f64>();
+            if best.is_none_or(|(c, _)| cost < c) {
+                best = Some((cost, fanout));
+                worse = 0;
+            } else {
+                worse += 1;
+            }
+            fanout *= 2;
+        }
+        best
+    }
+
+    /// Descends to the data node for `key`, counting the nodes.
+    fn descend(&mut self, key: u64) -> Descent {
+        let mut id = self.root;
+        let mut parent = None;
+        loop {
+            self.counters.nodes_traversed += 1;
+            match &self.nodes[id as usize] {
+                Node::Inner(n) => {
+                    let s = n.slot(key);
+                    parent = Some((id, s));
+                    id = n.children[s];
+                }
+                Node::Data(_) => return Descent { data: id, parent },
+            }
+        }
+    }
+
+    /// Makes room in the full data node of `at`: expands it, or splits it where its
+    /// observed cost has strayed from the expected one or it would grow too large.
+    fn make_room(&mut self, at: &Descent) {
+        let params = self.params;
+        let d = self.data(at.data);
+        let grown = slots_for(d.len + 1, params.min_density);
+        let strayed = d.inserts >= MIN_OBSERVED_INSERTS
+            && d.len >= SMALL_RANGE
+            && d.observed_cost() > LOOKUP_WEIGHT
+            && d.observed_cost() > DEVIATION * d.expected_cost;
+        let (entries, next) = (d.entries(), d.next);
+        self.counters.structure_modifications += 1;
+        self.counters.keys_shifted += entries.len() as u64;
+        if !strayed && grown <= params.max_data_slots {
+            self.rebuild_data(at.data, &entries, grown, next);
+            return;
+        }
+        match at.parent {
+            None => self.split_down(at.data, &entries, None),
+            Some((p, s)) => {
+                let (first, end) = self.inner(p).span(s);
+                if end - first >= 2 {
+                    self.split_sideways(p, first, end, at.data, &entries);
+                } else if self.doubling_parts(p, &entries) {
+                    self.double(p);
+                    self.split_sideways(p, 2 * first, 2 * end, at.data, &entries);
+                } else {
+                    self.split_down(at.data, &entries, Some((p, s)));
+                }
+            }
+        }
+    }
+
+    /// Whether inner node `p` may double its slots and doing so parts `entries`.
+    fn doubling_parts(&mut self, p: u32, entries: &[(u64, u64)]) -> bool {
+        let max = self.params.max_fanout;
+        let node = self.inner(p);
+        let slots = node.children.len() * 2;
+        if slots > max {
+            return false;
+        }
+        let first = node.slot_in(entries[0].0, slots, node.slope * 2.0);
+        let last = node.slot_in(entries[entries.len() - 1].0, slots, node.slope * 2.0);
+        first != last
+    }
+
+    fn double(&mut self, p: u32) {
+        let node = self.inner(p);
+        node.children = node.children.iter().flat_map(|&c| [c, c]).collect();
+        node.slope *= 2.0;
+    }
+
+    /// Replaces data node `id` with one over `entries` of `slots` positions.
+    fn rebuild_data(&mut self, id: u32, entries: &[(u64, u64)], slots: usize, next: u32) {
+        self.nodes[id as usize] = Node::Data(Data::build(entries, slots, next));
+    }
+
+    /// A new data node over `entries`, built at the initial density.
+    fn new_data(&mut self, entries: &[(u64, u64)], next: u32) -> u32 {
+        self.counters.nodes_created += 1;
+        let slots = slots_for(entries.len(), self.params.init_density);
+        self.push(Node::Data(Data::build(entries, slots, next)))
+    }
+
+    /// Splits data node `d`, which takes slots `first..end` of inner node `p`, in two:
+    /// the left half of the slots keeps `d`, the right half gets a new node.
+    fn split_sideways(&mut self, p: u32, first: usize, end: usize, d: u32, entries: &[(u64, u64)]) {
+        let mid = first + (end - first) / 2;
+        let parent = self.inner(p);
+        let cut = entries.partition_point(|e| parent.slot(e.0) < mid);
+        let next = self.data(d).next;
+        let right = self.new_data(&entries[cut..], next);
+        let init = self.params.init_density;
+        self.rebuild_data(d, &entries[..cut], slots_for(cut, init), right);
+        self.inner(p).children[mid..end].fill(right);
+    }
+
+    /// Puts a new inner node of two slots in data node `d`'s place (under slot `s` of
+    /// `parent`, or as the root), with `d`'s entries parted between two data nodes.
+    fn split_down(&mut self, d: u32, entries: &[(u64, u64)], parent: Option<(u32, usize)>) {
+        let (lo, hi) = (entries[0].0, entries[entries.len() - 1].0);
+        let mut node = Inner::spanning(lo, hi, 2);
+        let cut = entries.partition_point(|e| node.slot(e.0) < 1);
+        let next = self.data(d).next;
+        let right = self.new_data(&entries[cut..], next);
+        let init = self.params.init_density;
+        self.rebuild_data(d, &entries[..cut], slots_for(cut, init), right);
+        node.children = vec![d, right];
+        self.counters.nodes_created += 1;
+        let id = self.push(Node::Inner(node));
+        match parent {
+            Some((p, s)) => self.inner(p).children[s] = id,
+            None => self.root = id,
+        }
+    }
+
+    /// Every node reachable from `id`, data nodes in key order into `data`; fails where a
+    /// child's slots are not one run or a node is reached twice.
+    fn walk(
+        &self,
+        id: u32,
+        seen: &mut [bool],
+        data: &mut Vec<u32>,
+    ) -> std::result::Result<(), String> {
+        let Some(node) = self.nodes.get(id as usize) else {
+            return Err(format!("a pointer to node {id}, past the arena"));
+        };
+        if std::mem::replace(&mut seen[id as usize], true) {
+            return Err(format!("node {id} is reached twice"));
+        }
+        match node {
+            Node::Data(d) => {
+                d.check()?;
+                data.push(id);
+            }
+            Node::Inner(n) => {
+                if n.children.is_empty() {
+                    return Err(format!("inner node {id} has no slots"));
+                }
+                let mut s = 0;
+                while s < n.children.len() {
+                    let (_, end) = n.span(s);
+                    self.walk(n.children[s], seen, data)?;
+                    s = end;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The children an inner node's model makes of `entries`: runs of adjacent slots and the
+/// entries they take. A run packs slots while it holds at most `SMALL_RANGE` keys; a slot
+/// with more stands alone; empty slots join the run on their left (or the first).
+/// Entries over more than one slot, more than `SMALL_RANGE` of them, make two runs or more.
+type Group = (std::ops::Range<usize>, std::ops::Range<usize>);
+
+fn groups(entries: &[(u64, u64)], node: &Inner) -> Vec<Group> {
+    let mut out: Vec<Group> = Vec::new();
+    let (mut slot_start, mut entry_start) = (0, 0);
+    let mut i = 0;
+    while i < entries.len() {
+        let s = node.slot(entries[i].0);
+        let end = i + entries[i..].partition_point(|e| node.slot(e.0) == s);
+        if i > entry_start && end - entry_start > SMALL_RANGE {
+            out.push((slot_start..s, entry_start..i));
+            (slot_start, entry_start) = (s, i);
+        }
+        i = end;
+    }
+    out.push((slot_start..node.children.len(), entry_start..entries.len()));
+    out
+}
+
+impl Updatable for Alex {
+    fn bulk_load(entries: &[(u64, u64)]) -> Result<Self> {
+        Alex::with_params(entries, AlexParams::default())
+    }
+
+    fn get(&mut self, key: u64) -> Option<u64> {
+        let at = self.descend(key);
+        let d = self.data(at.data);
+        let (found, _) = d.find(key);
+        found.map(|i| d.payloads[i])
+    }
+
+    fn insert(&mut self, key: u64, payload: u64) {
+        let max_density = self.params.max_density;
+        let mut made_room = false;
+        loop {
+            let at = self.descend(key);
+            let d = self.data(at.data);
+            let (found, lb) = d.find(key);
+            if let Some(i) = found {
+                d.payloads[i] = payload;
+                return;
+            }
+            // A node just rebuilt or split always has a gap, so room is made once.
+            if made_room || !d.is_full(max_density) {
+                let shifted = d.insert_absent(key, payload, lb);
+                self.counters.keys_shifted += shifted;
+                return;
+            }
+            self.make_room(&at);
+            made_room = true;
+        }
+    }
+
+    fn remove(&mut self, key: u64) {
+        let at = self.descend(key);
+        let min_density = self.params.min_density;
+        let init = self.params.init_density;
+        let d = self.data(at.data);
+        let (Some(i), _) = d.find(key) else {
+            return;
+        };
+        d.remove_at(i);
+        if d.slots() > MIN_SLOTS && (d.len as f64) < d.slots() as f64 * min_density / 2.0 {
+            let (entries, next) = (d.entries(), d.next);
+            self.counters.structure_modifications += 1;
+            self.counters.keys_shifted += entries.len() as u64;
+            self.rebuild_data(at.data, &entries, slots_for(entries.len(), init), next);
+        }
+    }
+
+    fn scan(&mut self, from: u64, n: usize, out: &mut Vec<(u64, u64)>) -> usize {
+        let before = out.len();
+        let until = before.saturating_add(n);
+        let mut id = self.descend(from).data;
+        let mut i = self.data(id).lower_bound(from).0;
+        while out.len() < until {
+            let d = self.data(id);
+            i = d.next_entry(i);
+            if i < d.slots() {
+                out.push((d.keys[i], d.payloads[i]));
+                i += 1;
+            } else if d.next == NONE {
+                break;
+            } else {
+                id = d.next;
+                i = 0;
+                self.counters.nodes_traversed += 1;
+            }
+        }
+        out.len() - before
+    }
+
+    fn size_in_bytes(&self) -> u64 {
+        let nodes = self.nodes.iter().map(|n| match n {
+            Node::Inner(n) => (std::mem::size_of::<Inner>() + n.children.len() * 4) as u64,
+            Node::Data(d) => d.bytes(),
+        });
+        (std::mem::size_of::<Alex>() + self.nodes.capacity() * std::mem::size_of::<Node>()) as u64
+            + nodes.sum::<u64>()
+    }
+
+    fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    fn check_structure(&self) -> std::result::Result<(), String> {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut data = Vec::new();
+        self.walk(self.root, &mut seen, &mut data)?;
+        if let Some(orphan) = seen.iter().position(|&s| !s) {
+            return Err(format!("node {orphan} is in the arena but not in the tree"));
+        }
+        if self.nodes.len() as u64 != self.built_nodes as u64 + self.counters.nodes_created {
+            return Err(format!(
+                "{} nodes, but {} built and {} counted as created since",
+                self.nodes.len(),
+                self.built_nodes,
+                self.counters.nodes_created
+            ));
+        }
+        let mut last: Option<u64> = None;
+        for (i, &id) in data.iter().enumerate() {
+            let Node::Data(d) = &self.nodes[id as usize] else {
+                unreachable!("walk lists data nodes")
+            };
+            let want = data.get(i + 1).copied().unwrap_or(NONE);
+            if d.next != want {
+                return Err(format!(
+                    "data node {id} links to {} instead of {want}",
+                    d.next
+                ));
+            }
+            for (k, _) in d.entries() {
+                if last.is_some_and(|l| l >= k) {
+                    return Err(format!("key {k} follows {}", last.unwrap_or(0)));
+                }
+                last = Some(k);
+                // The key's descent leads to the node holding it.
+                let mut at = self.root;
+                while let Node::Inner(n) = &self.nodes[at as usize] {
+                    at = n.children[n.slot(k)];
+                }
+                if at != id {
+                    return Err(format!("key {k} is in data node {id} but leads to {at}"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
