@@ -15,6 +15,8 @@
 //! - [`airindex`]: paper 2's tuned layered index against its baselines, cold and warm,
 //!   on the local disk and under a latency profile (Figs. 2 and 3).
 //! - [`updatable`]: one run of an updatable index on one of paper 3's workloads.
+//! - [`gre`]: paper 3's study of updatable indexes over the hardness plane (Figs. 2, 3,
+//!   8, 10–13).
 //! - [`disk`]: the disk benchmark and the storage profile it saves.
 //!
 //! Shared: [`clients`] (closed-loop concurrent clients against a key-value store),
@@ -29,6 +31,7 @@ pub mod bigtable;
 pub mod clients;
 pub mod csv_rows;
 pub mod disk;
+pub mod gre;
 pub mod harness;
 pub mod index_bench;
 pub mod indexes;

@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::Context as _;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
+use plotters::style::text_anchor;
 
 /// One named series of (x, y) points.
 pub struct Series {
@@ -228,6 +229,134 @@ pub fn bars(
         match y_scale {
             Scale::Log => draw_bars!((lo / 2.0..hi * 3.0).log_scale(), lo / 2.0),
             Scale::Linear => draw_bars!(0.0..hi * 1.15, 0.0),
+        }
+        root.present()
+            .with_context(|| format!("{}: cannot write the plot", path.display()))?;
+    }
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("{}: cannot move the plot into place", path.display()))?;
+    Ok(())
+}
+
+/// One panel of a heatmap: `cells[r][c]` is row `r` (drawn top to bottom) of column `c`, a
+/// ratio and a word to print in it (`None`: an empty cell).
+pub struct HeatPanel {
+    /// The panel's caption.
+    pub title: String,
+    /// Row names, top to bottom.
+    pub rows: Vec<String>,
+    /// Column names, left to right.
+    pub columns: Vec<String>,
+    /// The cells, one row per name in `rows`.
+    pub cells: Vec<Vec<Option<(f64, String)>>>,
+}
+
+/// The colour of `ratio` on a log scale: white at 1, full green at 4 and above, full red
+/// at 1/4 and below.
+fn ratio_colour(ratio: f64) -> RGBColor {
+    let t = (ratio.log2() / 2.0).clamp(-1.0, 1.0);
+    let (to, t) = if t >= 0.0 {
+        ((40.0, 160.0, 70.0), t)
+    } else {
+        ((215.0, 50.0, 40.0), -t)
+    };
+    let mix = |a: f64| (255.0 * (1.0 - t) + a * t) as u8;
+    RGBColor(mix(to.0), mix(to.1), mix(to.2))
+}
+
+/// Heatmaps at `path` (PNG): `panels` side by side, `per_row` to a row, each cell
+/// coloured by its ratio (green above 1, red below, on a log scale clipped at 4×) with
+/// the ratio and its word printed in it; `x_label` and `y_label` name the columns and rows.
+pub fn heatmaps(
+    path: &Path,
+    title: &str,
+    (x_label, y_label): (&str, &str),
+    panels: &[HeatPanel],
+    per_row: usize,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(!panels.is_empty(), "{}: nothing to plot", path.display());
+    let per_row = per_row.clamp(1, panels.len());
+    let panel_rows = panels.len().div_ceil(per_row);
+    let tmp = path.with_extension("tmp.png");
+    {
+        // Room for every column's name and the title.
+        let columns = panels.iter().map(|p| p.columns.len()).max().unwrap_or(1);
+        let panel_width = (columns * 120 + 200).max(480);
+        let size = (
+            (per_row * panel_width).max(900) as u32,
+            (panel_rows * 420 + 60) as u32,
+        );
+        let root = BitMapBackend::new(&tmp, size).into_drawing_area();
+        root.fill(&WHITE)?;
+        let root = root.titled(title, ("sans-serif", 24))?;
+        let areas = root.split_evenly((panel_rows, per_row));
+        for (panel, area) in panels.iter().zip(areas) {
+            let (rows, cols) = (panel.rows.len() as f64, panel.columns.len() as f64);
+            // Room on the left for row names and below for column names.
+            let mut chart = ChartBuilder::on(&area)
+                .caption(&panel.title, ("sans-serif", 18))
+                .margin(8)
+                .build_cartesian_2d(-1.3..cols, -0.9..rows)?;
+            let cells = panel.cells.iter().enumerate().flat_map(|(r, row)| {
+                let y = rows - 1.0 - r as f64;
+                row.iter().enumerate().filter_map(move |(c, cell)| {
+                    let (ratio, _) = cell.as_ref()?;
+                    let x = c as f64;
+                    Some(Rectangle::new(
+                        [(x + 0.02, y + 0.02), (x + 0.98, y + 0.98)],
+                        ratio_colour(*ratio).filled(),
+                    ))
+                })
+            });
+            chart.draw_series(cells)?;
+            let centre = ("sans-serif", 15)
+                .into_font()
+                .color(&BLACK)
+                .pos(text_anchor::Pos::new(
+                    text_anchor::HPos::Center,
+                    text_anchor::VPos::Center,
+                ));
+            let mut words = Vec::new();
+            for (r, row) in panel.cells.iter().enumerate() {
+                let y = rows - 1.0 - r as f64;
+                for (c, cell) in row.iter().enumerate() {
+                    if let Some((ratio, word)) = cell {
+                        let x = c as f64 + 0.5;
+                        words.push(Text::new(
+                            format!("{ratio:.2}x"),
+                            (x, y + 0.62),
+                            centre.clone(),
+                        ));
+                        words.push(Text::new(word.clone(), (x, y + 0.32), centre.clone()));
+                    }
+                }
+            }
+            for (c, name) in panel.columns.iter().enumerate() {
+                words.push(Text::new(
+                    name.clone(),
+                    (c as f64 + 0.5, -0.25),
+                    centre.clone(),
+                ));
+            }
+            words.push(Text::new(
+                x_label.to_string(),
+                (cols / 2.0, -0.65),
+                centre.clone(),
+            ));
+            let right = centre.pos(text_anchor::Pos::new(
+                text_anchor::HPos::Right,
+                text_anchor::VPos::Center,
+            ));
+            for (r, name) in panel.rows.iter().enumerate() {
+                let y = rows - 1.0 - r as f64 + 0.5;
+                words.push(Text::new(name.clone(), (-0.08, y), right.clone()));
+            }
+            words.push(Text::new(
+                y_label.to_string(),
+                (-0.08, rows - 0.1),
+                right.clone(),
+            ));
+            chart.draw_series(words)?;
         }
         root.present()
             .with_context(|| format!("{}: cannot write the plot", path.display()))?;

@@ -66,12 +66,40 @@ pub struct RunReport {
     pub p999_ns: u64,
     /// Their variance, ns².
     pub variance_ns2: f64,
+    /// The sampled lookups alone (paper 3, Fig. 10).
+    pub lookup_tail: Tail,
+    /// The sampled inserts alone (paper 3, Fig. 11).
+    pub insert_tail: Tail,
     /// Bytes of the index at the end, the whole structure.
     pub size_bytes: u64,
     /// Where the work went.
     pub counters: Counters,
     /// Whether every answer was checked.
     pub verified: bool,
+}
+
+/// Latencies of sampled operations of one kind.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Tail {
+    /// Operations timed.
+    pub sampled: u64,
+    /// Median, nanoseconds.
+    pub p50_ns: u64,
+    /// 99th percentile, nanoseconds.
+    pub p99_ns: u64,
+    /// 99.9th percentile, nanoseconds.
+    pub p999_ns: u64,
+}
+
+impl Tail {
+    fn of(h: &Histogram<u64>) -> Tail {
+        Tail {
+            sampled: h.len(),
+            p50_ns: h.value_at_quantile(0.5),
+            p99_ns: h.value_at_quantile(0.99),
+            p999_ns: h.value_at_quantile(0.999),
+        }
+    }
 }
 
 /// Runs `o` over `keys` (sorted); the shift workload inserts `shift_to` (sorted).
@@ -137,14 +165,27 @@ fn run_with<I: Updatable>(
         false => None,
     };
     let mut histogram = Histogram::<u64>::new(3)?;
+    let mut lookups = Histogram::<u64>::new(3)?;
+    let mut inserts = Histogram::<u64>::new(3)?;
     let mut scanned = Vec::new();
     let mut expected = Vec::new();
+    // Every `sample_every`-th operation of each kind is timed alone, so that a mix that
+    // alternates kinds samples all of them.
+    let mut seen = [0usize; 4];
     let started = Instant::now();
     for (i, &op) in plan.ops.iter().enumerate() {
-        let answer = if i % o.sample_every == 0 {
+        let nth = &mut seen[op.mix_index()];
+        *nth += 1;
+        let answer = if *nth % o.sample_every == 1 % o.sample_every {
             let t = Instant::now();
             let a = black_box(apply(&mut index, op, &mut scanned));
-            histogram.record(t.elapsed().as_nanos() as u64)?;
+            let ns = t.elapsed().as_nanos() as u64;
+            histogram.record(ns)?;
+            match op {
+                Op::Get(_) => lookups.record(ns)?,
+                Op::Insert(..) => inserts.record(ns)?,
+                Op::Remove(_) | Op::Scan(..) => {}
+            }
             a
         } else {
             black_box(apply(&mut index, op, &mut scanned))
@@ -187,6 +228,8 @@ fn run_with<I: Updatable>(
         p99_ns: histogram.value_at_quantile(0.99),
         p999_ns: histogram.value_at_quantile(0.999),
         variance_ns2: histogram.stdev().powi(2),
+        lookup_tail: Tail::of(&lookups),
+        insert_tail: Tail::of(&inserts),
         size_bytes: index.size_in_bytes(),
         counters: index.counters(),
         verified: o.verify,
@@ -219,7 +262,10 @@ mod tests {
                 let r = run(&keys, Some(&to), &o).unwrap();
                 let total: usize = r.mix.iter().sum();
                 assert!(total > 0 && r.ops_per_s > 0.0, "{r:?}");
-                assert_eq!(r.sampled as usize, total.div_ceil(10), "{r:?}");
+                let sampled: usize = r.mix.iter().map(|m| m.div_ceil(10)).sum();
+                assert_eq!(r.sampled as usize, sampled, "{r:?}");
+                assert_eq!(r.lookup_tail.sampled as usize, r.mix[0].div_ceil(10));
+                assert_eq!(r.insert_tail.sampled as usize, r.mix[1].div_ceil(10));
                 assert!(r.size_bytes > 0);
             }
         }

@@ -611,3 +611,82 @@ fn airindex_measures_every_system_cold_and_warm_under_each_profile() {
     assert!(summary.contains("| lognormal | 40000 | nfs |"), "{summary}");
     assert!(!d.join("air/data").exists(), "generated data left behind");
 }
+
+#[test]
+fn updatable_runs_every_kind_and_workload_and_refuses_bad_parameters() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "experiment",
+            "updatable",
+            "--n",
+            "20K",
+            "--ops",
+            "2K",
+            "--local",
+            "4,16",
+            "--global",
+            "1",
+            "--sets",
+            "lognormal",
+            "--scan-lens",
+            "10,1000",
+            "--kinds",
+            "alex,lipp,btree",
+            "--out-dir",
+            "o",
+            "-q",
+        ],
+    );
+    let rows = read_csv(&d.join("o/updatable.csv"));
+    // 3 sets × 5 workloads, 2 scan lengths, 4 shift runs, 3 bulk loads; each × 3 kinds.
+    assert_eq!(rows.len(), (3 * 5 + 2 + 4 + 3) * 3);
+    for r in &rows {
+        assert!(r["ops_per_s"].parse::<f64>().unwrap() > 0.0 || r["part"] == "bulk");
+        assert!(r["size_bytes"].parse::<u64>().unwrap() > 0, "{r:?}");
+        assert!(!r["machine"].is_empty());
+    }
+    let write_only = rows
+        .iter()
+        .filter(|r| r["workload"] == "write-only" && r["part"] == "heatmap");
+    for r in write_only {
+        // Write-only inserts the half of the keys not bulk-loaded (ops capped at 2K).
+        assert_eq!(r["lookups"], "0");
+        assert_eq!(r["inserts"], "2000");
+        assert_eq!(r["bulk_loaded"], "10000");
+    }
+    for name in [
+        "fig2_heatmap",
+        "fig2_sets",
+        "fig8_size",
+        "fig12_shift",
+        "fig13_scans",
+    ] {
+        png(&d.join(format!("o/{name}.png")));
+    }
+    let summary = std::fs::read_to_string(d.join("o/summary.md")).unwrap();
+    assert!(summary.contains("| hard-l16-g1 |"), "{summary}");
+
+    for (args, want) in [
+        (&["--kinds", "alex,lipp"][..], "learned and traditional"),
+        (&["--n", "0"][..], "invalid n"),
+        (&["--sosd", "missing.keys"][..], "missing.keys"),
+        (&["--scan-lens", "0"][..], "scan lengths"),
+    ] {
+        let out = lidx()
+            .current_dir(d)
+            .args(["experiment", "updatable", "--out-dir", "bad"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.starts_with("lidx: error:") && err.contains(want),
+            "{err}"
+        );
+        assert!(!d.join("bad").exists(), "{args:?} left output");
+    }
+}

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use lidx::data::Distribution;
 use lidx::index::IndexKind;
-use lidx_bench::{Setup, airindex, bigtable, indexes, join_sorted, unsorted};
+use lidx::updatable::{Kind, Workload};
+use lidx_bench::{Setup, airindex, bigtable, gre, indexes, join_sorted, unsorted};
 
 use crate::progress::Context;
 use crate::units::{parse_count, parse_size};
@@ -54,6 +55,62 @@ pub enum Command {
         after_help = "Examples:\n  lidx experiment airindex\n  lidx experiment airindex --keys 20M --sets lognormal,heavytail --dir /mnt/nvme/lidx\n  lidx experiment airindex --sosd books_200M_uint64 --profile measured,ssd,nfs --cache 64MiB"
     )]
     Airindex(AirindexArgs),
+    /// Paper 3's study of updatable indexes (GRE): every kind on every workload over the
+    /// hardness plane (the heatmap of Fig. 2), where inserts go (Fig. 3, Table 3), size
+    /// (Fig. 8), tail latency (Figs. 10-11), distribution shift (Fig. 12), range scans
+    /// (Fig. 13) and bulk-load scaling.
+    #[command(
+        after_help = "Examples:\n  lidx experiment updatable\n  lidx experiment updatable --n 5M --local 32,320,3200 --global 1,8,64\n  lidx experiment updatable --sosd books_200M_uint64 --sosd osm_cellids_200M_uint64 --n 200M --repeat 3"
+    )]
+    Updatable(UpdatableArgs),
+}
+
+/// Run paper 3's study of updatable indexes.
+#[derive(clap::Args)]
+pub struct UpdatableArgs {
+    /// Keys per generated set (the paper: 200M).
+    #[arg(long, value_parser = parse_count, default_value = "500K")]
+    n: u64,
+    /// Operations per run after the bulk load at most [default: --n].
+    #[arg(long, value_parser = parse_count)]
+    ops: Option<u64>,
+    /// The hardness grid's local targets: segments at eps 32, easiest first.
+    #[arg(long, value_delimiter = ',', default_value = "16,160,1600")]
+    local: Vec<u64>,
+    /// The hardness grid's global targets: segments at eps 4096, easiest first.
+    #[arg(long, value_delimiter = ',', default_value = "1,4,16")]
+    global: Vec<u64>,
+    /// lidx's synthetic sets to run beside the grid, comma-separated (none: "").
+    #[arg(long, value_delimiter = ',', default_value = "lognormal,clustered")]
+    sets: Vec<Distribution>,
+    /// SOSD key files to run beside the grid (sorted; all their keys); repeatable.
+    #[arg(long, value_name = "FILE")]
+    sosd: Vec<PathBuf>,
+    /// The kinds, comma-separated [default: all].
+    #[arg(long, value_delimiter = ',')]
+    kinds: Vec<Kind>,
+    /// The heatmap's workloads, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "read-only,read-intensive,balanced,write-heavy,write-only"
+    )]
+    workloads: Vec<Workload>,
+    /// Entries per scan in Fig. 13, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "10,100,1000,10000")]
+    scan_lens: Vec<usize>,
+    /// Leave out Fig. 12's distribution shift.
+    #[arg(long)]
+    no_shift: bool,
+    /// Runs of each measurement (the median throughput's run is kept).
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    /// Directory for the CSV, plots and summary [default: results/updatable].
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+    /// Seed of the keys and the workloads.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
 }
 
 /// What every experiment takes: the key sets, where the data and the results go, the device.
@@ -405,6 +462,31 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 ..airindex::Options::default()
             };
             airindex::run(&options, &progress)?
+        }
+        Command::Updatable(a) => {
+            let count = |name: &str, v: u64| {
+                usize::try_from(v).with_context(|| format!("--{name} {v} is too large"))
+            };
+            let options = gre::Options {
+                n: count("n", a.n)?,
+                ops: a.ops.map(|v| count("ops", v)).transpose()?,
+                local: a.local,
+                global: a.global,
+                sets: a.sets,
+                sosd: a.sosd,
+                kinds: if a.kinds.is_empty() {
+                    Kind::ALL.to_vec()
+                } else {
+                    a.kinds
+                },
+                workloads: a.workloads,
+                scan_lens: a.scan_lens,
+                shift: !a.no_shift,
+                repeat: a.repeat,
+                out_dir: a.out_dir,
+                seed: a.seed,
+            };
+            gre::run(&options, &progress)?
         }
     };
     say_text!(report);

@@ -135,6 +135,17 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         r.p99_ns,
         r.p999_ns
     );
+    for (what, t) in [("lookups", r.lookup_tail), ("inserts", r.insert_tail)] {
+        if t.sampled > 0 {
+            say!(
+                "  {what} alone ({}): p50 {} ns, p99 {} ns, p99.9 {} ns",
+                t.sampled,
+                t.p50_ns,
+                t.p99_ns,
+                t.p999_ns
+            );
+        }
+    }
     let c = r.counters;
     say!(
         "size: {}; nodes traversed {}, keys shifted {}, nodes created {}, structure modifications {}",

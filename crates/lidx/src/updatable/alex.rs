@@ -71,6 +71,8 @@ const LOOKUP_WEIGHT: f64 = 20.0;
 const MODEL_BYTE_WEIGHT: f64 = 5e-7;
 /// Observed cost this many times the expected one, and above one node lookup, splits.
 const DEVIATION: f64 = 1.5;
+/// Shifts per insert at which a node splits before it is full (ALEX's catastrophic cost).
+const CATASTROPHIC_SHIFTS: u64 = 100;
 /// Inserts a node takes before its observed cost is trusted.
 const MIN_OBSERVED_INSERTS: u64 = 32;
 /// Slots of the smallest data node.
@@ -189,6 +191,8 @@ struct Inner {
     base: u64,
     slope: f64,
     children: Vec<u32>,
+    /// Distinct children (runs of slots).
+    distinct: usize,
 }
 
 impl Inner {
@@ -204,6 +208,7 @@ impl Inner {
             base: lo,
             slope,
             children: vec![NONE; fanout],
+            distinct: 0,
         }
     }
 
@@ -468,6 +473,14 @@ impl Data {
         out
     }
 
+    /// Whether inserts have shifted so many entries (over 100 each, ALEX's catastrophic
+    /// cost) that the node must split before it is full.
+    fn is_catastrophic(&self) -> bool {
+        self.len >= SMALL_RANGE
+            && self.inserts >= MIN_OBSERVED_INSERTS
+            && self.shifts > CATASTROPHIC_SHIFTS * self.inserts
+    }
+
     /// The cost per operation seen since the build.
     fn observed_cost(&self) -> f64 {
         let steps = self.search_steps as f64 / self.ops.max(1) as f64;
@@ -641,7 +654,9 @@ impl Alex {
         let id = self.push(Node::Inner(node));
         for (slots, range) in groups {
             let child = self.build(&entries[range], last_data);
-            self.inner(id).children[slots].fill(child);
+            let node = self.inner(id);
+            node.children[slots].fill(child);
+            node.distinct += 1;
         }
         id
     }
@@ -702,16 +717,18 @@ impl Alex {
         }
     }
 
-    /// Makes room in the full data node of `at`: expands it, or splits it where its
-    /// observed cost has strayed from the expected one or it would grow too large.
+    /// Makes room in the data node of `at`, full or catastrophic: expands it, or splits it
+    /// where it is catastrophic, its observed cost has strayed from the expected one, or it
+    /// would grow too large.
     fn make_room(&mut self, at: &Descent) {
         let params = self.params;
         let d = self.data(at.data);
         let grown = slots_for(d.len + 1, params.min_density);
-        let strayed = d.inserts >= MIN_OBSERVED_INSERTS
-            && d.len >= SMALL_RANGE
-            && d.observed_cost() > LOOKUP_WEIGHT
-            && d.observed_cost() > DEVIATION * d.expected_cost;
+        let strayed = d.is_catastrophic()
+            || d.inserts >= MIN_OBSERVED_INSERTS
+                && d.len >= SMALL_RANGE
+                && d.observed_cost() > LOOKUP_WEIGHT
+                && d.observed_cost() > DEVIATION * d.expected_cost;
         let (entries, next) = (d.entries(), d.next);
         self.counters.structure_modifications += 1;
         self.counters.keys_shifted += entries.len() as u64;
@@ -740,7 +757,10 @@ impl Alex {
         let max = self.params.max_fanout;
         let node = self.inner(p);
         let slots = node.children.len() * 2;
-        if slots > max {
+        // Doubling copies every slot to part one child's keys: allowed while the slots
+        // stay within four per child, so a child that keeps splitting in one place goes
+        // down a level instead of doubling its parent again and again.
+        if slots > max || slots > 4 * node.distinct {
             return false;
         }
         let first = node.slot_in(entries[0].0, slots, node.slope * 2.0);
@@ -776,7 +796,9 @@ impl Alex {
         let right = self.new_data(&entries[cut..], next);
         let init = self.params.init_density;
         self.rebuild_data(d, &entries[..cut], slots_for(cut, init), right);
-        self.inner(p).children[mid..end].fill(right);
+        let parent = self.inner(p);
+        parent.children[mid..end].fill(right);
+        parent.distinct += 1;
     }
 
     /// Puts a new inner node of two slots in data node `d`'s place (under slot `s` of
@@ -790,6 +812,7 @@ impl Alex {
         let init = self.params.init_density;
         self.rebuild_data(d, &entries[..cut], slots_for(cut, init), right);
         node.children = vec![d, right];
+        node.distinct = 2;
         self.counters.nodes_created += 1;
         let id = self.push(Node::Inner(node));
         match parent {
@@ -821,11 +844,18 @@ impl Alex {
                 if n.children.is_empty() {
                     return Err(format!("inner node {id} has no slots"));
                 }
-                let mut s = 0;
+                let (mut s, mut runs) = (0, 0);
                 while s < n.children.len() {
                     let (_, end) = n.span(s);
                     self.walk(n.children[s], seen, data)?;
                     s = end;
+                    runs += 1;
+                }
+                if runs != n.distinct {
+                    return Err(format!(
+                        "inner node {id} counts {} children and has {runs}",
+                        n.distinct
+                    ));
                 }
             }
         }
@@ -882,7 +912,12 @@ impl Updatable for Alex {
             // A node just rebuilt or split always has a gap, so room is made once.
             if made_room || !d.is_full(max_density) {
                 let shifted = d.insert_absent(key, payload, lb);
+                let catastrophic = d.is_catastrophic();
                 self.counters.keys_shifted += shifted;
+                if catastrophic {
+                    // Inserts crowd one part of a large node: split it now, not when full.
+                    self.make_room(&at);
+                }
                 return;
             }
             self.make_room(&at);

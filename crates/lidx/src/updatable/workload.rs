@@ -42,6 +42,19 @@ pub enum Op {
     Scan(u64, usize),
 }
 
+impl Op {
+    /// Where the operation counts in [`Plan::mix`]: lookups 0, inserts 1, removals 2,
+    /// scans 3.
+    pub fn mix_index(self) -> usize {
+        match self {
+            Op::Get(_) => 0,
+            Op::Insert(..) => 1,
+            Op::Remove(_) => 2,
+            Op::Scan(..) => 3,
+        }
+    }
+}
+
 /// A named workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Workload {
@@ -97,12 +110,7 @@ impl Plan {
     pub fn mix(&self) -> [usize; 4] {
         let mut m = [0; 4];
         for op in &self.ops {
-            m[match op {
-                Op::Get(_) => 0,
-                Op::Insert(..) => 1,
-                Op::Remove(_) => 2,
-                Op::Scan(..) => 3,
-            }] += 1;
+            m[op.mix_index()] += 1;
         }
         m
     }
