@@ -3,11 +3,16 @@
 //!
 //! Inner nodes branch on one byte and grow through four sizes as children arrive: up to 4
 //! and up to 16 children in sorted arrays, up to 48 through a 256-entry byte index, and
-//! then a direct array of 256. Leaves are stored as high as they are unique (the paper's
-//! lazy expansion): a leaf hangs from the first node where no other key shares its path,
-//! and only when a second key arrives there are nodes added for the bytes they share (one
-//! per byte: there is no path compression, which for 8-byte keys costs at most 7 nodes on
-//! a path). Removals take the leaf out and leave its nodes, however empty.
+//! then a direct array of 256. Two of the paper's techniques keep paths short:
+//! - **lazy expansion**: a leaf hangs from the first node where no other key shares its
+//!   path, holding its whole key;
+//! - **path compression** (pessimistic): an inner node keeps the bytes every key below it
+//!   shares (its prefix) and branches on the first byte where they differ, so no node has
+//!   a single child when built. When a key arrives that leaves the prefix, a node is put
+//!   in above at the byte where they part.
+//!
+//! A lookup follows the branching bytes alone and compares the whole key at the leaf.
+//! Removals take the leaf out and leave its nodes, however empty.
 
 use super::{Counters, Updatable, check_sorted};
 use crate::Result;
@@ -17,9 +22,36 @@ fn byte(key: u64, depth: usize) -> u8 {
     (key >> (56 - 8 * depth)) as u8
 }
 
+/// The bytes of `key` above byte `depth` (the rest zero).
+fn prefix_of(key: u64, depth: usize) -> u64 {
+    match depth {
+        0 => 0,
+        d => key & (u64::MAX << (64 - 8 * d)),
+    }
+}
+
+/// The first byte where `a` and `b` differ (8 where they are equal).
+fn first_difference(a: u64, b: u64) -> usize {
+    (a ^ b).leading_zeros() as usize / 8
+}
+
 #[derive(Clone, Debug)]
 enum Node {
     Leaf(u64, u64),
+    Inner(Box<Inner>),
+}
+
+/// An inner node: every key below shares the bytes of `prefix` above `depth`, and the node
+/// branches on byte `depth`.
+#[derive(Clone, Debug)]
+struct Inner {
+    prefix: u64,
+    depth: usize,
+    children: Children,
+}
+
+#[derive(Clone, Debug)]
+enum Children {
     /// Up to 4 or up to 16 children, by increasing byte (`cap` says which).
     Small {
         cap: usize,
@@ -35,41 +67,49 @@ enum Node {
     Full(Box<[Option<Node>; 256]>),
 }
 
-impl Node {
-    fn small() -> Node {
-        Node::Small {
-            cap: 4,
-            bytes: Vec::with_capacity(4),
-            children: Vec::with_capacity(4),
+impl Inner {
+    /// An empty node branching on byte `depth` under the bytes of `key` above it.
+    fn new(key: u64, depth: usize) -> Inner {
+        Inner {
+            prefix: prefix_of(key, depth),
+            depth,
+            children: Children::Small {
+                cap: 4,
+                bytes: Vec::with_capacity(4),
+                children: Vec::with_capacity(4),
+            },
         }
+    }
+
+    /// Whether `key` shares this node's prefix.
+    fn holds(&self, key: u64) -> bool {
+        prefix_of(key, self.depth) == self.prefix
     }
 
     /// The child under byte `b`.
-    fn child_mut(&mut self, b: u8) -> Option<&mut Node> {
-        match self {
-            Node::Leaf(..) => None,
-            Node::Small {
-                bytes, children, ..
-            } => bytes.iter().position(|&x| x == b).map(|i| &mut children[i]),
-            Node::Indexed { index, children } => match index[b as usize] {
-                0 => None,
-                i => Some(&mut children[i as usize - 1]),
-            },
-            Node::Full(children) => children[b as usize].as_mut(),
-        }
-    }
-
     fn child(&self, b: u8) -> Option<&Node> {
-        match self {
-            Node::Leaf(..) => None,
-            Node::Small {
+        match &self.children {
+            Children::Small {
                 bytes, children, ..
             } => bytes.iter().position(|&x| x == b).map(|i| &children[i]),
-            Node::Indexed { index, children } => match index[b as usize] {
+            Children::Indexed { index, children } => match index[b as usize] {
                 0 => None,
                 i => Some(&children[i as usize - 1]),
             },
-            Node::Full(children) => children[b as usize].as_ref(),
+            Children::Full(children) => children[b as usize].as_ref(),
+        }
+    }
+
+    fn child_mut(&mut self, b: u8) -> Option<&mut Node> {
+        match &mut self.children {
+            Children::Small {
+                bytes, children, ..
+            } => bytes.iter().position(|&x| x == b).map(|i| &mut children[i]),
+            Children::Indexed { index, children } => match index[b as usize] {
+                0 => None,
+                i => Some(&mut children[i as usize - 1]),
+            },
+            Children::Full(children) => children[b as usize].as_mut(),
         }
     }
 
@@ -78,9 +118,8 @@ impl Node {
         if self.full() {
             self.grow(counters);
         }
-        match self {
-            Node::Leaf(..) => {}
-            Node::Small {
+        match &mut self.children {
+            Children::Small {
                 bytes, children, ..
             } => {
                 let at = bytes.partition_point(|&x| x < b);
@@ -88,19 +127,49 @@ impl Node {
                 bytes.insert(at, b);
                 children.insert(at, child);
             }
-            Node::Indexed { index, children } => {
+            Children::Indexed { index, children } => {
                 children.push(child);
                 index[b as usize] = children.len() as u8;
             }
-            Node::Full(children) => children[b as usize] = Some(child),
+            Children::Full(children) => children[b as usize] = Some(child),
+        }
+    }
+
+    /// Takes out the child under byte `b`.
+    fn remove(&mut self, b: u8) {
+        match &mut self.children {
+            Children::Small {
+                bytes, children, ..
+            } => {
+                if let Some(i) = bytes.iter().position(|&x| x == b) {
+                    bytes.remove(i);
+                    children.remove(i);
+                }
+            }
+            Children::Indexed { index, children } => {
+                let slot = index[b as usize] as usize;
+                if slot == 0 {
+                    return;
+                }
+                index[b as usize] = 0;
+                let last = children.len();
+                children.swap_remove(slot - 1);
+                // The child that was last now sits in the freed slot.
+                if slot < last
+                    && let Some(moved) = index.iter().position(|&i| i as usize == last)
+                {
+                    index[moved] = slot as u8;
+                }
+            }
+            Children::Full(children) => children[b as usize] = None,
         }
     }
 
     fn full(&self) -> bool {
-        match self {
-            Node::Small { cap, bytes, .. } => bytes.len() == *cap,
-            Node::Indexed { children, .. } => children.len() == 48,
-            _ => false,
+        match &self.children {
+            Children::Small { cap, bytes, .. } => bytes.len() == *cap,
+            Children::Indexed { children, .. } => children.len() == 48,
+            Children::Full(_) => false,
         }
     }
 
@@ -108,9 +177,12 @@ impl Node {
     fn grow(&mut self, counters: &mut Counters) {
         counters.structure_modifications += 1;
         counters.nodes_created += 1;
-        let old = std::mem::replace(self, Node::Leaf(0, 0));
-        *self = match old {
-            Node::Small {
+        let old = std::mem::replace(
+            &mut self.children,
+            Children::Full(Box::new([const { None }; 256])),
+        );
+        self.children = match old {
+            Children::Small {
                 cap: 4,
                 bytes,
                 children,
@@ -118,13 +190,13 @@ impl Node {
                 let (mut b16, mut c16) = (Vec::with_capacity(16), Vec::with_capacity(16));
                 b16.extend(bytes);
                 c16.extend(children);
-                Node::Small {
+                Children::Small {
                     cap: 16,
                     bytes: b16,
                     children: c16,
                 }
             }
-            Node::Small {
+            Children::Small {
                 bytes, children, ..
             } => {
                 let mut index = Box::new([0u8; 256]);
@@ -133,129 +205,126 @@ impl Node {
                 }
                 let mut c48 = Vec::with_capacity(48);
                 c48.extend(children);
-                Node::Indexed {
+                Children::Indexed {
                     index,
                     children: c48,
                 }
             }
-            Node::Indexed { index, children } => {
-                let mut full: Box<[Option<Node>; 256]> = Box::new(std::array::from_fn(|_| None));
+            Children::Indexed { index, children } => {
+                let mut full: Box<[Option<Node>; 256]> = Box::new([const { None }; 256]);
                 let mut children: Vec<Option<Node>> = children.into_iter().map(Some).collect();
                 for b in 0..256 {
                     if index[b] != 0 {
                         full[b] = children[index[b] as usize - 1].take();
                     }
                 }
-                Node::Full(full)
+                Children::Full(full)
             }
-            other => other,
+            full => full,
         };
     }
 
-    /// Children in increasing byte order, from byte `from` on.
-    fn children_from(&self, from: u8) -> Vec<&Node> {
-        match self {
-            Node::Leaf(..) => Vec::new(),
-            Node::Small {
+    /// Children with their bytes, in increasing byte order, from byte `from` on.
+    fn children_from(&self, from: u8) -> Vec<(u8, &Node)> {
+        match &self.children {
+            Children::Small {
                 bytes, children, ..
             } => bytes
                 .iter()
                 .zip(children)
                 .filter(|(b, _)| **b >= from)
-                .map(|(_, c)| c)
+                .map(|(&b, c)| (b, c))
                 .collect(),
-            Node::Indexed { index, children } => (from as usize..256)
+            Children::Indexed { index, children } => (from as usize..256)
                 .filter(|&b| index[b] != 0)
-                .map(|b| &children[index[b] as usize - 1])
+                .map(|b| (b as u8, &children[index[b] as usize - 1]))
                 .collect(),
-            Node::Full(children) => children[from as usize..].iter().flatten().collect(),
+            Children::Full(children) => (from as usize..256)
+                .filter_map(|b| Some((b as u8, children[b].as_ref()?)))
+                .collect(),
         }
     }
 
+    /// Bytes of this node and everything below it.
     fn bytes(&self) -> u64 {
-        let own = std::mem::size_of::<Node>() as u64;
-        own + match self {
-            Node::Leaf(..) => 0,
-            Node::Small {
-                bytes, children, ..
-            } => {
-                bytes.capacity() as u64
-                    + children.capacity() as u64 * own
-                    + children.iter().map(|c| c.bytes() - own).sum::<u64>()
-            }
-            Node::Indexed { children, .. } => {
-                256 + children.capacity() as u64 * own
-                    + children.iter().map(|c| c.bytes() - own).sum::<u64>()
-            }
-            Node::Full(children) => {
-                256 * std::mem::size_of::<Option<Node>>() as u64
-                    + children
-                        .iter()
-                        .flatten()
-                        .map(|c| c.bytes() - own)
-                        .sum::<u64>()
-            }
-        }
+        let node = std::mem::size_of::<Node>() as u64;
+        let own = std::mem::size_of::<Inner>() as u64
+            + match &self.children {
+                Children::Small {
+                    bytes, children, ..
+                } => bytes.capacity() as u64 + children.capacity() as u64 * node,
+                Children::Indexed { children, .. } => 256 + children.capacity() as u64 * node,
+                Children::Full(_) => 256 * std::mem::size_of::<Option<Node>>() as u64,
+            };
+        let below: u64 = self
+            .children_from(0)
+            .into_iter()
+            .map(|(_, c)| match c {
+                Node::Leaf(..) => 0,
+                Node::Inner(i) => i.bytes(),
+            })
+            .sum();
+        own + below
     }
 }
 
 /// The ART.
 #[derive(Clone, Debug)]
 pub struct Art {
-    root: Node,
+    root: Inner,
     counters: Counters,
 }
 
-/// Appends entries of `node` (at `depth`) with keys at least `from` (when `bounded`:
-/// the path so far equals `from`'s) until `out` holds `until`; returns whether it did.
+/// Appends entries under `node` with keys at least `from` (when `bounded`: every key
+/// above `node` shares `from`'s bytes so far) until `out` holds `until`; returns whether
+/// it did.
 fn scan_from(
-    node: &Node,
-    depth: usize,
+    node: &Inner,
     from: u64,
     bounded: bool,
     until: usize,
     out: &mut Vec<(u64, u64)>,
 ) -> bool {
-    if out.len() >= until {
-        return true;
-    }
-    if let Node::Leaf(k, v) = node {
-        if *k >= from {
-            out.push((*k, *v));
+    let mut start = 0;
+    let mut bounded = bounded;
+    if bounded {
+        let from_prefix = prefix_of(from, node.depth);
+        if node.prefix < from_prefix {
+            // Every key below is less than `from`.
+            return false;
         }
-        return out.len() >= until;
+        if node.prefix > from_prefix {
+            bounded = false;
+        } else {
+            start = byte(from, node.depth);
+        }
     }
-    let start = if bounded { byte(from, depth) } else { 0 };
-    // Only the child under `from`'s own byte stays bounded; later ones hold greater keys.
-    let first_bounded = bounded && node.child(start).is_some();
-    for (i, child) in node.children_from(start).into_iter().enumerate() {
-        if scan_from(child, depth + 1, from, first_bounded && i == 0, until, out) {
+    for (i, (b, child)) in node.children_from(start).into_iter().enumerate() {
+        if out.len() >= until {
+            return true;
+        }
+        // Only the child under `from`'s own byte stays bounded; later ones hold greater keys.
+        let child_bounded = bounded && i == 0 && b == start;
+        let done = match child {
+            Node::Leaf(k, v) => {
+                if !child_bounded || *k >= from {
+                    out.push((*k, *v));
+                }
+                out.len() >= until
+            }
+            Node::Inner(inner) => scan_from(inner, from, child_bounded, until, out),
+        };
+        if done {
             return true;
         }
     }
-    false
-}
-
-/// Lazy expansion undone for two keys that met: a node at `depth` for each byte they
-/// share, then one holding both leaves.
-fn split_leaf(depth: usize, a: (u64, u64), b: (u64, u64), counters: &mut Counters) -> Node {
-    counters.nodes_created += 1;
-    let mut node = Node::small();
-    let (ba, bb) = (byte(a.0, depth), byte(b.0, depth));
-    if ba == bb {
-        let below = split_leaf(depth + 1, a, b, counters);
-        node.add(ba, below, counters);
-    } else {
-        node.add(ba, Node::Leaf(a.0, a.1), counters);
-        node.add(bb, Node::Leaf(b.0, b.1), counters);
-    }
-    node
+    out.len() >= until
 }
 
 impl Art {
     fn empty() -> Art {
         Art {
-            root: Node::small(),
+            root: Inner::new(0, 0),
             counters: Counters::default(),
         }
     }
@@ -274,98 +343,86 @@ impl Updatable for Art {
 
     fn get(&mut self, key: u64) -> Option<u64> {
         let mut node = &self.root;
-        for depth in 0..8 {
+        loop {
             self.counters.nodes_traversed += 1;
-            match node.child(byte(key, depth))? {
+            match node.child(byte(key, node.depth))? {
                 Node::Leaf(k, v) => return (*k == key).then_some(*v),
-                inner => node = inner,
+                Node::Inner(inner) => node = inner,
             }
         }
-        None
     }
 
     fn insert(&mut self, key: u64, payload: u64) {
         let counters = &mut self.counters;
         let mut node = &mut self.root;
-        let mut depth = 0;
         loop {
             counters.nodes_traversed += 1;
-            let b = byte(key, depth);
-            match node.child(b) {
-                None => {
-                    node.add(b, Node::Leaf(key, payload), counters);
-                    return;
-                }
-                Some(&Node::Leaf(k, v)) => {
-                    let replacement = if k == key {
-                        Node::Leaf(key, payload)
-                    } else {
-                        counters.structure_modifications += 1;
-                        split_leaf(depth + 1, (k, v), (key, payload), counters)
-                    };
-                    if let Some(child) = node.child_mut(b) {
-                        *child = replacement;
-                    }
-                    return;
-                }
-                Some(_) => {}
-            }
-            node = match node.child_mut(b) {
-                Some(n) => n,
-                None => return,
+            let b = byte(key, node.depth);
+            let Some(child) = node.child_mut(b) else {
+                node.add(b, Node::Leaf(key, payload), counters);
+                return;
             };
-            depth += 1;
+            // Where `key` leaves the child's path, a new node branching there takes both.
+            let parting = match child {
+                Node::Leaf(k, v) if *k == key => {
+                    *v = payload;
+                    return;
+                }
+                Node::Leaf(k, _) => Some(first_difference(*k, key)),
+                Node::Inner(inner) if !inner.holds(key) => {
+                    Some(first_difference(inner.prefix, key))
+                }
+                Node::Inner(_) => None,
+            };
+            if let Some(depth) = parting {
+                counters.structure_modifications += 1;
+                counters.nodes_created += 1;
+                let old = std::mem::replace(child, Node::Leaf(0, 0));
+                let old_byte = match &old {
+                    Node::Leaf(k, _) => byte(*k, depth),
+                    Node::Inner(inner) => byte(inner.prefix, depth),
+                };
+                let mut parted = Inner::new(key, depth);
+                parted.add(old_byte, old, counters);
+                parted.add(byte(key, depth), Node::Leaf(key, payload), counters);
+                *child = Node::Inner(Box::new(parted));
+                return;
+            }
+            let Some(Node::Inner(inner)) = node.child_mut(b) else {
+                return;
+            };
+            node = inner;
         }
     }
 
     fn remove(&mut self, key: u64) {
         let mut node = &mut self.root;
-        for depth in 0..8 {
+        loop {
             self.counters.nodes_traversed += 1;
-            let b = byte(key, depth);
-            let is_leaf = matches!(node.child(b), Some(Node::Leaf(k, _)) if *k == key);
-            if is_leaf {
-                match node {
-                    Node::Small {
-                        bytes, children, ..
-                    } => {
-                        if let Some(i) = bytes.iter().position(|&x| x == b) {
-                            bytes.remove(i);
-                            children.remove(i);
-                        }
-                    }
-                    Node::Indexed { index, children } => {
-                        let slot = index[b as usize] as usize - 1;
-                        index[b as usize] = 0;
-                        children.swap_remove(slot);
-                        // The child moved into `slot` (the last one) gets its new place.
-                        let last = children.len() + 1;
-                        if slot < children.len()
-                            && let Some(moved) = index.iter().position(|&i| i as usize == last)
-                        {
-                            index[moved] = slot as u8 + 1;
-                        }
-                    }
-                    Node::Full(children) => children[b as usize] = None,
-                    Node::Leaf(..) => {}
+            let b = byte(key, node.depth);
+            match node.child(b) {
+                Some(Node::Leaf(k, _)) if *k == key => {
+                    node.remove(b);
+                    return;
                 }
-                return;
-            }
-            node = match node.child_mut(b) {
-                Some(n) if !matches!(n, Node::Leaf(..)) => n,
+                Some(Node::Inner(_)) => {}
                 _ => return,
+            }
+            let Some(Node::Inner(inner)) = node.child_mut(b) else {
+                return;
             };
+            node = inner;
         }
     }
 
     fn scan(&mut self, from: u64, n: usize, out: &mut Vec<(u64, u64)>) -> usize {
         let before = out.len();
-        scan_from(&self.root, 0, from, true, before.saturating_add(n), out);
+        scan_from(&self.root, from, true, before.saturating_add(n), out);
         out.len() - before
     }
 
     fn size_in_bytes(&self) -> u64 {
-        self.root.bytes()
+        std::mem::size_of::<Art>() as u64 - std::mem::size_of::<Inner>() as u64 + self.root.bytes()
     }
 
     fn counters(&self) -> Counters {
@@ -373,25 +430,38 @@ impl Updatable for Art {
     }
 
     fn check_structure(&self) -> std::result::Result<(), String> {
-        fn walk(node: &Node, path: &mut Vec<u8>) -> std::result::Result<(), String> {
-            if let Node::Leaf(k, _) = node {
-                return match path.iter().enumerate().all(|(d, &b)| byte(*k, d) == b) {
-                    true => Ok(()),
-                    false => Err(format!("key {k} hangs under path {path:?}")),
+        fn walk(node: &Inner) -> std::result::Result<(), String> {
+            if node.prefix != prefix_of(node.prefix, node.depth) || node.depth > 7 {
+                return Err(format!(
+                    "a node at byte {} with prefix {:#x}",
+                    node.depth, node.prefix
+                ));
+            }
+            let mut last = None;
+            for (b, child) in node.children_from(0) {
+                if last.is_some_and(|l| l >= b) {
+                    return Err(format!(
+                        "bytes out of order under prefix {:#x}",
+                        node.prefix
+                    ));
+                }
+                last = Some(b);
+                let (key, deeper) = match child {
+                    Node::Leaf(k, _) => (*k, true),
+                    Node::Inner(inner) => (inner.prefix, inner.depth > node.depth),
                 };
-            }
-            if path.len() >= 8 {
-                return Err(format!("an inner node below 8 bytes of path {path:?}"));
-            }
-            for b in 0..=255u8 {
-                if let Some(c) = node.child(b) {
-                    path.push(b);
-                    walk(c, path)?;
-                    path.pop();
+                if !node.holds(key) || byte(key, node.depth) != b || !deeper {
+                    return Err(format!(
+                        "{key:#x} hangs under byte {b} of the node at byte {} with prefix {:#x}",
+                        node.depth, node.prefix
+                    ));
+                }
+                if let Node::Inner(inner) = child {
+                    walk(inner)?;
                 }
             }
             Ok(())
         }
-        walk(&self.root, &mut Vec::new())
+        walk(&self.root)
     }
 }

@@ -270,6 +270,12 @@ fn art_nodes_grow_through_every_size_and_removals_keep_the_order() {
     for b in 0..256u64 {
         assert_eq!(art.get(0xAB00 + b), Some(b));
     }
+    // Path compression: the 256 keys share 7 bytes, so a lookup visits the root (byte 0,
+    // where u64::MAX parts from them) and one node branching on byte 7.
+    let before = art.counters().nodes_traversed;
+    art.get(0xAB05);
+    assert_eq!(art.counters().nodes_traversed - before, 2);
+    art.check_structure().unwrap();
     for b in (0..256u64).step_by(2) {
         art.remove(0xAB00 + b);
     }
