@@ -26,8 +26,9 @@ pub struct RunArgs {
     #[arg(long)]
     kind: Kind,
     /// read-only, read-intensive, balanced, write-heavy, write-only, delete-heavy, scan,
-    /// ycsb-a, ycsb-b, ycsb-c (paper 3, section 3.3), or shift (bulk-load these keys,
-    /// insert --insert-keys or --insert-dist: section 6.2).
+    /// ycsb-a, ycsb-b, ycsb-c (paper 3, section 3.3), duplicates (every key repeated 2
+    /// times on average, as in a wiki-like set, then balanced: App. B), or shift
+    /// (bulk-load these keys, insert --insert-keys or --insert-dist: section 6.2).
     #[arg(long)]
     workload: Workload,
     /// A sorted SOSD key file (duplicates allowed).

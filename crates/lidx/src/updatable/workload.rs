@@ -14,6 +14,9 @@
 //! - **ycsb-a / ycsb-b / ycsb-c**: bulk-load every key, then lookups and updates (50/50,
 //!   95/5, 100/0) of keys drawn by a Zipf distribution of exponent 0.99 over a random
 //!   order of the keys (App. E).
+//! - **duplicates** (App. B): every key repeated 1 + a geometric number of times (2 on
+//!   average, as keys repeat in SOSD's wiki set), then balanced over the copies; the
+//!   contract is a map, so a copy inserted where its key is present updates the payload.
 //! - **shift** (section 6.2, [`plan_shift`]): bulk-load one key set X, then a balanced
 //!   workload that inserts another, Y, and looks up keys of X, both rescaled onto one
 //!   domain.
@@ -80,6 +83,9 @@ pub enum Workload {
     YcsbC,
     /// Bulk-load one key set, then balanced inserts of another ([`plan_shift`]).
     Shift,
+    /// Keys repeated as in a wiki-like set (App. B), then balanced: half of the copies
+    /// bulk-loaded, the other half inserted (an insert of a present key updates it).
+    Duplicates,
 }
 
 crate::names::name_table!(Workload, "workload", [
@@ -94,6 +100,7 @@ crate::names::name_table!(Workload, "workload", [
     YcsbB => "ycsb-b",
     YcsbC => "ycsb-c",
     Shift => "shift",
+    Duplicates => "duplicates",
 ]);
 
 /// A workload made concrete: what to bulk-load (sorted) and the operations after it.
@@ -135,12 +142,15 @@ pub fn plan(
         .enumerate()
         .map(|(i, &k)| (k, i as u64))
         .collect();
+    if workload == Workload::Duplicates {
+        shuffled = with_copies(&shuffled, &mut rng);
+    }
     shuffled.shuffle(&mut rng);
     let sorted = |mut v: Vec<(u64, u64)>| {
         v.sort_by_key(|e| e.0);
         v
     };
-    let n = keys.len();
+    let n = shuffled.len();
     let cap = |len: usize| ops.map_or(len, |o| o.min(len));
     let plan = match workload {
         Workload::Shift => {
@@ -172,10 +182,11 @@ pub fn plan(
         Workload::ReadIntensive
         | Workload::Balanced
         | Workload::WriteHeavy
-        | Workload::WriteOnly => {
+        | Workload::WriteOnly
+        | Workload::Duplicates => {
             let writes = match workload {
                 Workload::ReadIntensive => 0.2,
-                Workload::Balanced => 0.5,
+                Workload::Balanced | Workload::Duplicates => 0.5,
                 Workload::WriteHeavy => 0.8,
                 _ => 1.0,
             };
@@ -250,6 +261,25 @@ pub fn plan(
         }
     };
     Ok(plan)
+}
+
+/// Most copies of one key in the duplicates workload.
+const MAX_COPIES: u64 = 16;
+
+/// Each entry of `entries` repeated as keys repeat in a wiki-like set: 1 + a geometric
+/// number of extra copies (each further copy with probability 1/2, at most
+/// [`MAX_COPIES`] in all; 2 on average), each copy with a payload of its own.
+fn with_copies(entries: &[(u64, u64)], rng: &mut Xoshiro256PlusPlus) -> Vec<(u64, u64)> {
+    let mut out = Vec::with_capacity(entries.len() * 2);
+    for &(k, v) in entries {
+        out.push((k, v));
+        let mut copy = 1;
+        while copy < MAX_COPIES && rng.random_bool(0.5) {
+            out.push((k, v ^ (copy << 48)));
+            copy += 1;
+        }
+    }
+    out
 }
 
 /// The domain both key sets of a shift are rescaled onto: `0 ..= 2^48`.
@@ -358,6 +388,35 @@ mod tests {
         assert!((gets as f64 / (gets + removes) as f64 - 0.2).abs() < 0.01);
         assert!(plan(Workload::ReadOnly, &[], None, 1, 0).is_err());
         assert!(plan(Workload::Shift, &k, None, 1, 0).is_err());
+    }
+
+    #[test]
+    fn duplicates_repeat_keys_twice_on_average_and_insert_copies_of_present_keys() {
+        let k = keys(20_000);
+        let p = plan(Workload::Duplicates, &k, None, 1, 9).unwrap();
+        let [gets, inserts, removes, scans] = p.mix();
+        let copies = p.bulk.len() + inserts;
+        assert!((copies as f64 / 20_000.0 - 2.0).abs() < 0.05, "{copies}");
+        assert_eq!((removes, scans), (0, 0));
+        assert!((gets as f64 / (gets + inserts) as f64 - 0.5).abs() < 0.01);
+        // The bulk load holds keys more than once, and some inserts hit a present key.
+        assert!(p.bulk.windows(2).any(|w| w[0].0 == w[1].0));
+        let present: std::collections::BTreeSet<u64> = p.bulk.iter().map(|e| e.0).collect();
+        let updates = p
+            .ops
+            .iter()
+            .filter(|o| matches!(o, Op::Insert(key, _) if present.contains(key)))
+            .count();
+        assert!(updates > inserts / 4, "{updates} of {inserts}");
+        // Every key of the set is among the copies, and no other.
+        let mut all: Vec<u64> = p.bulk.iter().map(|e| e.0).collect();
+        all.extend(p.ops.iter().filter_map(|o| match o {
+            Op::Insert(k, _) => Some(*k),
+            _ => None,
+        }));
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all, k);
     }
 
     #[test]
