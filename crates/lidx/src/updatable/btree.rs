@@ -54,6 +54,8 @@ pub struct BTree {
     counters: Counters,
     /// The inner nodes an insert went through, reused.
     path: Vec<(u32, usize)>,
+    /// Nodes the bulk load made (the arena holds these and `counters.nodes_created`).
+    built: usize,
 }
 
 impl BTree {
@@ -71,6 +73,7 @@ impl BTree {
             root: 0,
             counters: Counters::default(),
             path: Vec::new(),
+            built: 0,
         };
         // Level 0: the leaves, each with its least key.
         let mut level: Vec<(u64, u32)> = Vec::new();
@@ -110,6 +113,7 @@ impl BTree {
             level = up;
         }
         tree.root = level[0].1;
+        tree.built = tree.nodes.len();
         Ok(tree)
     }
 
@@ -302,7 +306,9 @@ impl Updatable for BTree {
         // Every key under child i of an inner node lies in [keys[i-1], keys[i]).
         let mut leaves = Vec::new();
         let mut stack = vec![(self.root, 0u64, None::<u64>)];
+        let mut reached = 0;
         while let Some((id, lo, hi)) = stack.pop() {
+            reached += 1;
             match &self.nodes[id as usize] {
                 Node::Leaf { keys, values, .. } => {
                     if keys.len() != values.len() || keys.len() > self.params.leaf_slots {
@@ -348,6 +354,17 @@ impl Updatable for BTree {
         }
         if id != NONE {
             return Err("the leaf chain goes on past the last leaf".into());
+        }
+        // Every node is in the tree, and each one made since the bulk load was counted.
+        if reached != self.nodes.len()
+            || self.nodes.len() as u64 != self.built as u64 + self.counters.nodes_created
+        {
+            return Err(format!(
+                "{} nodes in the arena, {reached} in the tree, {} built and {} counted as created",
+                self.nodes.len(),
+                self.built,
+                self.counters.nodes_created
+            ));
         }
         Ok(())
     }
