@@ -635,6 +635,8 @@ fn updatable_runs_every_kind_and_workload_and_refuses_bad_parameters() {
             "10,1000",
             "--kinds",
             "alex,lipp,btree",
+            "--repeat",
+            "1",
             "--out-dir",
             "o",
             "-q",

@@ -103,7 +103,7 @@ pub struct UpdatableArgs {
     #[arg(long)]
     no_shift: bool,
     /// Runs of each measurement (the median throughput's run is kept).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 3)]
     repeat: usize,
     /// Directory for the CSV, plots and summary [default: results/updatable].
     #[arg(long, value_name = "DIR")]

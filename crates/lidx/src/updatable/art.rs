@@ -225,24 +225,12 @@ impl Inner {
     }
 
     /// Children with their bytes, in increasing byte order, from byte `from` on.
-    fn children_from(&self, from: u8) -> Vec<(u8, &Node)> {
-        match &self.children {
-            Children::Small {
-                bytes, children, ..
-            } => bytes
-                .iter()
-                .zip(children)
-                .filter(|(b, _)| **b >= from)
-                .map(|(&b, c)| (b, c))
-                .collect(),
-            Children::Indexed { index, children } => (from as usize..256)
-                .filter(|&b| index[b] != 0)
-                .map(|b| (b as u8, &children[index[b] as usize - 1]))
-                .collect(),
-            Children::Full(children) => (from as usize..256)
-                .filter_map(|b| Some((b as u8, children[b].as_ref()?)))
-                .collect(),
-        }
+    fn children_from(&self, from: u8) -> ChildrenFrom<'_> {
+        let at = match &self.children {
+            Children::Small { bytes, .. } => bytes.partition_point(|&b| b < from),
+            Children::Indexed { .. } | Children::Full(_) => from as usize,
+        };
+        ChildrenFrom { node: self, at }
     }
 
     /// Bytes of this node and everything below it.
@@ -258,13 +246,56 @@ impl Inner {
             };
         let below: u64 = self
             .children_from(0)
-            .into_iter()
             .map(|(_, c)| match c {
                 Node::Leaf(..) => 0,
                 Node::Inner(i) => i.bytes(),
             })
             .sum();
         own + below
+    }
+}
+
+/// The children of a node from some byte on, in increasing byte order (no allocation:
+/// scans walk many nodes).
+struct ChildrenFrom<'a> {
+    node: &'a Inner,
+    /// The next position in a small node's arrays, or the next byte to try.
+    at: usize,
+}
+
+impl<'a> Iterator for ChildrenFrom<'a> {
+    type Item = (u8, &'a Node);
+
+    fn next(&mut self) -> Option<(u8, &'a Node)> {
+        match &self.node.children {
+            Children::Small {
+                bytes, children, ..
+            } => {
+                let i = self.at;
+                self.at += 1;
+                Some((*bytes.get(i)?, &children[i]))
+            }
+            Children::Indexed { index, children } => {
+                while self.at < 256 {
+                    let b = self.at;
+                    self.at += 1;
+                    if index[b] != 0 {
+                        return Some((b as u8, &children[index[b] as usize - 1]));
+                    }
+                }
+                None
+            }
+            Children::Full(children) => {
+                while self.at < 256 {
+                    let b = self.at;
+                    self.at += 1;
+                    if let Some(c) = &children[b] {
+                        return Some((b as u8, c));
+                    }
+                }
+                None
+            }
+        }
     }
 }
 
@@ -299,7 +330,7 @@ fn scan_from(
             start = byte(from, node.depth);
         }
     }
-    for (i, (b, child)) in node.children_from(start).into_iter().enumerate() {
+    for (i, (b, child)) in node.children_from(start).enumerate() {
         if out.len() >= until {
             return true;
         }
