@@ -176,7 +176,6 @@ impl Inner {
     /// The next size up, holding the same children.
     fn grow(&mut self, counters: &mut Counters) {
         counters.structure_modifications += 1;
-        counters.nodes_created += 1;
         let old = std::mem::replace(
             &mut self.children,
             Children::Full(Box::new([const { None }; 256])),
@@ -304,6 +303,8 @@ impl<'a> Iterator for ChildrenFrom<'a> {
 pub struct Art {
     root: Inner,
     counters: Counters,
+    /// Inner nodes after the bulk load (the tree holds these and `nodes_created`).
+    built_nodes: u64,
 }
 
 /// Appends entries under `node` with keys at least `from` (when `bounded`: every key
@@ -357,6 +358,7 @@ impl Art {
         Art {
             root: Inner::new(0, 0),
             counters: Counters::default(),
+            built_nodes: 1,
         }
     }
 }
@@ -368,6 +370,7 @@ impl Updatable for Art {
         for &(k, v) in entries {
             art.insert(k, v);
         }
+        art.built_nodes += art.counters.nodes_created;
         art.counters = Counters::default();
         Ok(art)
     }
@@ -461,7 +464,8 @@ impl Updatable for Art {
     }
 
     fn check_structure(&self) -> std::result::Result<(), String> {
-        fn walk(node: &Inner) -> std::result::Result<(), String> {
+        fn walk(node: &Inner, nodes: &mut u64) -> std::result::Result<(), String> {
+            *nodes += 1;
             if node.prefix != prefix_of(node.prefix, node.depth) || node.depth > 7 {
                 return Err(format!(
                     "a node at byte {} with prefix {:#x}",
@@ -488,11 +492,21 @@ impl Updatable for Art {
                     ));
                 }
                 if let Node::Inner(inner) = child {
-                    walk(inner)?;
+                    walk(inner, nodes)?;
                 }
             }
             Ok(())
         }
-        walk(&self.root)
+        let mut nodes = 0;
+        walk(&self.root, &mut nodes)?;
+        // Every inner node made since the bulk load was counted (a node grown to the next
+        // size replaces itself: a structure modification, not a new node).
+        if nodes != self.built_nodes + self.counters.nodes_created {
+            return Err(format!(
+                "{nodes} inner nodes, but {} built and {} counted as created",
+                self.built_nodes, self.counters.nodes_created
+            ));
+        }
+        Ok(())
     }
 }

@@ -121,6 +121,18 @@ impl Node {
         node
     }
 
+    /// Nodes in the subtree.
+    fn count(&self) -> u64 {
+        1 + self
+            .slots
+            .iter()
+            .map(|s| match s {
+                Slot::Child(c) => c.count(),
+                _ => 0,
+            })
+            .sum::<u64>()
+    }
+
     /// Appends the subtree's entries in key order.
     fn collect(&self, out: &mut Vec<(u64, u64)>) {
         for slot in &self.slots {
@@ -213,6 +225,10 @@ pub struct Lipp {
     params: LippParams,
     root: Box<Node>,
     counters: Counters,
+    /// Nodes the bulk load made, and nodes rebuilds have dropped since: the tree holds
+    /// `built + counters.nodes_created - dropped`.
+    built: u64,
+    dropped: u64,
 }
 
 impl Lipp {
@@ -243,6 +259,8 @@ impl Lipp {
             params,
             root: Box::new(root),
             counters: Counters::default(),
+            built: counters.nodes_created.max(1),
+            dropped: 0,
         })
     }
 }
@@ -303,6 +321,7 @@ fn rebuild_on_path(index: &mut Lipp, key: u64) {
             index.counters.keys_shifted += entries.len() as u64;
             index.counters.structure_modifications += 1;
             if !entries.is_empty() {
+                index.dropped += node.count();
                 *node = Node::build(&entries, params.slots_per_key, &mut index.counters);
             }
             return;
@@ -370,7 +389,15 @@ impl Updatable for Lipp {
     }
 
     fn check_structure(&self) -> std::result::Result<(), String> {
-        self.root.check(&mut Vec::new())
+        self.root.check(&mut Vec::new())?;
+        let nodes = self.root.count();
+        if nodes + self.dropped != self.built + self.counters.nodes_created {
+            return Err(format!(
+                "{nodes} nodes, but {} built, {} counted as created and {} dropped by rebuilds",
+                self.built, self.counters.nodes_created, self.dropped
+            ));
+        }
+        Ok(())
     }
 
     fn counters(&self) -> Counters {
