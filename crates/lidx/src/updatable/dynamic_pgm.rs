@@ -27,12 +27,14 @@ pub struct DynamicPgmParams {
 }
 
 impl Default for DynamicPgmParams {
-    /// ε = 16 (paper 3), a buffer of 256 entries, PGMs on runs of 4096 entries and more.
+    /// ε = 16 (paper 3), and the C++ DynamicPGMIndex's defaults: a buffer of 128 entries,
+    /// PGMs on runs of 2^18 entries and more (smaller runs are cheaper to bisect than to
+    /// index again at every merge).
     fn default() -> Self {
         DynamicPgmParams {
             epsilon: 16,
-            buffer_bits: 8,
-            index_bits: 12,
+            buffer_bits: 7,
+            index_bits: 18,
         }
     }
 }
