@@ -267,17 +267,11 @@ impl Row {
     }
 }
 
-/// Runs `run` `repeat` times and keeps the report of median throughput.
-fn median_run(
-    repeat: usize,
-    mut run: impl FnMut() -> anyhow::Result<RunReport>,
-) -> anyhow::Result<RunReport> {
-    let mut reports = (0..repeat.max(1))
-        .map(|_| run())
-        .collect::<anyhow::Result<Vec<_>>>()?;
+/// The report of median throughput among `reports` (not empty).
+fn median(mut reports: Vec<RunReport>) -> Option<RunReport> {
     reports.sort_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s));
     let mid = reports.len() / 2;
-    Ok(reports.swap_remove(mid))
+    (!reports.is_empty()).then(|| reports.swap_remove(mid))
 }
 
 /// Runs the study; returns the summary.
@@ -337,25 +331,32 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
         + 3 * kinds;
     progress.start(total as u64, "paper 3's study", "runs");
     let mut rows: Vec<Row> = Vec::new();
-    let run_one = |part: &str,
-                   set: &KeySet,
-                   shift_to: Option<&KeySet>,
-                   run: RunOptions,
-                   rows: &mut Vec<Row>|
+    // Each of `runs` (one per kind) `repeat` times, the kinds taking turns in every round
+    // so that a slow spell of the machine falls on all of them; the median run is kept.
+    let run_kinds = |part: &str,
+                     set: &KeySet,
+                     shift_to: Option<&KeySet>,
+                     runs: &[RunOptions],
+                     rows: &mut Vec<Row>|
      -> anyhow::Result<()> {
-        progress.message(&format!("{} {} on {}", run.kind, run.workload, set.name));
-        let report = median_run(o.repeat, || {
-            updatable::run(&set.keys, shift_to.map(|s| s.keys.as_slice()), &run)
-        })?;
-        let mut row = Row::new(part, set, &report, o, &machine);
-        row.scan_len = if run.workload == Workload::Scan {
-            run.scan_len
-        } else {
-            0
-        };
-        row.shift_to = shift_to.map(|s| s.name.clone()).unwrap_or_default();
-        rows.push(row);
-        progress.step();
+        let mut reports: Vec<Vec<RunReport>> = vec![Vec::new(); runs.len()];
+        for _ in 0..o.repeat.max(1) {
+            for (run, got) in runs.iter().zip(&mut reports) {
+                progress.message(&format!("{} {} on {}", run.kind, run.workload, set.name));
+                let to = shift_to.map(|s| s.keys.as_slice());
+                got.push(updatable::run(&set.keys, to, run)?);
+            }
+        }
+        for (run, got) in runs.iter().zip(reports) {
+            let Some(report) = median(got) else { continue };
+            let mut row = Row::new(part, set, &report, o, &machine);
+            if run.workload == Workload::Scan {
+                row.scan_len = run.scan_len;
+            }
+            row.shift_to = shift_to.map(|s| s.name.clone()).unwrap_or_default();
+            rows.push(row);
+            progress.step();
+        }
         Ok(())
     };
     let base = |kind, workload| RunOptions {
@@ -373,9 +374,8 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
     for source in grid.iter().chain(&named) {
         let set = KeySet::load(source, o.n, o.seed)?;
         for &workload in &o.workloads {
-            for &kind in &o.kinds {
-                run_one("heatmap", &set, None, base(kind, workload), &mut rows)?;
-            }
+            let runs: Vec<RunOptions> = o.kinds.iter().map(|&k| base(k, workload)).collect();
+            run_kinds("heatmap", &set, None, &runs, &mut rows)?;
         }
         sets_seen.push((
             set.name.clone(),
@@ -390,14 +390,16 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
         for &len in &o.scan_lens {
             // About 2M entries read per run, at least 100 scans.
             let scans = (2_000_000 / len).clamp(100, o.ops.unwrap_or(o.n).max(100));
-            for &kind in &o.kinds {
-                let run = RunOptions {
+            let runs: Vec<RunOptions> = o
+                .kinds
+                .iter()
+                .map(|&k| RunOptions {
                     ops: Some(scans),
                     scan_len: len,
-                    ..base(kind, Workload::Scan)
-                };
-                run_one("scan", &set, None, run, &mut rows)?;
-            }
+                    ..base(k, Workload::Scan)
+                })
+                .collect();
+            run_kinds("scan", &set, None, &runs, &mut rows)?;
         }
     }
     // Fig. 12: easy → hard and hard → easy, each against inserting keys of its own
@@ -415,9 +417,8 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
             (&h, &e, "shift"),
             (&h, &h2, "shift-base"),
         ] {
-            for &kind in &o.kinds {
-                run_one(part, from, Some(to), base(kind, Workload::Shift), &mut rows)?;
-            }
+            let runs: Vec<RunOptions> = o.kinds.iter().map(|&k| base(k, Workload::Shift)).collect();
+            run_kinds(part, from, Some(to), &runs, &mut rows)?;
         }
     }
     // Bulk loads of n, 2n and 4n generated keys (a SOSD file: every 4th key, every
