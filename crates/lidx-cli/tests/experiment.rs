@@ -58,6 +58,23 @@ fn read_csv(path: &Path) -> Vec<HashMap<String, String>> {
         .collect()
 }
 
+/// `lidx experiment EXPERIMENT --out-dir o ARGS` for each case: exit 1, an error starting
+/// with `prefix` that names `want`, and no `o` left in `d`.
+fn refused_before_any_output(d: &Path, experiment: &str, prefix: &str, cases: &[(&[&str], &str)]) {
+    for &(args, want) in cases {
+        let out = lidx()
+            .current_dir(d)
+            .args(["experiment", experiment, "--out-dir", "o"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.starts_with(prefix) && err.contains(want), "{err}");
+        assert!(!d.join("o").exists(), "{args:?} left output");
+    }
+}
+
 fn png(path: &Path) {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert!(
@@ -285,27 +302,18 @@ fn unsorted_runs_every_build_join_and_sort_and_each_join_matches_every_outer_key
 fn bad_experiment_parameters_are_refused_before_any_output() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let d = dir.path();
-    for (args, want) in [
-        (&["--ratios", "0"][..], "ratios"),
-        (&["--io-depths", "0"][..], "io-depths"),
-        (&["--windows", "2"][..], "windows"),
-        (&["--indexes", "binary"][..], "indexes"),
-        (&["--n", "0"][..], "n"),
-    ] {
-        let out = lidx()
-            .current_dir(d)
-            .args(["experiment", "join-sorted", "--out-dir", "o"])
-            .args(args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
-        assert!(
-            err.starts_with("lidx: error: invalid") && err.contains(want),
-            "{err}"
-        );
-        assert!(!d.join("o").exists(), "{args:?} left output");
-    }
+    refused_before_any_output(
+        d,
+        "join-sorted",
+        "lidx: error: invalid",
+        &[
+            (&["--ratios", "0"], "ratios"),
+            (&["--io-depths", "0"], "io-depths"),
+            (&["--windows", "2"], "windows"),
+            (&["--indexes", "binary"], "indexes"),
+            (&["--n", "0"], "n"),
+        ],
+    );
     let out = lidx()
         .current_dir(d)
         .args(["experiment", "indexes", "--keys", "missing.keys"])
@@ -671,24 +679,17 @@ fn updatable_runs_every_kind_and_workload_and_refuses_bad_parameters() {
     let summary = std::fs::read_to_string(d.join("o/summary.md")).unwrap();
     assert!(summary.contains("| hard-l16-g1 |"), "{summary}");
 
-    for (args, want) in [
-        (&["--kinds", "alex,lipp"][..], "learned and traditional"),
-        (&["--n", "0"][..], "invalid n"),
-        (&["--sosd", "missing.keys"][..], "missing.keys"),
-        (&["--scan-lens", "0"][..], "scan lengths"),
-    ] {
-        let out = lidx()
-            .current_dir(d)
-            .args(["experiment", "updatable", "--out-dir", "bad"])
-            .args(args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
-        assert!(
-            err.starts_with("lidx: error:") && err.contains(want),
-            "{err}"
-        );
-        assert!(!d.join("bad").exists(), "{args:?} left output");
-    }
+    let fresh = d.join("fresh");
+    std::fs::create_dir(&fresh).unwrap();
+    refused_before_any_output(
+        &fresh,
+        "updatable",
+        "lidx: error:",
+        &[
+            (&["--kinds", "alex,lipp"], "learned and traditional"),
+            (&["--n", "0"], "invalid n"),
+            (&["--sosd", "missing.keys"], "missing.keys"),
+            (&["--scan-lens", "0"], "scan lengths"),
+        ],
+    );
 }

@@ -121,16 +121,20 @@ impl Node {
         node
     }
 
-    /// Nodes in the subtree.
-    fn count(&self) -> u64 {
-        1 + self
-            .slots
+    /// `f` summed over the child nodes.
+    fn over_children(&self, f: impl Fn(&Node) -> u64) -> u64 {
+        self.slots
             .iter()
             .map(|s| match s {
-                Slot::Child(c) => c.count(),
+                Slot::Child(c) => f(c),
                 _ => 0,
             })
-            .sum::<u64>()
+            .sum()
+    }
+
+    /// Nodes in the subtree.
+    fn count(&self) -> u64 {
+        1 + self.over_children(Node::count)
     }
 
     /// Appends the subtree's entries in key order.
@@ -208,14 +212,7 @@ impl Node {
 
     fn bytes(&self) -> u64 {
         (std::mem::size_of::<Node>() + self.slots.capacity() * std::mem::size_of::<Slot>()) as u64
-            + self
-                .slots
-                .iter()
-                .map(|s| match s {
-                    Slot::Child(c) => c.bytes(),
-                    _ => 0,
-                })
-                .sum::<u64>()
+            + self.over_children(Node::bytes)
     }
 }
 
