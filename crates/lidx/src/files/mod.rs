@@ -10,10 +10,17 @@
 //! - [`cache`]: start cold by dropping a file's pages or the whole OS page cache.
 //! - `map` (crate-private): the memory map, the one place in this module that needs
 //!   `unsafe`, with its argument.
+//! - `codec` (crate-private): little-endian encoding of file payloads, and a decoder that
+//!   checks every length before it reads.
+//! - `paged` (crate-private): the shape of lidx's paged files (a checksummed header block,
+//!   4096-byte pages, a checksummed tail), shared by the partitions file, the inserted
+//!   B+tree file and the ALEX file.
 
 pub mod atomic;
 pub mod cache;
+pub(crate) mod codec;
 mod map;
+pub(crate) mod paged;
 
 use std::fs::{File, OpenOptions};
 use std::io;

@@ -1,8 +1,8 @@
 //! No model at all: the window is the whole table, and the last-mile search is a binary
 //! search over all of it (the baseline every index is measured against).
 
-use super::codec::{Decoder, Encoder};
 use super::{Index, IndexKind, Window, check_sorted};
+use crate::files::codec::{Decoder, Encoder};
 use crate::{FormatError, Result};
 
 /// The "index" whose window is always `0..n`.

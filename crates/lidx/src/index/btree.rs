@@ -11,8 +11,8 @@
 
 use std::fmt;
 
-use super::codec::{Decoder, Encoder, invalid};
 use super::{Index, IndexKind, Window, partition_from, sorted_sample};
+use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::{FormatError, Result};
 
 /// Keys in one 4 KiB node.

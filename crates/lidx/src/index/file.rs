@@ -23,8 +23,8 @@
 
 use std::path::Path;
 
-use super::codec::{Decoder, Encoder};
 use super::{AnyIndex, IndexKind};
+use crate::files::codec::{Decoder, Encoder};
 use crate::files::{AtomicFile, map_readonly, open_regular};
 use crate::storage::Table;
 use crate::{Error, FormatError, Result};

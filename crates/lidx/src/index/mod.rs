@@ -29,7 +29,6 @@
 
 pub mod binary;
 pub mod btree;
-pub(crate) mod codec;
 pub mod file;
 pub mod measure;
 pub mod pgm;

@@ -42,12 +42,12 @@
 
 use std::fmt;
 
-use super::codec::{Decoder, Encoder, invalid};
 use super::partition_from;
 use super::{
     Index, IndexKind, LowerBoundPoints, Window, check_build, edge_window, lower_bound_points, miss,
     model_window, run_start_from,
 };
+use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::pla::{MAX_EPSILON, MAX_Y, PlaBuilder, Segment};
 use crate::{Error, FormatError, Result};
 

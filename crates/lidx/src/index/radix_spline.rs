@@ -11,11 +11,11 @@
 
 use std::fmt;
 
-use super::codec::{Decoder, Encoder, invalid};
 use super::partition_from;
 use super::{
     Index, IndexKind, Window, check_build, edge_window, lower_bound_points, miss, model_window,
 };
+use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::pla::{MAX_EPSILON, MAX_Y};
 use crate::{Error, FormatError, Result};
 

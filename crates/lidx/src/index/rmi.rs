@@ -20,8 +20,8 @@
 
 use std::fmt;
 
-use super::codec::{Decoder, Encoder, invalid};
 use super::{Index, IndexKind, Window, check_build, edge_window, lower_bound_points};
+use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::pla::MAX_Y;
 use crate::{Error, FormatError, Result};
 

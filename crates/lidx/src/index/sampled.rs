@@ -11,8 +11,8 @@
 
 use std::fmt;
 
-use super::codec::{Decoder, Encoder, invalid};
 use super::{Index, IndexKind, Pgm, PgmParams, Window, sorted_sample};
+use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::{FormatError, Result};
 
 /// Parameters of a sampled index.

@@ -25,7 +25,7 @@
 //! span()`; trained keys whose first difference lies within the positions taken map apart.
 
 use crate::FormatError;
-use crate::index::codec::{Decoder, Encoder, invalid};
+use crate::files::codec::{Decoder, Encoder, invalid};
 
 /// The most distinct integers a map produces: 2^53, the integers an `f64` holds exactly.
 pub const MAX_SPAN: u64 = 1 << 53;

@@ -15,7 +15,7 @@
 //! record; those bounds never decrease from piece to piece, so neither does `f`, whatever
 //! the pieces' fits (a PGM's neighbouring segments may overlap by up to `2ε`).
 
-use crate::index::codec::{Decoder, Encoder, invalid};
+use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::kv::LineFit;
 use crate::pla;
 use crate::{FormatError, Result};

@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 
 use lru::LruCache;
 
-use super::paged::{self, page_offset};
 use crate::files::AtomicFile;
-use crate::index::codec::{Decoder, Encoder, invalid};
+use crate::files::codec::{Decoder, Encoder, invalid};
+use crate::files::paged::{self, page_offset};
 use crate::memory::MemoryBudget;
 use crate::storage::{BLOCK_SIZE, Table};
 use crate::{Error, FormatError, Result};

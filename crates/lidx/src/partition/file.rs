@@ -26,9 +26,10 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::{PAGE_TUPLES, PartitionIndex, paged};
+use super::{PAGE_TUPLES, PartitionIndex};
 use crate::files::AtomicFile;
-use crate::index::codec::{Decoder, Encoder, invalid};
+use crate::files::codec::{Decoder, Encoder, invalid};
+use crate::files::paged;
 use crate::index::{Index, Pgm};
 use crate::storage::{BLOCK_SIZE, IoStats, TUPLE_SIZE, Tuple};
 use crate::{Error, FormatError, Result};
@@ -38,7 +39,7 @@ pub const MAGIC: [u8; 8] = *b"LIDXPRT\0";
 /// Format version written and read.
 pub const VERSION: u32 = 1;
 
-use super::paged::page_offset;
+use crate::files::paged::page_offset;
 
 /// Writes the index after the last page and the header in front; returns the bytes written.
 pub(super) fn write_index(out: &mut AtomicFile, index: &PartitionIndex) -> Result<u64> {

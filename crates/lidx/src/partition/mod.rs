@@ -17,7 +17,6 @@
 pub mod btree;
 mod file;
 pub mod join;
-mod paged;
 pub mod record;
 pub mod sort;
 #[cfg(test)]
@@ -557,7 +556,7 @@ impl PageWriter {
             let page = self.last_page[p];
             let take = (end - from).min((PAGE_TUPLES - filled) as usize);
             let bytes: &[u8] = bytemuck::cast_slice(&self.buffers[from..from + take]);
-            let offset = paged::page_offset(page) + filled * TUPLE_SIZE as u64;
+            let offset = crate::files::paged::page_offset(page) + filled * TUPLE_SIZE as u64;
             let crc = &mut self.page_crcs[page as usize];
             *crc = crc32c::crc32c_append(*crc, bytes);
             match pending {

@@ -1,26 +1,29 @@
-//! The shape both files of this module share (FORMAT.md sections 6 and 7): a 4096-byte
-//! header block (magic, version, three `u64` fields, the tail's length and CRC32C, the
-//! header's own CRC32C), 4096-byte pages, then a tail holding the index.
+//! The shape lidx's paged files share (FORMAT.md sections 6, 7 and 10: the partitions file,
+//! the inserted B+tree file, the ALEX file): a 4096-byte header block (magic, version, three
+//! `u64` fields, the tail's length and CRC32C, the header's own CRC32C), 4096-byte pages,
+//! then a tail holding the index.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use crate::files::{AtomicFile, open_regular};
-use crate::index::codec::{Decoder, Encoder};
-use crate::storage::BLOCK_SIZE;
+use super::codec::{Decoder, Encoder};
+use super::{AtomicFile, open_regular};
 use crate::{Error, FormatError, Result};
+
+/// Bytes of the header block and of every page (the `.tbl` block size).
+pub(crate) const PAGE_SIZE: usize = 4096;
 
 /// Bytes of the header's fields before its own CRC.
 const HEADER_FIELDS: usize = 52;
 
 /// Byte offset of page `page`.
-pub(super) fn page_offset(page: u64) -> u64 {
-    (1 + page) * BLOCK_SIZE as u64
+pub(crate) fn page_offset(page: u64) -> u64 {
+    (1 + page) * PAGE_SIZE as u64
 }
 
 /// Writes `tail` after `pages` pages and the header in front; returns the bytes written.
-pub(super) fn write_tail_and_header(
+pub(crate) fn write_tail_and_header(
     out: &mut AtomicFile,
     magic: [u8; 8],
     version: u32,
@@ -29,7 +32,7 @@ pub(super) fn write_tail_and_header(
     tail: &[u8],
 ) -> Result<u64> {
     out.write_all_at(page_offset(pages), tail)?;
-    let mut header = Vec::with_capacity(BLOCK_SIZE);
+    let mut header = Vec::with_capacity(PAGE_SIZE);
     let mut e = Encoder(&mut header);
     for b in magic {
         e.u8(b);
@@ -43,13 +46,13 @@ pub(super) fn write_tail_and_header(
     e.u32(crc32c::crc32c(tail));
     let crc = crc32c::crc32c(&header);
     Encoder(&mut header).u32(crc);
-    header.resize(BLOCK_SIZE, 0);
+    header.resize(PAGE_SIZE, 0);
     out.write_all_at(0, &header)?;
     Ok((tail.len() + header.len()) as u64)
 }
 
 /// A file of this shape, opened and checked as far as the shape goes.
-pub(super) struct Opened {
+pub(crate) struct Opened {
     pub file: File,
     pub fields: [u64; 3],
     pub tail: Vec<u8>,
@@ -58,7 +61,7 @@ pub(super) struct Opened {
 /// Opens the file at `path` and checks its shape: at least a header block, `magic`,
 /// the header CRC, `version`, a length of exactly the header, `fields[pages_field]` pages
 /// and the tail, and the tail's CRC. `what` names the kind of file in errors.
-pub(super) fn open(
+pub(crate) fn open(
     path: &Path,
     magic: [u8; 8],
     version: u32,
@@ -67,10 +70,10 @@ pub(super) fn open(
 ) -> Result<Opened> {
     let (file, len) = open_regular(path)?;
     let fail = |problem| Error::format(path, problem);
-    if len < BLOCK_SIZE as u64 {
+    if len < PAGE_SIZE as u64 {
         return Err(fail(FormatError::Truncated {
             what,
-            expected: BLOCK_SIZE as u64,
+            expected: PAGE_SIZE as u64,
             actual: len,
         }));
     }
@@ -96,7 +99,7 @@ pub(super) fn open(
     let pages = fields.get(pages_field).copied().unwrap_or(0);
     let expected_len = pages
         .checked_add(1)
-        .and_then(|b| b.checked_mul(BLOCK_SIZE as u64))
+        .and_then(|b| b.checked_mul(PAGE_SIZE as u64))
         .and_then(|b| b.checked_add(tail_len));
     if expected_len != Some(len) {
         return Err(fail(FormatError::CountMismatch {

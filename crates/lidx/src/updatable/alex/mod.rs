@@ -32,8 +32,14 @@
 //! Data nodes are linked left to right for scans. Nodes live in one arena and refer to
 //! each other by index; a split reuses the split node's index for its left half.
 
+mod plan;
+
 use super::{Counters, Updatable, check_sorted, last_of_each_key};
 use crate::Result;
+use plan::{
+    LOOKUP_WEIGHT, MIN_SLOTS, Model, NodeSink, Router, SEARCH_WEIGHT, SHIFT_WEIGHT, SMALL_RANGE,
+    expected_cost, place, slots_for,
+};
 
 /// Densities, sizes and the cost model's weights.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -62,163 +68,36 @@ impl Default for AlexParams {
     }
 }
 
-/// ALEX's cost weights: one exponential-search step, one shifted key, one node lookup.
-const SEARCH_WEIGHT: f64 = 20.0;
-const SHIFT_WEIGHT: f64 = 0.5;
-const LOOKUP_WEIGHT: f64 = 20.0;
-/// ALEX's weight of a byte of models (slots and node headers), per key of the whole index
-/// over the keys of the subtree: it keeps fanouts from growing for ever-smaller gains.
-const MODEL_BYTE_WEIGHT: f64 = 5e-7;
 /// Observed cost this many times the expected one, and above one node lookup, splits.
 const DEVIATION: f64 = 1.5;
 /// Shifts per insert at which a node splits before it is full (ALEX's catastrophic cost).
 const CATASTROPHIC_SHIFTS: u64 = 100;
 /// Inserts a node takes before its observed cost is trusted.
 const MIN_OBSERVED_INSERTS: u64 = 32;
-/// Slots of the smallest data node.
-const MIN_SLOTS: usize = 16;
-/// Bulk loads put ranges of at most this many keys into one data node outright, and give
-/// a child at least this many keys where adjacent slots allow.
-const SMALL_RANGE: usize = 64;
 
 const NONE: u32 = u32::MAX;
 
-/// A data node's linear model: position ≈ `intercept + slope · (key − base)`.
-#[derive(Clone, Copy, Debug, Default)]
-struct Model {
-    base: u64,
-    slope: f64,
-    intercept: f64,
-}
-
-impl Model {
-    /// The least-squares line from the keys of `entries` (sorted, distinct) to their
-    /// ranks, scaled onto `slots` positions.
-    fn fit(entries: &[(u64, u64)], slots: usize) -> Model {
-        let n = entries.len();
-        let Some(&(base, _)) = entries.first() else {
-            return Model::default();
-        };
-        let scale = slots as f64 / n as f64;
-        if n == 1 {
-            return Model {
-                base,
-                slope: 0.0,
-                intercept: slots as f64 / 2.0,
-            };
-        }
-        let x = |k: u64| (k - base) as f64;
-        let mean_x = entries.iter().map(|e| x(e.0)).sum::<f64>() / n as f64;
-        let mean_y = (n - 1) as f64 / 2.0;
-        let (mut sxy, mut sxx) = (0.0, 0.0);
-        for (i, e) in entries.iter().enumerate() {
-            let dx = x(e.0) - mean_x;
-            sxy += dx * (i as f64 - mean_y);
-            sxx += dx * dx;
-        }
-        let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-        Model {
-            base,
-            slope: slope * scale,
-            intercept: (mean_y - slope * mean_x) * scale,
-        }
-    }
-
-    /// The predicted position of `key` among `slots` positions.
-    fn predict(&self, key: u64, slots: usize) -> usize {
-        let at = self.intercept + self.slope * key.saturating_sub(self.base) as f64;
-        // `as` saturates: below 0 (and NaN) is 0.
-        (at as usize).min(slots - 1)
-    }
-}
-
-/// Where model-based placement puts `entries` among `slots` positions: each at its
-/// prediction, or just right of the previous one, leaving room for the rest; calls
-/// `place(i, predicted, position)`.
-fn place(
-    entries: &[(u64, u64)],
-    slots: usize,
-    model: &Model,
-    mut at: impl FnMut(usize, usize, usize),
-) {
-    let n = entries.len();
-    let mut next_free = 0;
-    for (i, e) in entries.iter().enumerate() {
-        let predicted = model.predict(e.0, slots);
-        let pos = predicted.max(next_free).min(slots - (n - i));
-        at(i, predicted, pos);
-        next_free = pos + 1;
-    }
-}
-
-/// Slots of a data node built `density` full over `n` keys: never fewer than two more
-/// than the keys, so the insert that triggered a rebuild always finds a gap.
-fn slots_for(n: usize, density: f64) -> usize {
-    ((n as f64 / density).ceil() as usize)
-        .max(n + 2)
-        .max(MIN_SLOTS)
-}
-
-/// The cost per key that a data node over `entries` with `slots` positions expects:
-/// exponential-search steps from prediction to position, and the keys an insert would
-/// shift (a run of `r` adjacent entries costs an insert landing in it about `r / 4`).
-fn expected_cost(entries: &[(u64, u64)], slots: usize) -> f64 {
-    let n = entries.len();
-    if n == 0 {
-        return 0.0;
-    }
-    let model = Model::fit(entries, slots);
-    let (mut steps, mut shift_mass, mut run, mut last) = (0.0, 0.0, 0usize, usize::MAX);
-    place(entries, slots, &model, |_, predicted, pos| {
-        steps += (predicted.abs_diff(pos) as f64 + 1.0).log2();
-        if last != usize::MAX && pos == last + 1 {
-            run += 1;
-        } else {
-            shift_mass += (run * run) as f64;
-            run = 1;
-        }
-        last = pos;
-    });
-    shift_mass += (run * run) as f64;
-    SEARCH_WEIGHT * steps / n as f64 + SHIFT_WEIGHT * shift_mass / (4.0 * n as f64)
-}
-
+/// An inner node: its router and a child per slot (a child may take a run of slots).
 #[derive(Clone, Debug)]
 struct Inner {
-    /// The model: slot = ⌊(key − base) · slope⌋, clamped to the slots. Doubling `slope`
-    /// (exact in floating point) doubles every slot, so a key's slot `s` becomes `2s` or
-    /// `2s + 1` when the slots double.
-    base: u64,
-    slope: f64,
+    router: Router,
     children: Vec<u32>,
     /// Distinct children (runs of slots).
     distinct: usize,
 }
 
 impl Inner {
-    /// An inner node of `fanout` slots whose model spans `lo..=hi` (`lo` in the first
-    /// slot, `hi` in the last).
-    fn spanning(lo: u64, hi: u64, fanout: usize) -> Inner {
-        let slope = if hi > lo {
-            fanout as f64 / (hi - lo) as f64
-        } else {
-            0.0
-        };
+    /// An inner node of `fanout` slots, none pointing anywhere yet.
+    fn new(router: Router, fanout: usize) -> Inner {
         Inner {
-            base: lo,
-            slope,
+            router,
             children: vec![NONE; fanout],
             distinct: 0,
         }
     }
 
-    fn slot_in(&self, key: u64, slots: usize, slope: f64) -> usize {
-        let at = (key.saturating_sub(self.base) as f64 * slope) as usize;
-        at.min(slots - 1)
-    }
-
     fn slot(&self, key: u64) -> usize {
-        self.slot_in(key, self.children.len(), self.slope)
+        self.router.slot(key, self.children.len())
     }
 
     /// The run of slots `[first, end)` that point where slot `at` does.
@@ -541,8 +420,6 @@ pub struct Alex {
     root: u32,
     /// Nodes the bulk load made (the arena holds these and `counters.nodes_created`).
     built_nodes: usize,
-    /// Keys the bulk load took.
-    total_keys: usize,
     counters: Counters,
 }
 
@@ -581,17 +458,16 @@ impl Alex {
             nodes: Vec::new(),
             root: 0,
             built_nodes: 0,
-            total_keys: entries.len(),
             counters: Counters::default(),
         };
-        let mut last_data = NONE;
-        index.root = index.build(&entries, &mut last_data);
+        let mut loader = Loader {
+            index: &mut index,
+            last_data: NONE,
+        };
+        let root = plan::bulk_load(&entries, &params, std::mem::size_of::<Data>(), &mut loader);
+        index.root = root;
         index.built_nodes = index.nodes.len();
         Ok(index)
-    }
-
-    fn max_data_keys(&self) -> usize {
-        (self.params.max_data_slots as f64 * self.params.init_density) as usize
     }
 
     fn push(&mut self, node: Node) -> u32 {
@@ -611,93 +487,6 @@ impl Alex {
             Node::Inner(n) => n,
             Node::Data(_) => unreachable!("node {id} is an inner node"),
         }
-    }
-
-    /// Builds the subtree over `entries`, linking its data nodes after `last_data`.
-    fn build(&mut self, entries: &[(u64, u64)], last_data: &mut u32) -> u32 {
-        let n = entries.len();
-        let init = self.params.init_density;
-        let as_data =
-            (n <= self.max_data_keys()).then(|| expected_cost(entries, slots_for(n, init)));
-        let inner = if n <= SMALL_RANGE {
-            None
-        } else {
-            self.best_fanout(entries, self.total_keys)
-        };
-        match (as_data, inner) {
-            (Some(data_cost), Some((inner_cost, _))) if data_cost <= inner_cost => {
-                self.build_data(entries, last_data)
-            }
-            (_, Some((_, fanout))) => self.build_inner(entries, fanout, last_data),
-            _ => self.build_data(entries, last_data),
-        }
-    }
-
-    fn build_data(&mut self, entries: &[(u64, u64)], last_data: &mut u32) -> u32 {
-        let data = Data::build(
-            entries,
-            slots_for(entries.len(), self.params.init_density),
-            NONE,
-        );
-        let id = self.push(Node::Data(data));
-        if *last_data != NONE {
-            self.data(*last_data).next = id;
-        }
-        *last_data = id;
-        id
-    }
-
-    fn build_inner(&mut self, entries: &[(u64, u64)], fanout: usize, last_data: &mut u32) -> u32 {
-        let (lo, hi) = (entries[0].0, entries[entries.len() - 1].0);
-        let node = Inner::spanning(lo, hi, fanout);
-        let groups = groups(entries, &node);
-        let id = self.push(Node::Inner(node));
-        for (slots, range) in groups {
-            let child = self.build(&entries[range], last_data);
-            let node = self.inner(id);
-            node.children[slots].fill(child);
-            node.distinct += 1;
-        }
-        id
-    }
-
-    /// The power-of-two fanout whose children, each a data node, cost least, with that
-    /// cost plus one node lookup and the models' bytes (weighted by how few of the
-    /// `total` keys the subtree takes); fanouts are tried upwards until two in a row do
-    /// no better (`None` where the keys cannot be parted).
-    fn best_fanout(&self, entries: &[(u64, u64)], total: usize) -> Option<(f64, usize)> {
-        let n = entries.len();
-        let (lo, hi) = (entries[0].0, entries[n - 1].0);
-        if lo == hi {
-            return None;
-        }
-        let init = self.params.init_density;
-        let mut best: Option<(f64, usize)> = None;
-        let mut worse = 0;
-        let mut fanout = 2;
-        while fanout <= self.params.max_fanout && fanout <= n.next_power_of_two() && worse < 2 {
-            let node = Inner::spanning(lo, hi, fanout);
-            let children = groups(entries, &node);
-            let model_bytes = fanout * 4 + children.len() * std::mem::size_of::<Data>();
-            let models = MODEL_BYTE_WEIGHT * model_bytes as f64 * total as f64 / n as f64;
-            let cost = LOOKUP_WEIGHT
-                + models
-                + children
-                    .into_iter()
-                    .map(|(_, r)| {
-                        let share = r.len() as f64 / n as f64;
-                        share * expected_cost(&entries[r.clone()], slots_for(r.len(), init))
-                    })
-                    .sum::<f64>();
-            if best.is_none_or(|(c, _)| cost < c) {
-                best = Some((cost, fanout));
-                worse = 0;
-            } else {
-                worse += 1;
-            }
-            fanout *= 2;
-        }
-        best
     }
 
     /// Descends to the data node for `key`, counting the nodes.
@@ -763,15 +552,18 @@ impl Alex {
         if slots > max || slots > 4 * node.distinct {
             return false;
         }
-        let first = node.slot_in(entries[0].0, slots, node.slope * 2.0);
-        let last = node.slot_in(entries[entries.len() - 1].0, slots, node.slope * 2.0);
+        let slope = node.router.slope * 2.0;
+        let first = node.router.slot_in(entries[0].0, slots, slope);
+        let last = node
+            .router
+            .slot_in(entries[entries.len() - 1].0, slots, slope);
         first != last
     }
 
     fn double(&mut self, p: u32) {
         let node = self.inner(p);
         node.children = node.children.iter().flat_map(|&c| [c, c]).collect();
-        node.slope *= 2.0;
+        node.router.slope *= 2.0;
     }
 
     /// Replaces data node `id` with one over `entries` of `slots` positions.
@@ -805,7 +597,7 @@ impl Alex {
     /// `parent`, or as the root), with `d`'s entries parted between two data nodes.
     fn split_down(&mut self, d: u32, entries: &[(u64, u64)], parent: Option<(u32, usize)>) {
         let (lo, hi) = (entries[0].0, entries[entries.len() - 1].0);
-        let mut node = Inner::spanning(lo, hi, 2);
+        let mut node = Inner::new(Router::spanning(lo, hi, 2), 2);
         let cut = entries.partition_point(|e| node.slot(e.0) < 1);
         let next = self.data(d).next;
         let right = self.new_data(&entries[cut..], next);
@@ -863,27 +655,33 @@ impl Alex {
     }
 }
 
-/// The children an inner node's model makes of `entries`: runs of adjacent slots and the
-/// entries they take. A run packs slots while it holds at most `SMALL_RANGE` keys; a slot
-/// with more stands alone; empty slots join the run on their left (or the first).
-/// Entries over more than one slot, more than `SMALL_RANGE` of them, make two runs or more.
-type Group = (std::ops::Range<usize>, std::ops::Range<usize>);
+/// The in-memory index as the bulk load's sink: gapped data nodes linked left to right.
+struct Loader<'a> {
+    index: &'a mut Alex,
+    last_data: u32,
+}
 
-fn groups(entries: &[(u64, u64)], node: &Inner) -> Vec<Group> {
-    let mut out: Vec<Group> = Vec::new();
-    let (mut slot_start, mut entry_start) = (0, 0);
-    let mut i = 0;
-    while i < entries.len() {
-        let s = node.slot(entries[i].0);
-        let end = i + entries[i..].partition_point(|e| node.slot(e.0) == s);
-        if i > entry_start && end - entry_start > SMALL_RANGE {
-            out.push((slot_start..s, entry_start..i));
-            (slot_start, entry_start) = (s, i);
+impl NodeSink<(u64, u64)> for Loader<'_> {
+    fn data(&mut self, _at: usize, entries: &[(u64, u64)], slots: usize) -> u32 {
+        let id = self
+            .index
+            .push(Node::Data(Data::build(entries, slots, NONE)));
+        if self.last_data != NONE {
+            self.index.data(self.last_data).next = id;
         }
-        i = end;
+        self.last_data = id;
+        id
     }
-    out.push((slot_start..node.children.len(), entry_start..entries.len()));
-    out
+
+    fn inner(&mut self, router: Router, fanout: usize) -> u32 {
+        self.index.push(Node::Inner(Inner::new(router, fanout)))
+    }
+
+    fn child(&mut self, id: u32, slots: std::ops::Range<usize>, child: u32) {
+        let node = self.index.inner(id);
+        node.children[slots].fill(child);
+        node.distinct += 1;
+    }
 }
 
 impl Updatable for Alex {

@@ -1,0 +1,321 @@
+//! What the ALEX-like index in memory ([`Alex`](super::Alex)) and on disk
+//! ([`AlexFile`](super::file::AlexFile)) share: the data nodes' linear models and
+//! model-based placement, the inner nodes' routing models, ALEX's cost model, and the bulk
+//! load that decides, range by range, between a data node and an inner node of the fanout
+//! the cost model prefers (paper 3, section 2.1; Ding et al., section 4.3).
+//!
+//! The bulk load builds nothing itself: it hands each node to a [`NodeSink`], which the
+//! in-memory index fills with gapped arrays and the file writer with node descriptors.
+//! It takes entries with duplicate keys (a file indexes a table, whose keys may repeat);
+//! equal keys always route to the same slot, so they land in one data node.
+
+use std::ops::Range;
+
+use super::AlexParams;
+
+/// ALEX's cost weights: one exponential-search step, one shifted key, one node lookup.
+pub(super) const SEARCH_WEIGHT: f64 = 20.0;
+pub(super) const SHIFT_WEIGHT: f64 = 0.5;
+pub(super) const LOOKUP_WEIGHT: f64 = 20.0;
+/// ALEX's weight of a byte of models (slots and node headers), per key of the whole index
+/// over the keys of the subtree: it keeps fanouts from growing for ever-smaller gains.
+const MODEL_BYTE_WEIGHT: f64 = 5e-7;
+/// Slots of the smallest data node.
+pub(super) const MIN_SLOTS: usize = 16;
+/// Bulk loads put ranges of at most this many keys into one data node outright, and give
+/// a child at least this many keys where adjacent slots allow.
+pub(super) const SMALL_RANGE: usize = 64;
+
+/// An entry of a bulk load: anything with a key (a key alone, or a key and its payload).
+pub(super) trait Keyed: Copy {
+    /// The key.
+    fn key(self) -> u64;
+}
+
+impl Keyed for u64 {
+    #[inline]
+    fn key(self) -> u64 {
+        self
+    }
+}
+
+impl Keyed for (u64, u64) {
+    #[inline]
+    fn key(self) -> u64 {
+        self.0
+    }
+}
+
+/// A data node's linear model: position ≈ `intercept + slope · (key − base)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Model {
+    pub base: u64,
+    pub slope: f64,
+    pub intercept: f64,
+}
+
+impl Model {
+    /// The least-squares line from the keys of `entries` (sorted; equal keys allowed) to
+    /// their ranks, scaled onto `slots` positions.
+    pub fn fit<E: Keyed>(entries: &[E], slots: usize) -> Model {
+        let n = entries.len();
+        let Some(base) = entries.first().map(|e| e.key()) else {
+            return Model::default();
+        };
+        let scale = slots as f64 / n as f64;
+        if n == 1 {
+            return Model {
+                base,
+                slope: 0.0,
+                intercept: slots as f64 / 2.0,
+            };
+        }
+        let x = |e: &E| (e.key() - base) as f64;
+        let mean_x = entries.iter().map(x).sum::<f64>() / n as f64;
+        let mean_y = (n - 1) as f64 / 2.0;
+        let (mut sxy, mut sxx) = (0.0, 0.0);
+        for (i, e) in entries.iter().enumerate() {
+            let dx = x(e) - mean_x;
+            sxy += dx * (i as f64 - mean_y);
+            sxx += dx * dx;
+        }
+        let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+        Model {
+            base,
+            slope: slope * scale,
+            intercept: (mean_y - slope * mean_x) * scale,
+        }
+    }
+
+    /// The predicted position of `key` among `slots` positions (`slots` at least 1).
+    #[inline]
+    pub fn predict(&self, key: u64, slots: usize) -> usize {
+        let at = self.intercept + self.slope * key.saturating_sub(self.base) as f64;
+        // `as` saturates: below 0 (and NaN) is 0.
+        (at as usize).min(slots.saturating_sub(1))
+    }
+}
+
+/// Where model-based placement puts `entries` among `slots` positions (at least as many
+/// as the entries): each at its prediction, or just right of the previous one, leaving
+/// room for the rest; calls `at(i, predicted, position)` in order, positions increasing.
+pub(super) fn place<E: Keyed>(
+    entries: &[E],
+    slots: usize,
+    model: &Model,
+    mut at: impl FnMut(usize, usize, usize),
+) {
+    let n = entries.len();
+    let mut next_free = 0;
+    for (i, e) in entries.iter().enumerate() {
+        let predicted = model.predict(e.key(), slots);
+        let pos = predicted.max(next_free).min(slots - (n - i));
+        at(i, predicted, pos);
+        next_free = pos + 1;
+    }
+}
+
+/// Slots of a data node built `density` full over `n` keys: never fewer than two more
+/// than the keys, so the insert that triggered a rebuild always finds a gap.
+pub(super) fn slots_for(n: usize, density: f64) -> usize {
+    ((n as f64 / density).ceil() as usize)
+        .max(n + 2)
+        .max(MIN_SLOTS)
+}
+
+/// The cost per key that a data node over `entries` with `slots` positions expects:
+/// exponential-search steps from prediction to position, and the keys an insert would
+/// shift (a run of `r` adjacent entries costs an insert landing in it about `r / 4`).
+pub(super) fn expected_cost<E: Keyed>(entries: &[E], slots: usize) -> f64 {
+    let n = entries.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let model = Model::fit(entries, slots);
+    let (mut steps, mut shift_mass, mut run, mut last) = (0.0, 0.0, 0usize, usize::MAX);
+    place(entries, slots, &model, |_, predicted, pos| {
+        steps += (predicted.abs_diff(pos) as f64 + 1.0).log2();
+        if last != usize::MAX && pos == last + 1 {
+            run += 1;
+        } else {
+            shift_mass += (run * run) as f64;
+            run = 1;
+        }
+        last = pos;
+    });
+    shift_mass += (run * run) as f64;
+    SEARCH_WEIGHT * steps / n as f64 + SHIFT_WEIGHT * shift_mass / (4.0 * n as f64)
+}
+
+/// An inner node's routing model over its child slots: slot = ⌊(key − base) · slope⌋,
+/// clamped to the slots. Doubling `slope` (exact in floating point) doubles every slot, so
+/// a key's slot `s` becomes `2s` or `2s + 1` when the slots double.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Router {
+    pub base: u64,
+    pub slope: f64,
+}
+
+impl Router {
+    /// The router of `fanout` slots whose span is `lo..=hi` (`lo` in the first slot, `hi`
+    /// in the last).
+    pub fn spanning(lo: u64, hi: u64, fanout: usize) -> Router {
+        let slope = if hi > lo {
+            fanout as f64 / (hi - lo) as f64
+        } else {
+            0.0
+        };
+        Router { base: lo, slope }
+    }
+
+    /// The slot of `key` among `slots` (at least 1) under `slope`.
+    #[inline]
+    pub fn slot_in(&self, key: u64, slots: usize, slope: f64) -> usize {
+        let at = (key.saturating_sub(self.base) as f64 * slope) as usize;
+        at.min(slots.saturating_sub(1))
+    }
+
+    /// The slot of `key` among `slots` (at least 1).
+    #[inline]
+    pub fn slot(&self, key: u64, slots: usize) -> usize {
+        self.slot_in(key, slots, self.slope)
+    }
+}
+
+/// A child of an inner node: the run of slots it takes and the entries it holds.
+pub(super) type Group = (Range<usize>, Range<usize>);
+
+/// The children an inner node's router makes of `entries` over `fanout` slots: runs of
+/// adjacent slots and the entries they take. A run packs slots while it holds at most
+/// `SMALL_RANGE` keys; a slot with more stands alone; empty slots join the run on their
+/// left (or the first). Entries over more than one slot, more than `SMALL_RANGE` of them,
+/// make two runs or more.
+pub(super) fn groups<E: Keyed>(entries: &[E], router: &Router, fanout: usize) -> Vec<Group> {
+    let mut out: Vec<Group> = Vec::new();
+    let (mut slot_start, mut entry_start) = (0, 0);
+    let mut i = 0;
+    while i < entries.len() {
+        let s = router.slot(entries[i].key(), fanout);
+        let end = i + entries[i..].partition_point(|e| router.slot(e.key(), fanout) == s);
+        if i > entry_start && end - entry_start > SMALL_RANGE {
+            out.push((slot_start..s, entry_start..i));
+            (slot_start, entry_start) = (s, i);
+        }
+        i = end;
+    }
+    out.push((slot_start..fanout, entry_start..entries.len()));
+    out
+}
+
+/// What a bulk load hands its nodes to, parents before children, data nodes left to
+/// right.
+pub(super) trait NodeSink<E> {
+    /// A data node over `entries`, which start at entry `at` of the bulk load, with
+    /// `slots` positions; returns its id.
+    fn data(&mut self, at: usize, entries: &[E], slots: usize) -> u32;
+    /// An inner node of `fanout` slots routed by `router`, its children to come; returns
+    /// its id.
+    fn inner(&mut self, router: Router, fanout: usize) -> u32;
+    /// Points slots `slots` of inner node `id` at `child`.
+    fn child(&mut self, id: u32, slots: Range<usize>, child: u32);
+}
+
+/// Bulk-loads `entries` (sorted; equal keys allowed) into `sink`, whose data nodes take
+/// `data_node_bytes` each besides their slots (what the fanout search weighs a child's
+/// model at); returns the root's id.
+pub(super) fn bulk_load<E: Keyed>(
+    entries: &[E],
+    params: &AlexParams,
+    data_node_bytes: usize,
+    sink: &mut impl NodeSink<E>,
+) -> u32 {
+    let planner = Planner {
+        params,
+        total: entries.len(),
+        data_node_bytes,
+    };
+    planner.build(0, entries, sink)
+}
+
+/// The bulk load's settings.
+struct Planner<'a> {
+    params: &'a AlexParams,
+    /// Keys of the whole bulk load.
+    total: usize,
+    /// Bytes of a data node besides its slots.
+    data_node_bytes: usize,
+}
+
+impl Planner<'_> {
+    fn max_data_keys(&self) -> usize {
+        (self.params.max_data_slots as f64 * self.params.init_density) as usize
+    }
+
+    /// Builds the subtree over `entries`, which start at entry `at`.
+    fn build<E: Keyed>(&self, at: usize, entries: &[E], sink: &mut impl NodeSink<E>) -> u32 {
+        let n = entries.len();
+        let init = self.params.init_density;
+        let as_data =
+            (n <= self.max_data_keys()).then(|| expected_cost(entries, slots_for(n, init)));
+        let inner = if n <= SMALL_RANGE {
+            None
+        } else {
+            self.best_fanout(entries)
+        };
+        match (as_data, inner) {
+            (Some(data_cost), Some((inner_cost, _))) if data_cost <= inner_cost => {
+                sink.data(at, entries, slots_for(n, init))
+            }
+            (_, Some((_, fanout))) => {
+                let (lo, hi) = (entries[0].key(), entries[n - 1].key());
+                let router = Router::spanning(lo, hi, fanout);
+                let id = sink.inner(router, fanout);
+                for (slots, range) in groups(entries, &router, fanout) {
+                    let child = self.build(at + range.start, &entries[range], sink);
+                    sink.child(id, slots, child);
+                }
+                id
+            }
+            _ => sink.data(at, entries, slots_for(n, init)),
+        }
+    }
+
+    /// The power-of-two fanout whose children, each a data node, cost least, with that
+    /// cost plus one node lookup and the models' bytes (weighted by how few of all the
+    /// keys the subtree takes); fanouts are tried upwards until two in a row do no better
+    /// (`None` where the keys cannot be parted: they are all equal).
+    fn best_fanout<E: Keyed>(&self, entries: &[E]) -> Option<(f64, usize)> {
+        let n = entries.len();
+        let (lo, hi) = (entries[0].key(), entries[n - 1].key());
+        if lo == hi {
+            return None;
+        }
+        let init = self.params.init_density;
+        let mut best: Option<(f64, usize)> = None;
+        let mut worse = 0;
+        let mut fanout = 2;
+        while fanout <= self.params.max_fanout && fanout <= n.next_power_of_two() && worse < 2 {
+            let router = Router::spanning(lo, hi, fanout);
+            let children = groups(entries, &router, fanout);
+            let model_bytes = fanout * 4 + children.len() * self.data_node_bytes;
+            let models = MODEL_BYTE_WEIGHT * model_bytes as f64 * self.total as f64 / n as f64;
+            let cost = LOOKUP_WEIGHT
+                + models
+                + children
+                    .into_iter()
+                    .map(|(_, r)| {
+                        let share = r.len() as f64 / n as f64;
+                        share * expected_cost(&entries[r.clone()], slots_for(r.len(), init))
+                    })
+                    .sum::<f64>();
+            if best.is_none_or(|(c, _)| cost < c) {
+                best = Some((cost, fanout));
+                worse = 0;
+            } else {
+                worse += 1;
+            }
+            fanout *= 2;
+        }
+        best
+    }
+}
