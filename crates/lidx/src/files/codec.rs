@@ -89,6 +89,11 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// Bytes not read yet.
+    pub(crate) fn remaining(&self) -> usize {
+        self.bytes.len()
+    }
+
     /// The next `len` bytes, as they are.
     pub(crate) fn bytes(&mut self, len: usize) -> Result<&'a [u8], FormatError> {
         match self.bytes.split_at_checked(len) {

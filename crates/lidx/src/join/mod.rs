@@ -18,7 +18,7 @@ pub mod merge;
 pub mod output;
 pub mod parallel;
 pub mod record;
-mod scan;
+pub(crate) mod scan;
 
 pub use driver::{JoinMethod, JoinPlan, JoinRequest, JoinRun, Stage};
 pub use grace::grace_hash_join;

@@ -32,7 +32,11 @@
 //! Data nodes are linked left to right for scans. Nodes live in one arena and refer to
 //! each other by index; a split reuses the split node's index for its left half.
 
+pub mod file;
+pub mod join;
 mod plan;
+
+pub use file::{AlexFile, AlexReader, BuildReport};
 
 use super::{Counters, Updatable, check_sorted, last_of_each_key};
 use crate::Result;
@@ -65,6 +69,27 @@ impl Default for AlexParams {
             max_data_slots: 1 << 20,
             max_fanout: 1 << 21,
         }
+    }
+}
+
+impl AlexParams {
+    /// Fails unless `0 < min_density <= init_density < max_density < 1`, data nodes have
+    /// at least 16 slots and inner nodes at least 2.
+    pub fn check(&self) -> Result<()> {
+        let (init, min, max) = (self.init_density, self.min_density, self.max_density);
+        if !(0.0 < min && min <= init && init < max && max < 1.0) {
+            return Err(crate::Error::param(
+                "densities",
+                "0 < minimum <= initial < maximum < 1",
+            ));
+        }
+        if self.max_data_slots < MIN_SLOTS || self.max_fanout < 2 {
+            return Err(crate::Error::param(
+                "node sizes",
+                format!("at least {MIN_SLOTS} data slots and 2 child slots"),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -434,24 +459,7 @@ impl Alex {
     /// An index over `entries` (sorted; the last payload of a key wins) with `params`.
     pub fn with_params(entries: &[(u64, u64)], params: AlexParams) -> Result<Alex> {
         check_sorted(entries, "Alex::bulk_load")?;
-        let AlexParams {
-            init_density: init,
-            min_density: min,
-            max_density: max,
-            ..
-        } = params;
-        if !(0.0 < min && min <= init && init < max && max < 1.0) {
-            return Err(crate::Error::param(
-                "densities",
-                "0 < minimum <= initial < maximum < 1",
-            ));
-        }
-        if params.max_data_slots < MIN_SLOTS || params.max_fanout < 2 {
-            return Err(crate::Error::param(
-                "node sizes",
-                format!("at least {MIN_SLOTS} data slots and 2 child slots"),
-            ));
-        }
+        params.check()?;
         let entries = last_of_each_key(entries);
         let mut index = Alex {
             params,
