@@ -1176,6 +1176,167 @@ fn bad_join_inputs_are_refused_before_any_output() {
 }
 
 #[test]
+fn alex_files_build_check_and_join_like_the_other_indexes() {
+    let dir = setup();
+    let d = dir.path();
+    outer_sample(d, true);
+    let built = ok(
+        d,
+        &[
+            "index", "build", "--table", "s.tbl", "--kind", "alex", "--out", "s.alex",
+        ],
+    );
+    assert!(
+        built.contains("built ALEX over 2000 tuples") && built.contains("in memory"),
+        "{built}"
+    );
+    let info = ok(d, &["index", "info", "s.alex", "--table", "s.tbl"]);
+    assert!(
+        info.contains("tuples       2000") && info.contains("matches      s.tbl"),
+        "{info}"
+    );
+    // The same triples as the B+tree's INLJ, with a saved file or one built for the join
+    // (and removed after); the outer table is shuffled.
+    let mut outputs = Vec::new();
+    for (method, index, out) in [
+        ("inlj:alex", Some("s.alex"), "a.tbl"),
+        ("inlj:alex", None, "b.tbl"),
+        ("hash", None, "h.tbl"),
+    ] {
+        let mut args = vec![
+            "join", "--outer", "r.tbl", "--inner", "s.tbl", "--method", method, "--direct",
+            "--cold", "--out", out,
+        ];
+        if let Some(index) = index {
+            args.extend(["--index", index]);
+        }
+        let said = ok(d, &args);
+        assert!(said.contains(": 200 output tuples"), "{said}");
+        if method == "inlj:alex" {
+            assert_eq!(said.contains("ALEX file built"), index.is_none(), "{said}");
+        }
+        outputs.push(triples_of(&d.join(out)));
+    }
+    assert_eq!(outputs[0], outputs[2]);
+    assert_eq!(outputs[1], outputs[2]);
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.starts_with('.')),
+        "a scratch file was left: {names:?}"
+    );
+    let json = ok(
+        d,
+        &[
+            "join",
+            "--outer",
+            "s.tbl",
+            "--inner",
+            "s.tbl",
+            "--method",
+            "inlj:alex",
+            "--index",
+            "s.alex",
+            "--count-only",
+            "--json",
+        ],
+    );
+    let record: lidx::join::JoinRecord = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(
+        (record.method.as_str(), record.output_tuples),
+        ("inlj:alex", 2000)
+    );
+    assert_eq!(record.lookups, 2000);
+    assert!(record.inner_reads > 0 && record.inner_blocks == record.inner_reads);
+
+    // Bad inputs: one error line, exit 1, no output.
+    unsorted_table(d);
+    ok(
+        d,
+        &["gen", "--dist", "udense", "--n", "2000", "--out", "o.keys"],
+    );
+    ok(d, &["table", "build", "--keys", "o.keys", "--out", "o.tbl"]);
+    fails(
+        d,
+        &[
+            "join",
+            "--outer",
+            "r.tbl",
+            "--inner",
+            "o.tbl",
+            "--method",
+            "inlj:alex",
+            "--index",
+            "s.alex",
+            "--out",
+            "x.tbl",
+        ],
+        &["s.alex", "built for"],
+    );
+    fails(
+        d,
+        &["index", "info", "s.alex", "--table", "o.tbl"],
+        &["s.alex", "other keys"],
+    );
+    fails(
+        d,
+        &[
+            "join",
+            "--outer",
+            "r.tbl",
+            "--inner",
+            "s.tbl",
+            "--method",
+            "inlj:alex",
+            "--threads",
+            "2",
+            "--count-only",
+        ],
+        &["--threads", "inlj:alex"],
+    );
+    fails(
+        d,
+        &[
+            "index", "build", "--table", "s.tbl", "--kind", "alex", "--every", "4", "--out",
+            "y.alex",
+        ],
+        &["--every", "alex"],
+    );
+    fails(
+        d,
+        &[
+            "index", "build", "--table", "u.tbl", "--kind", "alex", "--out", "y.alex",
+        ],
+        &["u.tbl"],
+    );
+    let bytes = std::fs::read(d.join("s.alex")).unwrap();
+    std::fs::write(d.join("cut.alex"), &bytes[..bytes.len() - 3]).unwrap();
+    fails(d, &["index", "info", "cut.alex"], &["cut.alex"]);
+    let mut flipped = bytes.clone();
+    flipped[4096 + 100] ^= 1;
+    std::fs::write(d.join("flip.alex"), &flipped).unwrap();
+    fails(
+        d,
+        &[
+            "join",
+            "--outer",
+            "s.tbl",
+            "--inner",
+            "s.tbl",
+            "--method",
+            "inlj:alex",
+            "--index",
+            "flip.alex",
+            "--out",
+            "x.tbl",
+        ],
+        &["flip.alex", "checksum mismatch in data block 1"],
+    );
+}
+
+#[test]
 fn the_grace_hash_join_spills_over_its_budget() {
     let dir = setup();
     let d = dir.path();

@@ -3,6 +3,11 @@
 //! reference); the INLJ through it emits what a nested loop emits; a file with any byte
 //! changed or cut short is refused, when opened or when the page is read.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a failed test"
+)]
+
 use std::path::Path;
 
 use lidx::storage::{ReadMode, Table, TableWriter, Tuple};
@@ -31,9 +36,8 @@ fn key_set() -> impl Strategy<Value = Vec<u64>> {
             .map(|i| base.saturating_add(i))
             .collect::<Vec<_>>()),
         (any::<u64>(), 1usize..600).prop_map(|(k, len)| vec![k; len]),
-        (0u64..50, 1usize..400).prop_map(|(base, len)| (0..len as u64)
-            .map(|i| base + i * 3)
-            .collect()),
+        (0u64..50, 1usize..400)
+            .prop_map(|(base, len)| (0..len as u64).map(|i| base + i * 3).collect()),
         (1usize..50).prop_map(|len| (0..len as u64).map(|i| u64::MAX - i * 2).collect()),
         prop::collection::vec(any::<u64>(), 0..300),
         prop::collection::vec(

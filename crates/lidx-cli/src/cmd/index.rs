@@ -12,6 +12,7 @@ use lidx::memory::MemoryBudget;
 use lidx::partition::btree::{self, InsertedBTree};
 use lidx::partition::{self, PartitionFile, PartitionParams, UnsortedRecord};
 use lidx::storage::{TUPLE_SIZE, Table};
+use lidx::updatable::alex::{self, AlexFile, AlexParams};
 
 use crate::progress::Context;
 use crate::units::{human_bytes, parse_count, parse_size};
@@ -39,12 +40,15 @@ pub enum Command {
     Bench(BenchArgs),
 }
 
-/// What `--kind` names: a kind of the index family (over a sorted table) or one of the
-/// unclustered kinds over an unsorted table (paper 1, section 4.4).
+/// What `--kind` names: a kind of the index family (over a sorted table), ALEX on disk
+/// (over a sorted table), or one of the unclustered kinds over an unsorted table (paper 1,
+/// section 4.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// A kind of the index family.
     Sorted(IndexKind),
+    /// ALEX on disk: the table's tuples in the data nodes of a file (paper 1, Fig. 5).
+    Alex,
     /// The learned partition index.
     Partition,
     /// The B+tree built by inserts.
@@ -58,10 +62,12 @@ impl std::str::FromStr for Kind {
         match s {
             "partition" => Ok(Kind::Partition),
             "btree-inserts" => Ok(Kind::BTreeInserts),
-            _ => s
-                .parse::<IndexKind>()
-                .map(Kind::Sorted)
-                .map_err(|e| format!("{e}; over unsorted tables: partition, btree-inserts")),
+            "alex" => Ok(Kind::Alex),
+            _ => s.parse::<IndexKind>().map(Kind::Sorted).map_err(|e| {
+                format!(
+                    "{e}; also alex (ALEX on disk); over unsorted tables: partition, btree-inserts"
+                )
+            }),
         }
     }
 }
@@ -70,6 +76,7 @@ impl std::fmt::Display for Kind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Kind::Sorted(k) => k.fmt(f),
+            Kind::Alex => f.write_str("alex"),
             Kind::Partition => f.write_str("partition"),
             Kind::BTreeInserts => f.write_str("btree-inserts"),
         }
@@ -79,8 +86,9 @@ impl std::fmt::Display for Kind {
 /// Which kind, with its parameters (each defaults to the kind's 256-position setting).
 #[derive(clap::Args, Clone)]
 pub struct KindArgs {
-    /// Index kind: pgm, sampled-pgm, rs, rmi, btree or binary over a sorted table;
-    /// partition (learned partitioning) or btree-inserts over an unsorted one.
+    /// Index kind: pgm, sampled-pgm, rs, rmi, btree or binary over a sorted table, or alex
+    /// (ALEX on disk: a file of its data nodes holding the table's tuples); partition
+    /// (learned partitioning) or btree-inserts over an unsorted one.
     #[arg(long)]
     kind: Kind,
     /// Error bound in positions (pgm: 127; sampled-pgm: ε′ over the samples, 1; rs: 127).
@@ -231,6 +239,7 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
     refuse_same_file(&args.table, &args.out)?;
     let kind = match args.kind.kind {
         Kind::Sorted(kind) => kind,
+        Kind::Alex => return build_alex(ctx, &args),
         unclustered => return build_unclustered(ctx, &args, unclustered),
     };
     if args.memory_limit.is_some() || args.cgroup.is_some() || args.json {
@@ -320,6 +329,61 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         100.0 * index.size_in_bytes() as f64 / data_bytes as f64,
         index.max_width(),
         args.out.display()
+    );
+    Ok(())
+}
+
+/// `index build --kind alex`: ALEX's data nodes, holding the table's tuples, in a file; its
+/// inner nodes and node descriptors are what `lidx join --method inlj:alex` loads.
+fn build_alex(ctx: &Context, args: &BuildArgs) -> anyhow::Result<()> {
+    let k = &args.kind;
+    let flags = [
+        ("--epsilon", k.epsilon.is_some()),
+        ("--epsilon-rec", k.epsilon_rec.is_some()),
+        ("--max-height", k.max_height.is_some()),
+        ("--every", k.every.is_some()),
+        ("--radix-bits", k.radix_bits.is_some()),
+        ("--root", k.root.is_some()),
+        ("--branching", k.branching.is_some()),
+        ("--max-window", k.max_window.is_some()),
+        ("--tune", args.tune),
+        ("--threads", args.threads.is_some()),
+        ("--memory-limit", args.memory_limit.is_some()),
+        ("--cgroup", args.cgroup.is_some()),
+        ("--json", args.json),
+    ];
+    if let Some((flag, _)) = flags.iter().find(|(_, on)| *on) {
+        bail!("{flag} does not apply to --kind alex");
+    }
+    let (table, keys) = sorted_keys(ctx, &args.table, "building an ALEX file")?;
+    let n = table.len();
+    let bar = ctx.bar(n, "choosing nodes, then placing", "tuples");
+    let report = alex::file::build(&table, &keys, &args.out, &AlexParams::default(), |done| {
+        bar.set_position(done)
+    })?;
+    bar.finish_and_clear();
+    let data_bytes = n * TUPLE_SIZE as u64;
+    say!(
+        "built ALEX over {n} tuples in {:.2} s (choosing nodes {:.2} s, writing {:.2} s); saved to {}",
+        report.plan_s + report.write_s,
+        report.plan_s,
+        report.write_s,
+        args.out.display()
+    );
+    say!(
+        "  {} data nodes under {} inner nodes, depth {}; {} pages of {} slots, {:.0}% full; file {}",
+        report.data_nodes,
+        report.inner_nodes,
+        report.depth,
+        report.pages,
+        alex::file::SLOTS_PER_PAGE,
+        100.0 * n as f64 / report.slots.max(1) as f64,
+        human_bytes(report.file_bytes)
+    );
+    say!(
+        "  in memory {} ({:.3}% of the table's data): the inner nodes and a descriptor per data node",
+        human_bytes(report.memory_bytes),
+        100.0 * report.memory_bytes as f64 / data_bytes.max(1) as f64
     );
     Ok(())
 }
@@ -517,6 +581,9 @@ fn info(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> 
         }
         return check_unclustered(path, table, tree.len());
     }
+    if magic == alex::file::MAGIC {
+        return info_alex(ctx, path, table);
+    }
     let (index, fp) = file::load(path)?;
     let rows = [
         ("file", path.display().to_string()),
@@ -549,6 +616,66 @@ fn info(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> 
         ]
     });
     for (k, v) in rows.into_iter().chain(pgm_rows.into_iter().flatten()) {
+        say!("{k:<12} {v}");
+    }
+    if let Some(table) = table {
+        let (_, keys) = sorted_keys(ctx, table, "checking an index")?;
+        fp.check(&KeysFingerprint::of(&keys), path, table)?;
+        say!("matches      {}", table.display());
+    }
+    Ok(())
+}
+
+/// `index info` of an ALEX file; with `--table`, checks it was built from that table.
+fn info_alex(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> {
+    let alex = AlexFile::open(path)?;
+    let fp = alex.fingerprint();
+    let p = alex.params();
+    let rows = [
+        ("file", path.display().to_string()),
+        (
+            "kind",
+            "alex (ALEX on disk: data nodes in the file, inner nodes in memory)".to_string(),
+        ),
+        ("tuples", alex.len().to_string()),
+        ("key range", format!("{} ..= {}", fp.min_key, fp.max_key)),
+        ("keys crc32c", format!("{:#010x}", fp.crc32c)),
+        (
+            "nodes",
+            format!(
+                "{} data, {} inner, depth {}",
+                alex.data_nodes(),
+                alex.inner_nodes(),
+                alex.depth()
+            ),
+        ),
+        (
+            "pages",
+            format!(
+                "{} of {} slots ({} slots, {:.0}% full)",
+                alex.pages(),
+                alex::file::SLOTS_PER_PAGE,
+                alex.slots(),
+                100.0 * alex.len() as f64 / alex.slots().max(1) as f64
+            ),
+        ),
+        (
+            "parameters",
+            format!(
+                "density {}/{}/{}, data nodes of at most {} slots, inner nodes of at most {}",
+                p.min_density, p.init_density, p.max_density, p.max_data_slots, p.max_fanout
+            ),
+        ),
+        (
+            "in memory",
+            format!(
+                "{} ({} bytes)",
+                human_bytes(alex.size_in_bytes()),
+                alex.size_in_bytes()
+            ),
+        ),
+    ];
+    for (k, v) in rows {
         say!("{k:<12} {v}");
     }
     if let Some(table) = table {

@@ -17,6 +17,7 @@ use lidx::partition::join::{
 };
 use lidx::storage::profile::StorageProfile;
 use lidx::storage::{IoBackend, IoStats, ReadMode, Table, TableWriter};
+use lidx::updatable::alex::join::{self as alex_join, AlexJoin};
 
 use crate::progress::Context;
 use crate::units::{human_bytes, parse_size};
@@ -33,6 +34,8 @@ struct MethodArg(Option<JoinMethod>);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum MethodChoice {
     Sorted(MethodArg),
+    /// `inlj:alex`: through ALEX on disk, whose file holds the inner table's tuples.
+    Alex,
     Unsorted(UnsortedMethod),
 }
 
@@ -42,8 +45,13 @@ impl FromStr for MethodChoice {
         if let Some(m) = UnsortedMethod::ALL.into_iter().find(|m| m.name() == s) {
             return Ok(MethodChoice::Unsorted(m));
         }
+        if s == alex_join::METHOD {
+            return Ok(MethodChoice::Alex);
+        }
         s.parse().map(MethodChoice::Sorted).map_err(|e: String| {
-            format!("{e}; over unsorted tables: partition, btree-inserts, sort-merge")
+            format!(
+                "{e}; also inlj:alex (ALEX on disk); over unsorted tables: partition, btree-inserts, sort-merge"
+            )
         })
     }
 }
@@ -80,9 +88,10 @@ pub struct Args {
     #[arg(long, value_name = "S.tbl")]
     inner: PathBuf,
     /// inlj:pgm, inlj:sampled-pgm, inlj:rs, inlj:rmi, inlj:btree, inlj:binary, merge, hash,
-    /// grace, or auto (the cost model's pick); over unsorted tables, partition (learned
-    /// partition indexes), btree-inserts (B+trees built by inserts) or sort-merge (an
-    /// external merge sort of each, then merge).
+    /// grace, or auto (the cost model's pick); inlj:alex (through ALEX on disk, whose file
+    /// holds the inner table's tuples: `lidx index build --kind alex`); over unsorted
+    /// tables, partition (learned partition indexes), btree-inserts (B+trees built by
+    /// inserts) or sort-merge (an external merge sort of each, then merge).
     #[arg(long)]
     method: MethodChoice,
     /// Saved unclustered indexes of the outer and inner tables (partition, btree-inserts);
@@ -97,8 +106,8 @@ pub struct Args {
     /// labelled as such].
     #[arg(long, value_name = "PROFILE.json")]
     profile: Option<PathBuf>,
-    /// A saved index of the inner table (inlj); without it one is built with the kind's
-    /// defaults, and its build time is reported apart.
+    /// A saved index of the inner table (inlj; an ALEX file for inlj:alex); without it one
+    /// is built with the kind's defaults, and its build time is reported apart.
     #[arg(long, value_name = "S.idx")]
     index: Option<PathBuf>,
     /// Threads, each joining a contiguous share of the outer table (of the inner for hash).
@@ -158,6 +167,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let cgroup_limit = crate::limits::enter_cgroup(args.cgroup.as_deref(), args.json)?;
     let method = match args.method {
         MethodChoice::Sorted(m) => m,
+        MethodChoice::Alex => return run_alex(ctx, &args),
         MethodChoice::Unsorted(m) => return run_unsorted(ctx, &args, m, cgroup_limit),
     };
     if args.outer_index.is_some() || args.inner_index.is_some() {
@@ -341,6 +351,86 @@ fn run_unsorted(
             human_bytes(join.budget.peak()),
             human_bytes(join.budget.limit()),
             human_bytes(rss)
+        );
+    }
+    Ok(())
+}
+
+/// `--method inlj:alex`: the index nested loop join through ALEX on disk, on one thread.
+fn run_alex(ctx: &Context, args: &Args) -> anyhow::Result<()> {
+    let refused = [
+        ("--threads", args.threads != 1),
+        ("--io-depth", args.io_depth != 1),
+        ("--no-cursor", args.no_cursor),
+        ("--no-monotone", args.no_monotone),
+        ("--outer-index", args.outer_index.is_some()),
+        ("--inner-index", args.inner_index.is_some()),
+        ("--memory-budget", args.memory_budget.is_some()),
+        ("--profile", args.profile.is_some()),
+    ];
+    if let Some((flag, _)) = refused.iter().find(|(_, on)| *on) {
+        bail!(
+            "{flag} does not apply to --method inlj:alex (one thread, one page read at a time, no cost model)"
+        );
+    }
+    let scratch_dir = match &args.out {
+        Some(out) => lidx::files::parent_dir(out),
+        None => lidx::files::parent_dir(&args.inner),
+    };
+    let join = AlexJoin {
+        outer: &args.outer,
+        inner: &args.inner,
+        index: args.index.as_deref(),
+        scratch_dir,
+        mode: if args.direct {
+            ReadMode::Direct
+        } else {
+            ReadMode::Buffered
+        },
+        read_size: args.read_size,
+        cold: args.cold,
+        output: args.out.as_deref(),
+    };
+    let spinner = Context {
+        quiet: ctx.quiet || args.json,
+    }
+    .spinner("joining");
+    let record = alex_join::run(&join, |stage| spinner.set_message(stage.to_string()));
+    spinner.finish_and_clear();
+    let record = JoinRecord {
+        peak_rss: lidx::memory::peak_rss(),
+        ..record?
+    };
+    if args.json {
+        say!("{}", serde_json::to_string(&record)?);
+        return Ok(());
+    }
+    say!(
+        "{} join of {} with {}: {} output tuples in {:.3} s on 1 thread, {} reads",
+        record.method,
+        args.outer.display(),
+        args.inner.display(),
+        record.output_tuples,
+        record.join_s,
+        if record.direct {
+            "O_DIRECT"
+        } else {
+            "buffered"
+        }
+    );
+    if let Some(b) = record.build_s {
+        say!("  ALEX file built in {b:.3} s (not counted in the join), removed after");
+    }
+    say!(
+        "  {} lookups; the inner side is the ALEX file's pages",
+        record.lookups
+    );
+    say!("  {}", io_line("outer", record.outer_io()));
+    say!("  {}", io_line("inner", record.inner_io()));
+    if let (Some(synced), Some(out)) = (record.fsync_s, &args.out) {
+        say!(
+            "  wrote {} as the join ran, fsync and rename {synced:.3} s",
+            out.display()
         );
     }
     Ok(())

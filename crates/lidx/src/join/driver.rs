@@ -515,10 +515,16 @@ fn record(
         name.push_str(" no-monotone");
     }
     let deep = inlj && request.io_depth > 1;
+    let measured = JoinRecord::measured(
+        name,
+        request.mode == ReadMode::Direct,
+        request.read_size,
+        (inputs.outer.len(), inputs.inner.len()),
+        stats,
+        join_s,
+    );
     JoinRecord {
-        method: name,
         threads: request.threads,
-        direct: request.mode == ReadMode::Direct,
         io_depth: if inlj { request.io_depth } else { 1 },
         cursor: inlj && request.cursor,
         monotone: inlj && request.monotone,
@@ -532,26 +538,9 @@ fn record(
         } else {
             "sync".to_string()
         },
-        read_size: request.read_size,
-        outer_tuples: inputs.outer.len(),
-        inner_tuples: inputs.inner.len(),
-        output_tuples: stats.output,
-        join_s,
-        build_s: None,
         write_s: write.map(|w| w.0),
         fsync_s: write.map(|w| w.1),
-        lookups: stats.lookups,
-        outer_blocks: stats.outer_io.blocks,
-        outer_bytes: stats.outer_io.bytes,
-        outer_reads: stats.outer_io.reads,
-        inner_blocks: stats.inner_io.blocks,
-        inner_bytes: stats.inner_io.bytes,
-        inner_reads: stats.inner_io.reads,
-        spilled_bytes: stats.spilled_bytes,
-        index_window: 0.0,
-        model_s: 0.0,
-        model_device: String::new(),
-        peak_rss: None,
+        ..measured
     }
 }
 

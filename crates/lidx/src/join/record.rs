@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::JoinStats;
 use crate::storage::IoStats;
 
 /// Every figure of one join: its settings, sizes, time, I/O and the cost model's estimate.
@@ -73,6 +74,50 @@ pub struct JoinRecord {
 }
 
 impl JoinRecord {
+    /// The figures of a join that ran as `method` over `tuples` (outer, inner), its
+    /// inputs read with `O_DIRECT` where `direct`, scanned `read_size` bytes at a time, in
+    /// `join_s` seconds, doing `stats`: one thread, one read at a time, neither of paper 1's
+    /// optimizations, no build, no output written, no cost model; callers set what differs.
+    pub fn measured(
+        method: String,
+        direct: bool,
+        read_size: u64,
+        tuples: (u64, u64),
+        stats: &JoinStats,
+        join_s: f64,
+    ) -> JoinRecord {
+        JoinRecord {
+            method,
+            threads: 1,
+            direct,
+            io_depth: 1,
+            io_backend: "sync".to_string(),
+            cursor: false,
+            monotone: false,
+            max_window_blocks: 0,
+            read_size,
+            outer_tuples: tuples.0,
+            inner_tuples: tuples.1,
+            output_tuples: stats.output,
+            join_s,
+            build_s: None,
+            write_s: None,
+            fsync_s: None,
+            lookups: stats.lookups,
+            outer_blocks: stats.outer_io.blocks,
+            outer_bytes: stats.outer_io.bytes,
+            outer_reads: stats.outer_io.reads,
+            inner_blocks: stats.inner_io.blocks,
+            inner_bytes: stats.inner_io.bytes,
+            inner_reads: stats.inner_io.reads,
+            spilled_bytes: stats.spilled_bytes,
+            index_window: 0.0,
+            model_s: 0.0,
+            model_device: String::new(),
+            peak_rss: None,
+        }
+    }
+
     /// The reads of the outer table.
     pub fn outer_io(&self) -> IoStats {
         IoStats {
