@@ -215,10 +215,12 @@ impl Setup {
             join.threads.to_string().into(),
             "--read-size".into(),
             join.read_size.to_string().into(),
-            "--profile".into(),
-            join.profile.into(),
             "--cold".into(),
         ];
+        // The cost model predicts the joins of tables; ALEX's has none.
+        if let ColdMethod::Table(_) = join.method {
+            args.extend(["--profile".into(), join.profile.into()]);
+        }
         if !self.buffered {
             args.push("--direct".into());
         }
@@ -274,8 +276,8 @@ pub struct ColdJoin<'a> {
     /// The inner table.
     pub inner: &'a Path,
     /// The method.
-    pub method: JoinMethod,
-    /// A saved index of the inner table (INLJ).
+    pub method: ColdMethod,
+    /// A saved index of the inner table (INLJ; the ALEX file for [`ColdMethod::Alex`]).
     pub index: Option<&'a Path>,
     /// Threads.
     pub threads: usize,
@@ -285,6 +287,30 @@ pub struct ColdJoin<'a> {
     pub io_depth: usize,
     /// The storage profile the join's cost model uses.
     pub profile: &'a Path,
+}
+
+/// A join method [`Setup::cold_join`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColdMethod {
+    /// A join of two tables (`lidx::join::driver`).
+    Table(JoinMethod),
+    /// The INLJ through ALEX on disk (`lidx::updatable::alex::join`).
+    Alex,
+}
+
+impl From<JoinMethod> for ColdMethod {
+    fn from(method: JoinMethod) -> Self {
+        ColdMethod::Table(method)
+    }
+}
+
+impl std::fmt::Display for ColdMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ColdMethod::Table(m) => m.fmt(f),
+            ColdMethod::Alex => f.write_str(lidx::updatable::alex::join::METHOD),
+        }
+    }
 }
 
 /// A key set of an experiment.

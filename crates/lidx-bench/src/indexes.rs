@@ -1,7 +1,9 @@
 //! `lidx experiment indexes`: paper 1's index study (section 5.2). For every index kind
 //! and key set: the in-memory size, the build time (keys in memory, as the paper measures),
 //! and the time of a cold INLJ self-join through the saved index in a fresh process
-//! (Fig. 5); and the sizes of PGM and sampled PGM as their window grows (Table 2).
+//! (Fig. 5), ALEX on disk among them (its data nodes, holding the tuples, in a file read a
+//! page at a time; its inner nodes in memory); and the sizes of PGM and sampled PGM as
+//! their window grows (Table 2).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -12,11 +14,12 @@ use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::measure::Queries;
 use lidx::index::{AnyIndex, AnyParams, IndexKind, tune};
 use lidx::join::{JoinMethod, JoinRecord};
-use lidx::storage::TUPLE_SIZE;
+use lidx::storage::{TUPLE_SIZE, Table};
+use lidx::updatable::alex::{self, AlexParams};
 use serde::Serialize;
 
 use crate::csv_rows::{Fixed, write_rows};
-use crate::harness::{ColdJoin, Scratch, Setup, Study, write_table};
+use crate::harness::{ColdJoin, ColdMethod, Scratch, Setup, Study, write_table};
 use crate::plot::{Scale, Series, chart};
 use crate::progress::Progress;
 use crate::text::{human_bytes, times};
@@ -24,11 +27,49 @@ use crate::text::{human_bytes, times};
 /// The window every kind of Fig. 5 is built for: one block of 256 tuples.
 const FIG5_WINDOW: u64 = 256;
 
+/// An index of Fig. 5: a kind of the index family, or ALEX on disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fig5Index {
+    /// A kind of the index family, at its 256-position setting (or tuned).
+    Family(IndexKind),
+    /// ALEX on disk (`lidx index build --kind alex`), at its default densities.
+    Alex,
+}
+
+impl Fig5Index {
+    /// The name on the command line and in the CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fig5Index::Family(kind) => kind.name(),
+            Fig5Index::Alex => "alex",
+        }
+    }
+}
+
+impl std::fmt::Display for Fig5Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Fig5Index {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "alex" {
+            return Ok(Fig5Index::Alex);
+        }
+        s.parse()
+            .map(Fig5Index::Family)
+            .map_err(|e: lidx::Error| format!("{e}, or alex"))
+    }
+}
+
 /// The study's own settings.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Index kinds for Fig. 5, each built for windows of at most 256 positions.
-    pub indexes: Vec<IndexKind>,
+    /// Indexes for Fig. 5, each family kind built for windows of at most 256 positions.
+    pub indexes: Vec<Fig5Index>,
     /// Windows for Table 2 (PGM and sampled PGM sizes).
     pub windows: Vec<u64>,
     /// Tune RadixSpline and RMI on each key set (the fastest lookups within 1% of the
@@ -39,11 +80,13 @@ pub struct Options {
 /// One index of Fig. 5 and its self-join.
 struct Row {
     set: String,
-    kind: IndexKind,
+    kind: Fig5Index,
     params: String,
     bytes: u64,
     max_window: u64,
     build_s: f64,
+    /// Bytes of the file the join reads on the inner side: the table, or ALEX's file.
+    inner_file_bytes: u64,
     join: JoinRecord,
 }
 
@@ -68,6 +111,7 @@ struct CsvRow<'a> {
     params: &'a str,
     max_window: u64,
     index_bytes: u64,
+    inner_file_bytes: u64,
     build_s: Fixed<6>,
     self_join_s: Fixed<6>,
     direct: bool,
@@ -108,6 +152,26 @@ fn fig5_index(kind: IndexKind, keys: &[u64], tuned: bool) -> anyhow::Result<(Any
     Ok((index, build_s))
 }
 
+/// The cold self-join of `table` through the saved index at `index` (paper 1: one thread,
+/// 1 MiB reads of the outer side, one window read at a time).
+fn self_join<'a>(
+    table: &'a Path,
+    method: ColdMethod,
+    index: &'a Path,
+    profile: &'a Path,
+) -> ColdJoin<'a> {
+    ColdJoin {
+        outer: table,
+        inner: table,
+        method,
+        index: Some(index),
+        threads: 1,
+        read_size: 1 << 20,
+        io_depth: 1,
+        profile,
+    }
+}
+
 /// Runs the study; returns the report to print.
 pub fn run(setup: &Setup, options: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
     if options.indexes.is_empty() {
@@ -142,33 +206,63 @@ pub fn run(setup: &Setup, options: &Options, progress: &dyn Progress) -> anyhow:
         let table = scratch.add(dirs.data.join(format!("{name}.tbl")));
         write_table(&keys, &table)?;
         let fingerprint = KeysFingerprint::of(&keys);
-        for &kind in &options.indexes {
-            progress.message(&format!("{name}: {kind}"));
-            let tuned = options.tune && matches!(kind, IndexKind::RadixSpline | IndexKind::Rmi);
-            let (index, build_s) = fig5_index(kind, &keys, tuned)?;
-            let path = scratch.add(dirs.data.join(format!("{name}.{kind}.idx")));
-            file::save(&path, &index, &fingerprint)?;
-            // The self-join, cold, in a fresh process through the saved index (paper 1).
-            let join = setup.cold_join(&ColdJoin {
-                outer: &table,
-                inner: &table,
-                method: JoinMethod::Inlj(kind),
-                index: Some(&path),
-                threads: 1,
-                read_size: 1 << 20,
-                io_depth: 1,
-                profile: profile_path,
-            })?;
+        let table_bytes = std::fs::metadata(&table)?.len();
+        for &index in &options.indexes {
+            progress.message(&format!("{name}: {index}"));
+            let row = match index {
+                Fig5Index::Family(kind) => {
+                    let tuned =
+                        options.tune && matches!(kind, IndexKind::RadixSpline | IndexKind::Rmi);
+                    let (built, build_s) = fig5_index(kind, &keys, tuned)?;
+                    let path = scratch.add(dirs.data.join(format!("{name}.{kind}.idx")));
+                    file::save(&path, &built, &fingerprint)?;
+                    // The self-join, cold, in a fresh process through the saved index (paper 1).
+                    let join = setup.cold_join(&self_join(
+                        &table,
+                        JoinMethod::Inlj(kind).into(),
+                        &path,
+                        profile_path,
+                    ))?;
+                    Row {
+                        set: name.clone(),
+                        kind: index,
+                        params: built.describe(),
+                        bytes: built.size_in_bytes(),
+                        max_window: built.max_width(),
+                        build_s,
+                        inner_file_bytes: table_bytes,
+                        join,
+                    }
+                }
+                Fig5Index::Alex => {
+                    let path = scratch.add(dirs.data.join(format!("{name}.alex")));
+                    let params = AlexParams::default();
+                    let report =
+                        alex::file::build(&Table::open(&table)?, &keys, &path, &params, |_| {})?;
+                    let join = setup.cold_join(&self_join(
+                        &table,
+                        ColdMethod::Alex,
+                        &path,
+                        profile_path,
+                    ))?;
+                    Row {
+                        set: name.clone(),
+                        kind: index,
+                        params: format!(
+                            "density={} nodes={}+{}",
+                            params.init_density, report.inner_nodes, report.data_nodes
+                        ),
+                        bytes: report.memory_bytes,
+                        max_window: 0,
+                        // The nodes are chosen in memory, then the tuples written: both build it.
+                        build_s: report.plan_s + report.write_s,
+                        inner_file_bytes: report.file_bytes,
+                        join,
+                    }
+                }
+            };
             progress.step();
-            rows.push(Row {
-                set: name.clone(),
-                kind,
-                params: index.describe(),
-                bytes: index.size_in_bytes(),
-                max_window: index.max_width(),
-                build_s,
-                join,
-            });
+            rows.push(row);
         }
         for kind in [IndexKind::Pgm, IndexKind::SampledPgm] {
             for &window in &options.windows {
@@ -201,6 +295,7 @@ pub fn run(setup: &Setup, options: &Options, progress: &dyn Progress) -> anyhow:
             params: &r.params,
             max_window: r.max_window,
             index_bytes: r.bytes,
+            inner_file_bytes: r.inner_file_bytes,
             build_s: Fixed(r.build_s),
             self_join_s: Fixed(r.join.join_s),
             direct: r.join.direct,
@@ -257,17 +352,17 @@ fn summarize(options: &Options, rows: &[Row], sizes: &[SizeRow]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "Fig. 5: size in memory, build time (keys in memory) and a cold INLJ self-join through each index. Paper (SSD, 200M-800M keys): PGM 1.1-1.7x faster than the B+tree in the self-join, 4x (real) to 10x (synthetic) smaller; learned indexes slower to build.\n"
+        "Fig. 5: size in memory, build time (keys in memory) and a cold INLJ self-join through each index. Paper (SSD, 200M-800M keys): PGM 1.1-1.7x faster than the B+tree in the self-join, 4x (real) to 10x (synthetic) smaller; learned indexes slower to build; ALEX on disk (data nodes in a file, inner nodes in memory) not competitive in the self-join and out of memory on OSM and Books. ALEX's build writes its file (the table's tuples in gapped data nodes), and its self-join reads that file, not the table.\n"
     );
     let _ = writeln!(
         s,
-        "| key set | index | params | max window | size | build s | self-join s | inner reads | speedup vs btree | btree size / size |"
+        "| key set | index | params | max window | size | inner file | build s | self-join s | inner reads | speedup vs btree | btree size / size |"
     );
-    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         let btree = rows
             .iter()
-            .find(|b| b.set == r.set && b.kind == IndexKind::BTree);
+            .find(|b| b.set == r.set && b.kind == Fig5Index::Family(IndexKind::BTree));
         let (vs_join, vs_size) = match btree {
             Some(b) => (
                 times(b.join.join_s / r.join.join_s),
@@ -275,14 +370,18 @@ fn summarize(options: &Options, rows: &[Row], sizes: &[SizeRow]) -> String {
             ),
             None => ("-".into(), "-".into()),
         };
+        let window = match r.kind {
+            Fig5Index::Alex => "-".to_string(),
+            Fig5Index::Family(_) => r.max_window.to_string(),
+        };
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {} | {vs_join} | {vs_size} |",
+            "| {} | {} | {} | {window} | {} | {} | {:.3} | {:.3} | {} | {vs_join} | {vs_size} |",
             r.set,
             r.kind,
             r.params,
-            r.max_window,
             human_bytes(r.bytes),
+            human_bytes(r.inner_file_bytes),
             r.build_s,
             r.join.join_s,
             r.join.inner_reads,

@@ -283,10 +283,10 @@ fn measure_set(
         for repeat in 0..options.repeat {
             for &threads in options.threads() {
                 progress.message(&format!("{name} 1:{ratio} t{threads}"));
-                let join = |method, read_size| ColdJoin {
+                let join = |method: JoinMethod, read_size| ColdJoin {
                     outer: &outer,
                     inner: &inner,
-                    method,
+                    method: method.into(),
                     index: None,
                     threads,
                     read_size,

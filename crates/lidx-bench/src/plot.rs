@@ -108,6 +108,20 @@ pub fn chart(
         .filter(keep)
         .collect();
     anyhow::ensure!(!all.is_empty(), "{}: nothing to plot", path.display());
+    // A log axis over less than a decade gets no labelled ticks: draw it linear.
+    let within_decade = |f: fn(&(f64, f64)) -> f64| {
+        let lo = all.iter().map(f).fold(f64::INFINITY, f64::min);
+        let hi = all.iter().map(f).fold(f64::NEG_INFINITY, f64::max);
+        hi < 10.0 * lo
+    };
+    let x_scale = match x_scale {
+        Scale::Log if within_decade(|p| p.0) => Scale::Linear,
+        scale => scale,
+    };
+    let y_scale = match y_scale {
+        Scale::Log if within_decade(|p| p.1) => Scale::Linear,
+        scale => scale,
+    };
     let range = |f: fn(&(f64, f64)) -> f64, scale: Scale| -> Range<f64> {
         let lo = all.iter().map(f).fold(f64::INFINITY, f64::min);
         let hi = all.iter().map(f).fold(f64::NEG_INFINITY, f64::max);
@@ -366,6 +380,48 @@ pub fn heatmaps(
     Ok(())
 }
 
+/// The corner of the plotting area (`x` and `y` pixel ranges) whose legend box would hide
+/// the fewest of the `drawn` points (upper right on a tie).
+fn legend_corner(
+    (x, y): (Range<i32>, Range<i32>),
+    series: &[Series],
+    drawn: &[(i32, i32)],
+) -> SeriesLabelPosition {
+    let longest = series.iter().map(|s| s.name.len()).max().unwrap_or(0) as i32;
+    let (w, h) = (40 + 8 * longest, 10 + 20 * series.len() as i32);
+    let corners = [
+        (
+            SeriesLabelPosition::UpperRight,
+            x.end - w..x.end,
+            y.start..y.start + h,
+        ),
+        (
+            SeriesLabelPosition::UpperLeft,
+            x.start..x.start + w,
+            y.start..y.start + h,
+        ),
+        (
+            SeriesLabelPosition::LowerRight,
+            x.end - w..x.end,
+            y.end - h..y.end,
+        ),
+        (
+            SeriesLabelPosition::LowerLeft,
+            x.start..x.start + w,
+            y.end - h..y.end,
+        ),
+    ];
+    corners
+        .into_iter()
+        .min_by_key(|(_, bx, by)| {
+            drawn
+                .iter()
+                .filter(|(px, py)| bx.contains(px) && by.contains(py))
+                .count()
+        })
+        .map_or(SeriesLabelPosition::UpperRight, |(pos, _, _)| pos)
+}
+
 fn draw<X, Y>(
     path: &Path,
     title: &str,
@@ -397,10 +453,12 @@ where
         .y_label_formatter(&y_ticks)
         .label_style(("sans-serif", 14))
         .draw()?;
+    let mut drawn: Vec<(i32, i32)> = Vec::new();
     for (i, s) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let mut pts: Vec<(f64, f64)> = s.points.iter().copied().filter(keep).collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        drawn.extend(pts.iter().map(|p| chart.backend_coord(p)));
         if lines && pts.len() > 1 {
             chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?;
         }
@@ -409,12 +467,13 @@ where
             .label(s.name.clone())
             .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
     }
+    let corner = legend_corner(chart.plotting_area().get_pixel_range(), series, &drawn);
     chart
         .configure_series_labels()
         .border_style(BLACK)
         .background_style(WHITE.mix(0.9))
         .label_font(("sans-serif", 14))
-        .position(SeriesLabelPosition::UpperRight)
+        .position(corner)
         .draw()?;
     root.present()
         .with_context(|| format!("{}: cannot write the plot", path.display()))?;

@@ -182,12 +182,21 @@ fn indexes_measures_every_kind_and_table_2() {
     let ix = d.join("ix");
     let rows = read_csv(&ix.join("indexes.csv"));
     let kinds: Vec<&str> = rows.iter().map(|r| r["index"].as_str()).collect();
-    assert_eq!(kinds, ["pgm", "sampled-pgm", "rs", "rmi", "btree"]);
+    assert_eq!(kinds, ["pgm", "sampled-pgm", "rs", "rmi", "btree", "alex"]);
+    let table_bytes = rows[0]["inner_file_bytes"].parse::<u64>().unwrap();
     for row in &rows {
         // A self-join of distinct keys: one output per key.
         assert_eq!(row["output_tuples"], "30000", "{row:?}");
         assert!(row["max_window"].parse::<u64>().unwrap() <= 384, "{row:?}");
         assert!(row["index_bytes"].parse::<u64>().unwrap() > 0);
+        assert!(row["inner_reads"].parse::<u64>().unwrap() > 0, "{row:?}");
+        // ALEX's self-join reads its own file, 0.7 full, larger than the table.
+        let inner_file = row["inner_file_bytes"].parse::<u64>().unwrap();
+        if row["index"] == "alex" {
+            assert!(inner_file > table_bytes, "{row:?}");
+        } else {
+            assert_eq!(inner_file, table_bytes, "{row:?}");
+        }
     }
     let sizes = read_csv(&ix.join("table2_sizes.csv"));
     assert_eq!(sizes.len(), 2 * 2);

@@ -199,14 +199,16 @@ pub struct JoinSortedArgs {
 pub struct IndexesArgs {
     #[command(flatten)]
     common: Common,
-    /// Index kinds for Fig. 5, each built for windows of at most 256 positions (the paper's
-    /// B+tree indexes every 256th key; RMI is the hybrid that bounds its leaves' windows).
+    /// Indexes for Fig. 5: kinds of the family, each built for windows of at most 256
+    /// positions (the paper's B+tree indexes every 256th key; RMI is the hybrid that bounds
+    /// its leaves' windows), and alex (ALEX on disk: its data nodes hold the tuples in a
+    /// file, its inner nodes stay in memory).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "pgm,sampled-pgm,rs,rmi,btree"
+        default_value = "pgm,sampled-pgm,rs,rmi,btree,alex"
     )]
-    indexes: Vec<IndexKind>,
+    indexes: Vec<indexes::Fig5Index>,
     /// Windows for Table 2 (PGM and sampled PGM sizes).
     #[arg(long, value_delimiter = ',', default_value = "256,1024,2048,4096")]
     windows: Vec<u64>,
