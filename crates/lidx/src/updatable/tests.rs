@@ -340,3 +340,45 @@ fn alex_grows_past_its_bulk_load_at_one_end_and_inside_and_keeps_every_key() {
     assert_eq!(left.len(), keys.len().div_ceil(10));
     assert!(index.size_in_bytes() < 16 * keys.len() as u64);
 }
+
+#[test]
+fn alex_stays_shallow_under_inserts_on_one_side() {
+    // Appends past the greatest key, inserts below the smallest, and an ascending run into
+    // a gap spanning all of u64: each keeps landing at one end of a node, where splitting
+    // by the keys alone would add a level every few hundred inserts.
+    let base = 1u64 << 40;
+    let bulk: Vec<(u64, u64)> = (0..100_000u64).map(|i| (base + 10 * i, i)).collect();
+    type Run = (&'static str, Vec<(u64, u64)>, Vec<u64>);
+    let runs: [Run; 3] = [
+        (
+            "ascending",
+            bulk.clone(),
+            (0..300_000).map(|i| base + 1_000_000 + i).collect(),
+        ),
+        (
+            "descending",
+            bulk,
+            (0..300_000).map(|i| base - 1 - i).collect(),
+        ),
+        (
+            "into a gap",
+            vec![(0, 0), (u64::MAX, 1)],
+            (1..50_000).collect(),
+        ),
+    ];
+    for (name, bulk, inserts) in runs {
+        let mut index = Alex::bulk_load(&bulk).unwrap();
+        let mut want: BTreeMap<u64, u64> = bulk.into_iter().collect();
+        for &k in &inserts {
+            index.insert(k, k);
+            want.insert(k, k);
+        }
+        index.check_structure().unwrap();
+        let depth = index.depth();
+        eprintln!("{name}: depth {depth}");
+        assert!(depth <= 16, "{name}: depth {depth}");
+        for &k in inserts.iter().step_by(97) {
+            assert_eq!(index.get(k), want.get(&k).copied(), "{name}: key {k}");
+        }
+    }
+}

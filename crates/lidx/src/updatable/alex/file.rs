@@ -60,6 +60,9 @@ const DATA_NODE_BYTES: usize = 40;
 const DATA_BIT: u32 = 1 << 31;
 /// Pages a reader keeps.
 const HELD_PAGES: usize = 4;
+/// Inner levels a file may have: a bulk load parts every range of more than 64 keys
+/// between two slots or more, so it nests at most about 64 deep.
+const MAX_DEPTH: usize = 128;
 
 /// An inner node: its router and a child reference per slot.
 #[derive(Clone, Debug, PartialEq)]
@@ -631,6 +634,21 @@ impl AlexFile {
                 )));
             }
         }
+        // What lookups never read: the slots past the last node, bits past slot 253.
+        for slot in self.slots()..self.pages * SLOTS_PER_PAGE {
+            if reader.slot(slot)? != (0, 0, false) {
+                return Err(fail(format!(
+                    "slot {slot}, past the last data node, is not zero"
+                )));
+            }
+        }
+        for page in 0..self.pages {
+            if reader.page(page)?[CRC_AT - 1] >> (SPP % 8) != 0 {
+                return Err(fail(format!(
+                    "page {page} marks slots past the 253rd as taken"
+                )));
+            }
+        }
         let found = KeysFingerprint {
             n: count,
             min_key: min,
@@ -811,6 +829,9 @@ fn check_tree(
     let mut stack = Vec::new();
     visit(root, &mut stack)?;
     while let Some(&(i, slot)) = stack.last() {
+        if stack.len() > MAX_DEPTH {
+            return Err(broken("nest deeper than a bulk load does"));
+        }
         let children = &inner[i].children;
         if slot == children.len() {
             stack.pop();

@@ -21,8 +21,12 @@
 //! whose expansion would pass the maximum node size (16 MiB, paper 3), splits; any other
 //! expands to 0.6 with a retrained model. A split is sideways where the node takes several
 //! parent slots (each half takes half of them), by doubling the parent's slots where that
-//! parts the node's keys and the parent may grow, and downwards (a new inner node of two
-//! children) otherwise. A removal empties its slot; a node fallen below half the minimum
+//! parts the node's keys and the parent may grow, and downwards otherwise: a new inner node
+//! of two children whose router spans the node's domain (the keys its parents route to it,
+//! bounded at the tree's edges to 64 times its keys' width past them), with enough slots to
+//! give its keys about two. Inserts past the root's last slot double the root's slots (ALEX's
+//! root expansion). So inserts that keep landing on one side of a node find fresh slots there
+//! instead of adding a level every few hundred inserts. A removal empties its slot; a node fallen below half the minimum
 //! density contracts to 0.7 (ALEX's contraction; paper 3 gives no bound).
 //!
 //! **Bulk load** chooses, for each key range, between one data node and an inner node
@@ -92,6 +96,12 @@ impl AlexParams {
         Ok(())
     }
 }
+
+/// How far past its keys, in multiples of their width, a node split downwards at the
+/// tree's edge aims its router.
+const EDGE_REACH: u64 = 64;
+/// The most slots a node split downwards gets.
+const MAX_SPLIT_FANOUT: usize = 1024;
 
 /// Observed cost this many times the expected one, and above one node lookup, splits.
 const DEVIATION: f64 = 1.5;
@@ -478,6 +488,23 @@ impl Alex {
         Ok(index)
     }
 
+    /// Levels of nodes from the root to the deepest data node (1 when the root is one).
+    pub fn depth(&self) -> u64 {
+        let mut deepest = 0;
+        let mut stack = vec![(self.root, 1u64)];
+        while let Some((id, level)) = stack.pop() {
+            deepest = deepest.max(level);
+            if let Node::Inner(n) = &self.nodes[id as usize] {
+                let mut s = 0;
+                while s < n.children.len() {
+                    stack.push((n.children[s], level + 1));
+                    s = n.span(s).1;
+                }
+            }
+        }
+        deepest
+    }
+
     fn push(&mut self, node: Node) -> u32 {
         self.nodes.push(node);
         (self.nodes.len() - 1) as u32
@@ -601,17 +628,68 @@ impl Alex {
         parent.distinct += 1;
     }
 
-    /// Puts a new inner node of two slots in data node `d`'s place (under slot `s` of
-    /// `parent`, or as the root), with `d`'s entries parted between two data nodes.
+    /// The keys routed to where `key` goes, as bounds from the runs of slots taken on the
+    /// way down (about: they only aim a new router), and whether each bound is open (no
+    /// inner node bounds that side: 0 or `u64::MAX`).
+    fn domain(&self, key: u64) -> ((u64, bool), (u64, bool)) {
+        let (mut lo, mut hi) = ((0u64, true), (u64::MAX, true));
+        let mut id = self.root;
+        while let Node::Inner(n) = &self.nodes[id as usize] {
+            let s = n.slot(key);
+            let (first, end) = n.span(s);
+            if first > 0 {
+                lo = (lo.0.max(n.router.key_at(first)), false);
+            }
+            if end < n.children.len() {
+                hi = (hi.0.min(n.router.key_at(end).saturating_sub(1)), false);
+            }
+            id = n.children[s];
+        }
+        (lo, hi)
+    }
+
+    /// Puts a new inner node in data node `d`'s place (under slot `s` of `parent`, or as
+    /// the root), with `d`'s entries parted between two data nodes. Its router spans `d`'s
+    /// domain, the keys its parents route to it (as ALEX aims a new node at its slots'
+    /// keys, not at the keys it holds), so that inserts arriving on one side find fresh
+    /// slots there instead of piling into the last one and splitting again a level lower;
+    /// an open side (the tree's edge) reaches [`EDGE_REACH`] times the keys' width past
+    /// them. Its fanout, a power of two up to [`MAX_SPLIT_FANOUT`], gives the keys' range
+    /// about two slots.
     fn split_down(&mut self, d: u32, entries: &[(u64, u64)], parent: Option<(u32, usize)>) {
         let (lo, hi) = (entries[0].0, entries[entries.len() - 1].0);
-        let mut node = Inner::new(Router::spanning(lo, hi, 2), 2);
-        let cut = entries.partition_point(|e| node.slot(e.0) < 1);
+        let width = (hi - lo).max(1);
+        let ((dlo, lo_open), (dhi, hi_open)) = self.domain(lo);
+        let reach = width.saturating_mul(EDGE_REACH);
+        let span_lo = if lo_open {
+            lo.saturating_sub(reach)
+        } else {
+            dlo.min(lo)
+        };
+        let span_hi = if hi_open {
+            hi.saturating_add(reach)
+        } else {
+            dhi.max(hi)
+        };
+        let wanted = (2.0 * (span_hi - span_lo) as f64 / width as f64).ceil();
+        let fanout = (wanted.min(MAX_SPLIT_FANOUT as f64) as usize)
+            .next_power_of_two()
+            .clamp(2, MAX_SPLIT_FANOUT.min(self.params.max_fanout).max(2));
+        let mut node = Inner::new(Router::spanning(span_lo, span_hi, fanout), fanout);
+        // Two runs of slots: up to the median entry's (past the first entry's) and after.
+        let first = node.slot(lo);
+        let mut cut_slot = node.slot(entries[entries.len() / 2].0);
+        if cut_slot == first {
+            cut_slot += 1;
+        }
+        let cut_slot = cut_slot.clamp(1, fanout - 1);
+        let cut = entries.partition_point(|e| node.slot(e.0) < cut_slot);
         let next = self.data(d).next;
         let right = self.new_data(&entries[cut..], next);
         let init = self.params.init_density;
         self.rebuild_data(d, &entries[..cut], slots_for(cut, init), right);
-        node.children = vec![d, right];
+        node.children[..cut_slot].fill(d);
+        node.children[cut_slot..].fill(right);
         node.distinct = 2;
         self.counters.nodes_created += 1;
         let id = self.push(Node::Inner(node));
@@ -619,6 +697,27 @@ impl Alex {
             Some((p, s)) => self.inner(p).children[s] = id,
             None => self.root = id,
         }
+    }
+
+    /// Where `key` lies just past the root's last slot, doubles the root's slots (as ALEX
+    /// expands its root for keys beyond it), the new ones pointing where the last one does:
+    /// every key keeps its child, and the inserts that follow, appends above all keys, find
+    /// slots of their own once that child splits sideways. A key further out changes
+    /// nothing (one outlier must not grow the root to its largest).
+    fn expand_root_for(&mut self, key: u64) {
+        let max = self.params.max_fanout;
+        let root = self.root;
+        let Node::Inner(n) = &mut self.nodes[root as usize] else {
+            return;
+        };
+        let slots = n.children.len();
+        let raw = n.router.raw_slot(key);
+        if raw < slots as f64 || raw >= 2.0 * slots as f64 || 2 * slots > max {
+            return;
+        }
+        let last = n.children[slots - 1];
+        n.children.resize(2 * slots, last);
+        self.counters.structure_modifications += 1;
     }
 
     /// Every node reachable from `id`, data nodes in key order into `data`; fails where a
@@ -707,6 +806,7 @@ impl Updatable for Alex {
     fn insert(&mut self, key: u64, payload: u64) {
         let max_density = self.params.max_density;
         let mut made_room = false;
+        self.expand_root_for(key);
         loop {
             let at = self.descend(key);
             let d = self.data(at.data);

@@ -138,12 +138,12 @@ pub(super) fn expected_cost<E: Keyed>(entries: &[E], slots: usize) -> f64 {
         if last != usize::MAX && pos == last + 1 {
             run += 1;
         } else {
-            shift_mass += (run * run) as f64;
+            shift_mass += run as f64 * run as f64;
             run = 1;
         }
         last = pos;
     });
-    shift_mass += (run * run) as f64;
+    shift_mass += run as f64 * run as f64;
     SEARCH_WEIGHT * steps / n as f64 + SHIFT_WEIGHT * shift_mass / (4.0 * n as f64)
 }
 
@@ -179,6 +179,26 @@ impl Router {
     #[inline]
     pub fn slot(&self, key: u64, slots: usize) -> usize {
         self.slot_in(key, slots, self.slope)
+    }
+
+    /// About the smallest key of slot `slot` (exact up to float rounding, which only
+    /// matters to callers aiming a new router): `u64::MAX` when no key reaches it.
+    pub fn key_at(&self, slot: usize) -> u64 {
+        if slot == 0 {
+            return self.base;
+        }
+        if self.slope <= 0.0 {
+            return u64::MAX;
+        }
+        // `as` saturates at u64::MAX.
+        self.base.saturating_add((slot as f64 / self.slope) as u64)
+    }
+
+    /// Where `key` falls before the slots are clamped: at or past `slots` for keys beyond
+    /// the router's span.
+    #[inline]
+    pub fn raw_slot(&self, key: u64) -> f64 {
+        key.saturating_sub(self.base) as f64 * self.slope
     }
 }
 
