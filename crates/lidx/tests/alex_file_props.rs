@@ -8,24 +8,14 @@
     reason = "tests may unwrap: a panic is a failed test"
 )]
 
+mod common;
+
 use std::path::Path;
 
-use lidx::storage::{ReadMode, Table, TableWriter, Tuple};
+use common::write_table;
+use lidx::storage::ReadMode;
 use lidx::updatable::alex::{AlexFile, AlexParams, AlexReader, file, join};
 use proptest::prelude::*;
-
-fn write(path: &Path, keys: &[u64], salt: u64) -> Table {
-    let mut w = TableWriter::create(path).unwrap();
-    for (i, &key) in keys.iter().enumerate() {
-        w.push(Tuple {
-            key,
-            value: salt + i as u64,
-        })
-        .unwrap();
-    }
-    w.finish().unwrap();
-    Table::open(path).unwrap()
-}
 
 /// Sorted key sets from pieces: dense runs, long runs of one key (longer than a page),
 /// small keys three apart, keys near u64::MAX, keys anywhere, the edges of u64, and a
@@ -76,7 +66,7 @@ fn reference(keys: &[u64], salt: u64, q: u64) -> Vec<u64> {
 }
 
 fn build(dir: &Path, keys: &[u64], params: &AlexParams) -> AlexFile {
-    let table = write(&dir.join("s.tbl"), keys, 2_000_000);
+    let table = write_table(&dir.join("s.tbl"), keys, 2_000_000);
     let out = dir.join("s.alex");
     let report = file::build(&table, keys, &out, params, |_| {}).unwrap();
     let alex = AlexFile::open(&out).unwrap();
@@ -114,7 +104,7 @@ proptest! {
             outer.rotate_left(k);
             outer.reverse();
         }
-        let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
+        let r = write_table(&dir.path().join("r.tbl"), &outer, 1_000_000);
         let alex = build(dir.path(), &inner, &params);
         let mut want = Vec::new();
         for (i, &a) in outer.iter().enumerate() {

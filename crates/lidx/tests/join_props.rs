@@ -2,13 +2,9 @@
 //! `(key, outer value, inner value)` triples, on inputs with duplicates on both sides,
 //! empty tables, 0 and u64::MAX, no matches and all matches.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "tests may unwrap: a panic is a failed test"
-)]
+mod common;
 
-use std::path::Path;
-
+use common::write_table;
 use lidx::Error;
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
 use lidx::join::{
@@ -16,21 +12,8 @@ use lidx::join::{
     merge_join, parallel_join, parallel_join_with,
 };
 use lidx::memory::MemoryBudget;
-use lidx::storage::{IoBackend, ReadMode, Table, TableWriter, Tuple};
+use lidx::storage::{IoBackend, ReadMode, Table, TableWriter};
 use proptest::prelude::*;
-
-fn write(path: &Path, keys: &[u64], salt: u64) -> Table {
-    let mut w = TableWriter::create(path).unwrap();
-    for (i, &key) in keys.iter().enumerate() {
-        w.push(Tuple {
-            key,
-            value: salt + i as u64,
-        })
-        .unwrap();
-    }
-    w.finish().unwrap();
-    Table::open(path).unwrap()
-}
 
 fn nested_loop(outer: &[u64], inner: &[u64]) -> Vec<(u64, u64, u64)> {
     let mut out = Vec::new();
@@ -73,8 +56,8 @@ proptest! {
     #[test]
     fn every_method_matches_the_nested_loop(outer in keys(), inner in keys(), read in prop_oneof![Just(1u64), Just(256), Just(300), Just(100_000)]) {
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-        let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
-        let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
+        let r = write_table(&dir.path().join("r.tbl"), &outer, 1_000_000);
+        let s = write_table(&dir.path().join("s.tbl"), &inner, 2_000_000);
         let want = nested_loop(&outer, &inner);
 
         for mode in [ReadMode::Buffered, ReadMode::Direct] {
@@ -115,8 +98,8 @@ proptest! {
     #[test]
     fn any_io_depth_gives_the_depth_one_output(outer in keys(), inner in keys(), depth in prop_oneof![Just(2usize), Just(3), Just(32)], wide in 1u64..4) {
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-        let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
-        let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
+        let r = write_table(&dir.path().join("r.tbl"), &outer, 1_000_000);
+        let s = write_table(&dir.path().join("s.tbl"), &inner, 2_000_000);
         let want = nested_loop(&outer, &inner);
         for kind in IndexKind::ALL {
             let index = AnyIndex::build(&inner, &AnyParams::default_for(kind)).unwrap();
@@ -149,8 +132,8 @@ proptest! {
     #[test]
     fn threads_give_the_one_thread_output(outer in keys(), inner in keys(), threads in 2usize..8) {
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-        let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
-        let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
+        let r = write_table(&dir.path().join("r.tbl"), &outer, 1_000_000);
+        let s = write_table(&dir.path().join("s.tbl"), &inner, 2_000_000);
         let index = AnyIndex::build(&inner, &AnyParams::default_for(IndexKind::SampledPgm)).unwrap();
         let hashed = HashTable::build(&r, ReadMode::Buffered, 256, &MemoryBudget::unlimited()).unwrap();
         let methods = [
@@ -177,8 +160,8 @@ fn the_monotone_window_reads_fewer_blocks_than_fresh_windows() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let inner: Vec<u64> = (0..100_000).map(|i| i * 2).collect();
     let outer: Vec<u64> = inner.iter().step_by(10).copied().collect();
-    let r = write(&dir.path().join("r.tbl"), &outer, 0);
-    let s = write(&dir.path().join("s.tbl"), &inner, 0);
+    let r = write_table(&dir.path().join("r.tbl"), &outer, 0);
+    let s = write_table(&dir.path().join("s.tbl"), &inner, 0);
     let index = AnyIndex::build(&inner, &AnyParams::default_for(IndexKind::Pgm)).unwrap();
     let run = |monotone| {
         let opts = InljOptions {
@@ -206,8 +189,8 @@ fn the_monotone_window_reads_fewer_blocks_than_fresh_windows() {
 #[test]
 fn inlj_refuses_an_index_of_another_size_and_unsorted_inputs() {
     let dir = tempfile::tempdir().unwrap();
-    let r = write(&dir.path().join("r.tbl"), &[3, 1, 2], 0);
-    let s = write(&dir.path().join("s.tbl"), &[1, 2, 3], 0);
+    let r = write_table(&dir.path().join("r.tbl"), &[3, 1, 2], 0);
+    let s = write_table(&dir.path().join("s.tbl"), &[1, 2, 3], 0);
     let index = AnyIndex::build(&[1, 2, 3, 4], &AnyParams::default_for(IndexKind::Pgm)).unwrap();
     let opts = InljOptions {
         mode: ReadMode::Buffered,
@@ -247,8 +230,8 @@ proptest! {
     #[test]
     fn grace_hash_join_matches_the_nested_loop(outer in prop::collection::vec(0u64..3000, 2500..3000), inner in prop::collection::vec(0u64..3000, 0..2000), budget in prop_oneof![Just(100_000u64), Just(1u64 << 30)]) {
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-        let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
-        let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
+        let r = write_table(&dir.path().join("r.tbl"), &outer, 1_000_000);
+        let s = write_table(&dir.path().join("s.tbl"), &inner, 2_000_000);
         let mut got = Vec::new();
         let memory = MemoryBudget::new(budget);
         let stats = grace_hash_join(&r, &s, ReadMode::Buffered, 256, &memory, dir.path(), &mut got).unwrap();
@@ -267,7 +250,7 @@ proptest! {
 fn a_budget_too_small_for_the_partitions_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let keys: Vec<u64> = (0..5000).collect();
-    let r = write(&dir.path().join("r.tbl"), &keys, 0);
+    let r = write_table(&dir.path().join("r.tbl"), &keys, 0);
     let err = grace_hash_join(
         &r,
         &r,
@@ -287,8 +270,8 @@ fn spilled_thread_outputs_fill_the_output_table_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let outer: Vec<u64> = (0..3000).map(|i| i / 3).collect();
     let inner: Vec<u64> = (0..5000).map(|i| i / 2).collect();
-    let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
-    let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
+    let r = write_table(&dir.path().join("r.tbl"), &outer, 1_000_000);
+    let s = write_table(&dir.path().join("s.tbl"), &inner, 2_000_000);
     let method = Method::Merge {
         mode: ReadMode::Buffered,
         read_tuples: 300,
@@ -337,8 +320,8 @@ fn hash_and_merge_joins_stay_within_their_budget_or_say_what_did_not_fit() {
     let outer: Vec<u64> = (0..3000).map(|i| i / 2).collect();
     // A run of 2000 equal inner keys: the merge join holds all their values at once.
     let inner: Vec<u64> = (0..4000).map(|i| if i < 2000 { 7 } else { i }).collect();
-    let r = write(&dir.path().join("r.tbl"), &outer, 1_000_000);
-    let s = write(&dir.path().join("s.tbl"), &inner, 2_000_000);
+    let r = write_table(&dir.path().join("r.tbl"), &outer, 1_000_000);
+    let s = write_table(&dir.path().join("s.tbl"), &inner, 2_000_000);
     let mut want = nested_loop(&outer, &inner);
     want.sort_unstable();
     let mut fitted = Vec::new();

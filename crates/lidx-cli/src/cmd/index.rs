@@ -215,6 +215,33 @@ pub struct BuildArgs {
     out: PathBuf,
 }
 
+impl BuildArgs {
+    /// Fails naming the first flag given that is not in `takes`, where the kind (one of
+    /// those with flags of their own: alex and the unclustered kinds) has no use for it.
+    fn refuse_flags_but(&self, takes: &[&str]) -> anyhow::Result<()> {
+        let k = &self.kind;
+        let given = [
+            ("--epsilon", k.epsilon.is_some()),
+            ("--epsilon-rec", k.epsilon_rec.is_some()),
+            ("--max-height", k.max_height.is_some()),
+            ("--every", k.every.is_some()),
+            ("--radix-bits", k.radix_bits.is_some()),
+            ("--root", k.root.is_some()),
+            ("--branching", k.branching.is_some()),
+            ("--max-window", k.max_window.is_some()),
+            ("--tune", self.tune),
+            ("--threads", self.threads.is_some()),
+            ("--memory-limit", self.memory_limit.is_some()),
+            ("--cgroup", self.cgroup.is_some()),
+            ("--json", self.json),
+        ];
+        match given.iter().find(|(flag, on)| *on && !takes.contains(flag)) {
+            Some((flag, _)) => bail!("{flag} does not apply to --kind {}", k.kind),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Opens a sorted table and loads its keys.
 fn sorted_keys(
     ctx: &Context,
@@ -336,25 +363,7 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
 /// `index build --kind alex`: ALEX's data nodes, holding the table's tuples, in a file; its
 /// inner nodes and node descriptors are what `lidx join --method inlj:alex` loads.
 fn build_alex(ctx: &Context, args: &BuildArgs) -> anyhow::Result<()> {
-    let k = &args.kind;
-    let flags = [
-        ("--epsilon", k.epsilon.is_some()),
-        ("--epsilon-rec", k.epsilon_rec.is_some()),
-        ("--max-height", k.max_height.is_some()),
-        ("--every", k.every.is_some()),
-        ("--radix-bits", k.radix_bits.is_some()),
-        ("--root", k.root.is_some()),
-        ("--branching", k.branching.is_some()),
-        ("--max-window", k.max_window.is_some()),
-        ("--tune", args.tune),
-        ("--threads", args.threads.is_some()),
-        ("--memory-limit", args.memory_limit.is_some()),
-        ("--cgroup", args.cgroup.is_some()),
-        ("--json", args.json),
-    ];
-    if let Some((flag, _)) = flags.iter().find(|(_, on)| *on) {
-        bail!("{flag} does not apply to --kind alex");
-    }
+    args.refuse_flags_but(&[])?;
     let (table, keys) = sorted_keys(ctx, &args.table, "building an ALEX file")?;
     let n = table.len();
     let bar = ctx.bar(n, "choosing nodes, then placing", "tuples");
@@ -394,24 +403,11 @@ const DEFAULT_MEMORY_LIMIT: u64 = 256 << 20;
 /// `index build --kind partition|btree-inserts`: an unclustered index over an unsorted table.
 fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Result<()> {
     let k = &args.kind;
-    let sorted_flags = [
-        ("--epsilon-rec", k.epsilon_rec.is_some()),
-        ("--max-height", k.max_height.is_some()),
-        ("--every", k.every.is_some()),
-        ("--radix-bits", k.radix_bits.is_some()),
-        ("--root", k.root.is_some()),
-        ("--branching", k.branching.is_some()),
-        ("--max-window", k.max_window.is_some()),
-        ("--tune", args.tune),
-        ("--threads", args.threads.is_some()),
-        (
-            "--epsilon",
-            kind == Kind::BTreeInserts && k.epsilon.is_some(),
-        ),
-    ];
-    if let Some((flag, _)) = sorted_flags.iter().find(|(_, on)| *on) {
-        bail!("{flag} does not apply to --kind {kind}");
-    }
+    let takes: &[&str] = match kind {
+        Kind::Partition => &["--epsilon", "--memory-limit", "--cgroup", "--json"],
+        _ => &["--memory-limit", "--cgroup", "--json"],
+    };
+    args.refuse_flags_but(takes)?;
     let cgroup_limit = crate::limits::enter_cgroup(args.cgroup.as_deref(), args.json)?;
     let ctx = &Context {
         quiet: ctx.quiet || args.json,

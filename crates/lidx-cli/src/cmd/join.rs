@@ -2,7 +2,7 @@
 //! or hash (paper 1, sections 3 and 4.3), on one or more threads, counting every block read.
 //! The join itself is `lidx::join::driver`'s; this module parses and prints.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use anyhow::bail;
@@ -405,19 +405,7 @@ fn run_alex(ctx: &Context, args: &Args) -> anyhow::Result<()> {
         say!("{}", serde_json::to_string(&record)?);
         return Ok(());
     }
-    say!(
-        "{} join of {} with {}: {} output tuples in {:.3} s on 1 thread, {} reads",
-        record.method,
-        args.outer.display(),
-        args.inner.display(),
-        record.output_tuples,
-        record.join_s,
-        if record.direct {
-            "O_DIRECT"
-        } else {
-            "buffered"
-        }
-    );
+    say_headline(&record, &args.outer, &args.inner, "")?;
     if let Some(b) = record.build_s {
         say!("  ALEX file built in {b:.3} s (not counted in the join), removed after");
     }
@@ -459,16 +447,7 @@ fn report(request: &JoinRequest, run: &JoinRun) -> anyhow::Result<()> {
     } else {
         String::new()
     };
-    say!(
-        "{} join of {} with {}: {} output tuples in {:.3} s on {} thread(s), {} reads{deep}",
-        r.method,
-        request.outer.display(),
-        request.inner.display(),
-        r.output_tuples,
-        r.join_s,
-        r.threads,
-        if r.direct { "O_DIRECT" } else { "buffered" }
-    );
+    say_headline(r, &request.outer, &request.inner, &deep)?;
     match (run.method, r.build_s) {
         (JoinMethod::Hash, Some(b)) => say!(
             "  hash table built in {b:.3} s; {:.3} s with the build",
@@ -510,6 +489,21 @@ fn report(request: &JoinRequest, run: &JoinRun) -> anyhow::Result<()> {
             e.break_even_outer
         );
     }
+    Ok(())
+}
+
+/// The first line of a join's report: what ran, on what, its output, time and reads.
+fn say_headline(r: &JoinRecord, outer: &Path, inner: &Path, deep: &str) -> anyhow::Result<()> {
+    say!(
+        "{} join of {} with {}: {} output tuples in {:.3} s on {} thread(s), {} reads{deep}",
+        r.method,
+        outer.display(),
+        inner.display(),
+        r.output_tuples,
+        r.join_s,
+        r.threads,
+        if r.direct { "O_DIRECT" } else { "buffered" }
+    );
     Ok(())
 }
 
