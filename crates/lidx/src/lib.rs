@@ -19,9 +19,10 @@
 //!
 //! - [`partition`] and [`sort`]: paper 1's unsorted half (unclustered indexes, their joins,
 //!   external and learned sorts under a memory limit).
-//! - [`kv`]: key-value files with a learned block layout (paper 4), under way.
-//!
-//! Later modules (updatable indexes) build on these.
+//! - [`kv`]: key-value files with a learned block layout (paper 4) and tuned layers
+//!   (paper 2).
+//! - [`updatable`]: paper 3's updatable indexes and workloads, and ALEX on disk
+//!   ([`updatable::alex::file`]: its data nodes in a file, for paper 1's Fig. 5).
 //!
 //! `unsafe` code is denied everywhere but in two places, each with its argument: the memory
 //! map of an input file (`files`) and the submission of a read to `io_uring`, which writes
