@@ -4,7 +4,7 @@
 //! memory").
 //!
 //! [`build`] bulk-loads a sorted table the way the in-memory [`Alex`](super::Alex) does (the
-//! same cost model picks every fanout and every data node, [`plan`](super::plan)), then
+//! same cost model picks every fanout and every data node, `alex::plan`), then
 //! writes each data node's gapped array, 0.7 full, into consecutive slots of the file:
 //! entries at the positions their node's least-squares model predicts, each gap holding the
 //! key of the next entry (`u64::MAX` after a node's last), an occupancy bit per slot. A
@@ -854,7 +854,7 @@ fn check_tree(
 }
 
 /// Looks keys up in an [`AlexFile`], reading its pages (buffered or `O_DIRECT`) and
-/// counting the reads; keeps the last [`HELD_PAGES`] pages read.
+/// counting the reads; keeps the last four pages read.
 pub struct AlexReader<'f> {
     file: &'f AlexFile,
     handle: File,
