@@ -4,7 +4,10 @@
 //! - [`kv_table`]: records of a key-value file loaded into RocksDB as one SST file with a
 //!   two-level (partitioned) index, served with or without a block cache: the real system
 //!   beside paper 4's learned layout and Bigtable's SSTable index.
+//! - [`joins`]: paper 5's joins over LSM-trees: R and S in RocksDB, eager, lazy and
+//!   composite secondary indexes kept synchronously or validated, and the 29 join methods.
 
+pub mod joins;
 pub mod kv_table;
 
 pub use kv_table::{RocksKv, RocksKvOptions, RocksReads, TableFigures, ThreadReads};

@@ -1,0 +1,332 @@
+//! The rows of R(p_r, n_r) and S(p_s, n_s) and how they are stored (paper 5, section 4,
+//! "Datasets" and Table 5).
+//!
+//! **Encoding.** A primary key and a join attribute are integers below 10^10 written as 10
+//! ASCII digits (zero-padded, so byte order is numeric order), as the paper's 10-byte keys.
+//! A row is the entry `key = p`, `value = n ‖ rest`, where `rest` fills the entry to its size
+//! (default 64 bytes: 10 of key, 10 of attribute, 44 more).
+//!
+//! **Generation** ([`Workload`]), seeded, batch by batch (a load is batch 0, each update
+//! batch the next): S gets `rows` rows and R `rows / ratio`.
+//! - S's primary keys are distinct values, each written `dup_pk` (c) times in a row of the
+//!   batch, every copy with an attribute of its own: the later copies overwrite, as the
+//!   paper's primary-key duplication does (each table keeps about 1/c of its rows live).
+//! - S's attributes are `rows / dup_attr` distinct values, a subset of S's primary keys,
+//!   drawn uniformly or, with skew θ > 0, by a Zipf distribution of exponent θ over them
+//!   (Table 5's Unif and Zipf). Each is therefore also a key of S: the `P` family (R's
+//!   attribute = S's key) and the others (R's attribute = S's attribute) both find matches
+//!   in the same tables.
+//! - R's attributes, in runs of `dup_attr` equal ones (d), come with probability
+//!   `match_rate` (ε) from S's attribute values and otherwise are values S does not hold.
+//! - The rows of a batch are written in a random order.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Zipf};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+
+/// Bytes of an encoded primary key or join attribute.
+pub const KEY_BYTES: usize = 10;
+/// Keys and attributes are below this (10 decimal digits).
+pub const KEY_LIMIT: u64 = 10_000_000_000;
+/// The smallest entry: a key and an attribute.
+pub const MIN_ENTRY: usize = 2 * KEY_BYTES;
+
+/// `v` (below [`KEY_LIMIT`]) as 10 ASCII digits.
+pub fn encode_key(v: u64) -> [u8; KEY_BYTES] {
+    debug_assert!(v < KEY_LIMIT);
+    let mut out = [b'0'; KEY_BYTES];
+    let mut v = v % KEY_LIMIT;
+    for b in out.iter_mut().rev() {
+        *b = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    out
+}
+
+/// The value of 10 ASCII digits; `None` for anything else.
+pub fn decode_key(bytes: &[u8]) -> Option<u64> {
+    if bytes.len() != KEY_BYTES {
+        return None;
+    }
+    bytes.iter().try_fold(0u64, |v, &b| {
+        b.is_ascii_digit().then(|| v * 10 + u64::from(b - b'0'))
+    })
+}
+
+/// The value stored for a row with attribute `attr` in an entry of `entry_size` bytes: the
+/// attribute, then `entry_size - 20` bytes of the rest of the row (a pattern of the
+/// primary key, so that a covering index's copy can be checked).
+pub fn row_value(pk: u64, attr: u64, entry_size: usize) -> Vec<u8> {
+    let mut value = Vec::with_capacity(entry_size - KEY_BYTES);
+    value.extend_from_slice(&encode_key(attr));
+    value.extend(rest_pattern(pk, entry_size));
+    value
+}
+
+/// The rest of a row beyond its attribute.
+pub fn rest_pattern(pk: u64, entry_size: usize) -> impl Iterator<Item = u8> {
+    let seed = pk.to_le_bytes();
+    (0..entry_size.saturating_sub(MIN_ENTRY)).map(move |i| b'a' + (seed[i % 8] ^ i as u8) % 26)
+}
+
+/// The attribute a stored row's value holds; `None` if it is not a row of this format.
+pub fn attr_of(value: &[u8]) -> Option<u64> {
+    value.get(..KEY_BYTES).and_then(decode_key)
+}
+
+/// A change to a data table: a row written (inserted, or overwriting its key), or removed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Write row (`pk`, `attr`).
+    Put {
+        /// Primary key.
+        pk: u64,
+        /// Join attribute.
+        attr: u64,
+    },
+    /// Remove the row of `pk` (nothing where there is none).
+    Delete {
+        /// Primary key.
+        pk: u64,
+    },
+}
+
+impl Change {
+    /// The primary key it changes.
+    pub fn pk(&self) -> u64 {
+        match self {
+            Change::Put { pk, .. } | Change::Delete { pk } => *pk,
+        }
+    }
+}
+
+/// The changes of one batch to each table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Batch {
+    /// Changes to R, in order.
+    pub r: Vec<Change>,
+    /// Changes to S, in order.
+    pub s: Vec<Change>,
+}
+
+/// How rows are generated (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    /// Rows of S per batch.
+    pub rows: u64,
+    /// |S| / |R|: R gets `rows / ratio` rows per batch.
+    pub ratio: f64,
+    /// Bytes of an entry (key and value), at least 20.
+    pub entry_size: usize,
+    /// ε: the share of R's attributes drawn from S's.
+    pub match_rate: f64,
+    /// c: times each primary key is written in a batch.
+    pub dup_pk: u32,
+    /// d: times each attribute value is repeated.
+    pub dup_attr: u32,
+    /// θ: 0 for uniform attributes, above 0 for a Zipf distribution of that exponent.
+    pub skew: f64,
+    /// The seed of batch 0; batch b uses a generator seeded from it and b.
+    pub seed: u64,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            rows: 100_000,
+            ratio: 1.0,
+            entry_size: 64,
+            match_rate: 1.0,
+            dup_pk: 1,
+            dup_attr: 1,
+            skew: 0.0,
+            seed: 42,
+        }
+    }
+}
+
+impl Workload {
+    /// Fails naming the first parameter out of range.
+    pub fn check(&self) -> lidx::Result<()> {
+        let bad = |name, why: String| Err(lidx::Error::param(name, why));
+        if self.rows == 0 || self.rows > KEY_LIMIT / 4 {
+            return bad("rows", format!("{} is not in 1 ..= 2.5e9", self.rows));
+        }
+        if !(self.ratio > 0.0 && self.ratio <= 1e6) || self.r_rows() == 0 {
+            return bad(
+                "ratio",
+                format!("{} leaves R with no rows or is not positive", self.ratio),
+            );
+        }
+        if !(MIN_ENTRY..=(1 << 20)).contains(&self.entry_size) {
+            return bad(
+                "entry size",
+                format!("{} bytes is not in {MIN_ENTRY} ..= 1 MiB", self.entry_size),
+            );
+        }
+        if !(0.0..=1.0).contains(&self.match_rate) {
+            return bad(
+                "match rate",
+                format!("{} is not in 0 ..= 1", self.match_rate),
+            );
+        }
+        if self.dup_pk == 0 || self.dup_attr == 0 {
+            return bad("duplication", "c and d are at least 1".to_string());
+        }
+        if !(0.0..=5.0).contains(&self.skew) {
+            return bad("skew", format!("{} is not in 0 ..= 5", self.skew));
+        }
+        Ok(())
+    }
+
+    /// Rows of R per batch.
+    pub fn r_rows(&self) -> u64 {
+        (self.rows as f64 / self.ratio).round() as u64
+    }
+
+    /// The rows of batch `b`, in the order they are written.
+    pub fn batch(&self, b: u64) -> Batch {
+        let mut rng =
+            Xoshiro256PlusPlus::seed_from_u64(self.seed ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let (s_keys, s_attrs) = self.s_values(&mut rng);
+        let held: HashSet<u64> = s_keys.iter().copied().collect();
+        let mut s = Vec::with_capacity(self.rows as usize);
+        let mut draw_s = self.attr_sampler(&s_attrs);
+        for &pk in &s_keys {
+            for _ in 0..self.dup_pk {
+                s.push(Change::Put {
+                    pk,
+                    attr: draw_s(&mut rng),
+                });
+            }
+        }
+        s.truncate(self.rows as usize);
+        let r_rows = self.r_rows() as usize;
+        let mut r_attrs = Vec::with_capacity(r_rows);
+        while r_attrs.len() < r_rows {
+            let attr = if rng.random_bool(self.match_rate) {
+                draw_s(&mut rng)
+            } else {
+                fresh(&mut rng, &held)
+            };
+            for _ in 0..self.dup_attr {
+                r_attrs.push(attr);
+            }
+        }
+        r_attrs.truncate(r_rows);
+        r_attrs.shuffle(&mut rng);
+        let r_keys = distinct_values(
+            &mut rng,
+            r_rows.div_ceil(self.dup_pk as usize),
+            &HashSet::new(),
+        );
+        let mut r = Vec::with_capacity(r_rows);
+        'keys: for &pk in &r_keys {
+            for _ in 0..self.dup_pk {
+                let Some(attr) = r_attrs.pop() else {
+                    break 'keys;
+                };
+                r.push(Change::Put { pk, attr });
+            }
+        }
+        shuffle_keeping_copies_in_order(&mut r, &mut rng);
+        shuffle_keeping_copies_in_order(&mut s, &mut rng);
+        Batch { r, s }
+    }
+
+    /// S's distinct primary keys, and its distinct attribute values (a subset of them).
+    fn s_values(&self, rng: &mut Xoshiro256PlusPlus) -> (Vec<u64>, Vec<u64>) {
+        let keys = distinct_values(
+            rng,
+            (self.rows as usize).div_ceil(self.dup_pk as usize),
+            &HashSet::new(),
+        );
+        let attrs = (self.rows as usize)
+            .div_ceil(self.dup_attr as usize)
+            .min(keys.len())
+            .max(1);
+        let mut subset = keys.clone();
+        subset.shuffle(rng);
+        subset.truncate(attrs);
+        (keys, subset)
+    }
+
+    /// Draws S's attributes: uniformly from `values`, or Zipf-distributed over them with
+    /// the values taken in a random order (the most frequent one is not the smallest).
+    fn attr_sampler<'a>(
+        &self,
+        values: &'a [u64],
+    ) -> impl FnMut(&mut Xoshiro256PlusPlus) -> u64 + use<'a> {
+        let zipf = (self.skew > 0.0)
+            .then(|| Zipf::new(values.len() as f64, self.skew).ok())
+            .flatten();
+        move |rng| match &zipf {
+            Some(z) => {
+                let rank = (z.sample(rng) as usize).saturating_sub(1);
+                values[rank.min(values.len() - 1)]
+            }
+            None => values[rng.random_range(0..values.len())],
+        }
+    }
+}
+
+/// `n` distinct values below [`KEY_LIMIT`] that are not in `avoid`.
+fn distinct_values(rng: &mut Xoshiro256PlusPlus, n: usize, avoid: &HashSet<u64>) -> Vec<u64> {
+    let mut seen = HashSet::with_capacity(n);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let v = rng.random_range(0..KEY_LIMIT);
+        if !avoid.contains(&v) && seen.insert(v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// A value below [`KEY_LIMIT`] that is not in `held`.
+fn fresh(rng: &mut Xoshiro256PlusPlus, held: &HashSet<u64>) -> u64 {
+    loop {
+        let v = rng.random_range(0..KEY_LIMIT);
+        if !held.contains(&v) {
+            return v;
+        }
+    }
+}
+
+/// Shuffles `changes`, keeping the copies of each primary key in their order (so the last
+/// copy generated is the one that stays).
+fn shuffle_keeping_copies_in_order(changes: &mut [Change], rng: &mut Xoshiro256PlusPlus) {
+    let mut copies: HashMap<u64, VecDeque<Change>> = HashMap::new();
+    for c in changes.iter() {
+        copies.entry(c.pk()).or_default().push_back(*c);
+    }
+    changes.shuffle(rng);
+    // Each slot a key's copy landed in takes that key's next copy in generation order.
+    for slot in changes.iter_mut() {
+        if let Some(c) = copies.get_mut(&slot.pk()).and_then(VecDeque::pop_front) {
+            *slot = c;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_encode_as_ten_digits_in_numeric_order() {
+        assert_eq!(&encode_key(0), b"0000000000");
+        assert_eq!(&encode_key(KEY_LIMIT - 1), b"9999999999");
+        assert_eq!(decode_key(&encode_key(1234567)), Some(1234567));
+        assert_eq!(decode_key(b"12345678x0"), None);
+        assert_eq!(decode_key(b"123"), None);
+        assert!(encode_key(99) < encode_key(100));
+        let v = row_value(7, 42, 64);
+        assert_eq!(v.len(), 54);
+        assert_eq!(attr_of(&v), Some(42));
+    }
+}

@@ -1,0 +1,26 @@
+//! Joins over LSM-trees (paper 5, "Are Joins over LSM-trees Ready?"): two tables R and S
+//! in RocksDB, secondary indexes of three designs kept consistent two ways, and the 29 join
+//! methods of the paper over them.
+//!
+//! - [`method`]: the 29 methods by name, and the indexes each reads.
+//! - [`config`]: the RocksDB settings of every tree (paper 5, section 4).
+//! - [`data`]: the rows' encoding and the seeded workload generator (Table 5's knobs).
+//! - [`db`]: a join database on disk: R, S, their indexes, and how changes reach them.
+//! - [`run`]: INLJ, sort-merge and grace hash joins over it.
+
+pub mod config;
+pub mod data;
+pub mod db;
+pub mod method;
+pub mod run;
+mod tree;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::LsmConfig;
+pub use data::{Batch, Change, Workload};
+pub use db::{ApplyTimes, LsmDb};
+pub use method::{Algorithm, Design, IndexSpec, Maintenance, Method, Shape, Side};
+pub use run::{LsmJoinReport, join};
+pub use tree::TreeStats;

@@ -1,0 +1,237 @@
+//! Every one of the 29 methods against a join computed in memory from the live rows, after
+//! loads and updates that change attributes, delete rows and write them again; and every
+//! index against its table.
+
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// The join the methods must emit, from the tables' live rows: for the `P` family R's
+/// attribute against S's primary key, for the others against S's attribute.
+fn reference(db: &LsmDb, by_s_key: bool) -> Vec<(u64, u64, u64)> {
+    let r = db.rows(Side::R).expect("R's rows");
+    let s = db.rows(Side::S).expect("S's rows");
+    let mut s_by: HashMap<u64, Vec<u64>> = HashMap::new();
+    for &(pk, attr) in &s {
+        s_by.entry(if by_s_key { pk } else { attr })
+            .or_default()
+            .push(pk);
+    }
+    let mut out = Vec::new();
+    for &(pk_r, attr) in &r {
+        for &pk_s in s_by.get(&attr).into_iter().flatten() {
+            out.push((attr, pk_r, pk_s));
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Small trees (64 KiB write buffers), so a few hundred rows already span levels.
+fn small_trees() -> LsmConfig {
+    LsmConfig {
+        write_buffer: 64 << 10,
+        ..LsmConfig::default()
+    }
+}
+
+/// A batch that changes the attributes of some live rows, deletes others, writes some of
+/// those back, and deletes keys that were never there.
+fn churn(db: &LsmDb, seed: u64) -> Batch {
+    let mut batch = Batch::default();
+    for side in [Side::R, Side::S] {
+        let rows = db.rows(side).expect("rows");
+        let changes = match side {
+            Side::R => &mut batch.r,
+            Side::S => &mut batch.s,
+        };
+        // Attributes to move rows to: ones the other rows hold, so matches change too.
+        let pool: Vec<u64> = rows.iter().map(|r| r.1).collect();
+        for (i, &(pk, attr)) in rows.iter().enumerate() {
+            let pick = (seed.wrapping_mul(31).wrapping_add(i as u64 * 7919)) % 10;
+            match pick {
+                0 | 1 => changes.push(Change::Put {
+                    pk,
+                    attr: pool[(i * 13 + seed as usize) % pool.len()],
+                }),
+                2 => changes.push(Change::Delete { pk }),
+                3 => {
+                    changes.push(Change::Delete { pk });
+                    changes.push(Change::Put { pk, attr });
+                }
+                4 => changes.push(Change::Put { pk, attr }),
+                _ => {}
+            }
+        }
+        changes.push(Change::Delete { pk: 9_999_999_999 });
+    }
+    batch
+}
+
+fn check_every_method(db: &mut LsmDb) -> Result<(), TestCaseError> {
+    let wants = [reference(db, true), reference(db, false)];
+    for method in Method::all() {
+        let mut got: Vec<(u64, u64, u64)> = Vec::new();
+        let report = join(db, method, &mut got)
+            .map_err(|e| TestCaseError::fail(format!("{method}: {e}")))?;
+        got.sort_unstable();
+        let want = &wants[usize::from(!method.joins_s_key())];
+        prop_assert_eq!(report.output, got.len() as u64);
+        prop_assert!(
+            &got == want,
+            "{}: {} triples, want {}",
+            method,
+            got.len(),
+            want.len()
+        );
+    }
+    db.check_indexes()
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(10))]
+
+    #[test]
+    fn all_29_methods_agree_with_a_join_in_memory_through_updates(
+        rows in 1u64..400,
+        ratio in prop_oneof![Just(0.5), Just(1.0), Just(3.0)],
+        entry_size in prop_oneof![Just(20usize), Just(64), Just(300)],
+        match_rate in prop_oneof![Just(0.0), Just(0.5), Just(1.0)],
+        dup_pk in 1u32..3,
+        dup_attr in 1u32..5,
+        skew in prop_oneof![Just(0.0), Just(0.9)],
+        seed in any::<u64>(),
+    ) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let workload = Workload { rows, ratio, entry_size, match_rate, dup_pk, dup_attr, skew, seed };
+        let (mut db, _) = LsmDb::create(&dir.path().join("db"), small_trees(), workload)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        // Half the indexes exist before the updates and are kept through them; the other
+        // half are built from the tables afterwards.
+        for method in Method::all().into_iter().step_by(2) {
+            for spec in method.indexes() {
+                db.build_index(spec).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            }
+        }
+        // The load on disk, the updates partly in memtables above it.
+        db.settle().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        db.apply_next_batch().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let batch = churn(&db, seed);
+        db.apply(&batch).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        check_every_method(&mut db)?;
+        // The database reopens with its indexes and answers the same.
+        let path = db.dir().to_path_buf();
+        drop(db);
+        let mut db = LsmDb::open(&path).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(db.batches(), 2);
+        check_every_method(&mut db)?;
+    }
+}
+
+#[test]
+fn a_missing_foreign_or_busy_database_is_one_clear_error() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let err = LsmDb::open(&dir.path().join("nothing"))
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| e.contains("no lidx LSM database")),
+        "{err:?}"
+    );
+    std::fs::write(dir.path().join("lidx-lsm.json"), "{\"format\": \"other\"}").expect("write");
+    let err = LsmDb::open(dir.path()).err().map(|e| e.to_string());
+    assert!(
+        err.as_deref().is_some_and(|e| e.contains("lidx-lsm.json")),
+        "{err:?}"
+    );
+    let path = dir.path().join("db");
+    let workload = Workload {
+        rows: 100,
+        ..Workload::default()
+    };
+    let (db, _) = LsmDb::create(&path, small_trees(), workload).expect("create");
+    let err = LsmDb::open(&path).err().map(|e| e.to_string());
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| e.contains("another process has it open")),
+        "{err:?}"
+    );
+    drop(db);
+    assert!(LsmDb::open(&path).is_ok());
+    let again = LsmDb::create(&path, small_trees(), workload)
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        again.as_deref().is_some_and(|e| e.contains("not empty")),
+        "{again:?}"
+    );
+}
+
+#[test]
+fn joins_report_rocksdb_tickers_and_trees_grow_levels() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let workload = Workload {
+        rows: 6_000,
+        match_rate: 0.5,
+        ..Workload::default()
+    };
+    let (mut db, _) =
+        LsmDb::create(&dir.path().join("db"), small_trees(), workload).expect("create");
+    db.settle().expect("settle");
+    let levels = db.levels().expect("levels");
+    assert!(levels.iter().any(|(_, l)| *l >= 2), "{levels:?}");
+    let inlj: Method = "INLJ-P".parse().expect("a method");
+    let report = join(&mut db, inlj, &mut lidx::join::CountSink::default()).expect("join");
+    assert_eq!(report.lookups, 6_000);
+    // Half of R's attributes are absent from S: the filters answer most of those.
+    assert!(report.stats.bloom_useful > 1_000, "{:?}", report.stats);
+    assert!(
+        report.stats.bloom_false_positive_rate() < 0.1,
+        "{:?}",
+        report.stats
+    );
+    assert!(
+        report.stats.get_bytes > 0 && report.stats.iter_bytes > 0,
+        "{:?}",
+        report.stats
+    );
+}
+
+#[test]
+fn workloads_have_their_sizes_duplication_and_matching_rate() {
+    let w = Workload {
+        rows: 20_000,
+        ratio: 2.0,
+        dup_attr: 4,
+        match_rate: 0.25,
+        ..Workload::default()
+    };
+    let b = w.batch(0);
+    assert_eq!((b.s.len(), b.r.len()), (20_000, 10_000));
+    let s_attrs: std::collections::HashSet<u64> =
+        b.s.iter()
+            .filter_map(|c| match c {
+                Change::Put { attr, .. } => Some(*attr),
+                Change::Delete { .. } => None,
+            })
+            .collect();
+    let matching =
+        b.r.iter()
+            .filter(|c| matches!(c, Change::Put { attr, .. } if s_attrs.contains(attr)))
+            .count() as f64
+            / b.r.len() as f64;
+    assert!((matching - 0.25).abs() < 0.05, "matching rate {matching}");
+    // Attributes of S are about rows / d distinct values.
+    let distinct = s_attrs.len() as f64;
+    assert!(
+        (4_000.0..=5_100.0).contains(&distinct),
+        "{distinct} distinct attributes"
+    );
+    assert_eq!(w.batch(0), b, "batches repeat by seed");
+    assert_ne!(w.batch(1), b);
+}
