@@ -65,6 +65,10 @@ enum Command {
     /// Updatable learned indexes against a B+tree on paper 3's workloads.
     #[command(subcommand)]
     Updatable(cmd::updatable::Command),
+    /// Joins over LSM-trees (paper 5): R and S in RocksDB, secondary indexes, 29 methods.
+    #[cfg(feature = "rocksdb")]
+    #[command(subcommand)]
+    Lsm(cmd::lsm::Command),
     /// Measure the machine.
     #[command(subcommand)]
     Bench(cmd::bench::Command),
@@ -98,6 +102,8 @@ fn main() -> ExitCode {
         Command::Sort(args) => cmd::sort::run(&ctx, args),
         Command::Hardness(args) => cmd::hardness::run(args),
         Command::Updatable(command) => cmd::updatable::run(command),
+        #[cfg(feature = "rocksdb")]
+        Command::Lsm(c) => cmd::lsm::run(&ctx, c),
         Command::Join(args) => cmd::join::run(&ctx, args),
         Command::Kv(c) => cmd::kv::run(&ctx, c),
         Command::Bench(c) => cmd::bench::run(&ctx, c),

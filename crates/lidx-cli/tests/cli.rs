@@ -2329,3 +2329,150 @@ fn gen_hardness_makes_keys_of_the_hardness_asked_for() {
         &["--dist hardness"],
     );
 }
+
+#[test]
+fn lsm_databases_load_update_and_join_by_every_method_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let methods = ok(d, &["lsm", "methods"]);
+    let names: Vec<&str> = methods.lines().collect();
+    assert_eq!(names.len(), 29, "{methods}");
+    assert!(names.contains(&"INLJ-NS/S-Eager") && names.contains(&"HJ-N"));
+    let loaded = ok(
+        d,
+        &[
+            "lsm",
+            "load",
+            "--dir",
+            "db",
+            "--rows",
+            "3000",
+            "--match-rate",
+            "0.5",
+            "--dup-attr",
+            "3",
+            "--write-buffer",
+            "64KiB",
+        ],
+    );
+    assert!(loaded.contains("loaded S (3000 rows)"), "{loaded}");
+    ok(
+        d,
+        &[
+            "lsm",
+            "index",
+            "--dir",
+            "db",
+            "--table",
+            "s",
+            "--design",
+            "lazy",
+            "--maintenance",
+            "sync",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "lsm",
+            "update",
+            "--dir",
+            "db",
+            "--updates",
+            "1000",
+            "--changes",
+            "0.4",
+            "--deletes",
+            "0.1",
+        ],
+    );
+    let mut outputs = Vec::new();
+    for (i, method) in ["HJ-N", "INLJ-NS/S-Lazy", "INLJ-NS/V-Eager", "SJ-SS/V-Comp"]
+        .iter()
+        .enumerate()
+    {
+        let out = format!("j{i}.tbl");
+        let said = ok(
+            d,
+            &[
+                "lsm", "join", "--dir", "db", "--method", method, "--out", &out,
+            ],
+        );
+        assert!(said.contains(&format!("{method}: ")), "{said}");
+        outputs.push(triples_of(&d.join(&out)));
+    }
+    assert!(!outputs[0].is_empty());
+    assert!(outputs.iter().all(|o| *o == outputs[0]));
+    let json = ok(
+        d,
+        &[
+            "lsm",
+            "join",
+            "--dir",
+            "db",
+            "--method",
+            "INLJ-P",
+            "--count-only",
+            "--json",
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(report["method"], "INLJ-P");
+    assert!(report["lookups"].as_u64().unwrap() > 0);
+    let info = ok(d, &["lsm", "info", "--dir", "db"]);
+    assert!(
+        info.contains("s.lazy-sync-covering") && info.contains("batches      2"),
+        "{info}"
+    );
+
+    fails(
+        d,
+        &[
+            "lsm",
+            "join",
+            "--dir",
+            "nowhere",
+            "--method",
+            "HJ-N",
+            "--count-only",
+        ],
+        &["nowhere", "no lidx LSM database"],
+    );
+    std::fs::create_dir(d.join("other")).unwrap();
+    std::fs::write(d.join("other/lidx-lsm.json"), "not json").unwrap();
+    fails(d, &["lsm", "info", "--dir", "other"], &["lidx-lsm.json"]);
+    fails(
+        d,
+        &["lsm", "load", "--dir", "db", "--rows", "10"],
+        &["db", "not empty"],
+    );
+    fails(
+        d,
+        &[
+            "lsm",
+            "load",
+            "--dir",
+            "new",
+            "--rows",
+            "10",
+            "--match-rate",
+            "2",
+        ],
+        &["match rate"],
+    );
+    let out = lidx()
+        .current_dir(d)
+        .args([
+            "lsm",
+            "join",
+            "--dir",
+            "db",
+            "--method",
+            "INLJ-N",
+            "--count-only",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("29 join methods"));
+}

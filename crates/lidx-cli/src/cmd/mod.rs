@@ -10,6 +10,8 @@ pub mod hardness;
 pub mod index;
 pub mod join;
 pub mod kv;
+#[cfg(feature = "rocksdb")]
+pub mod lsm;
 pub mod sort;
 pub mod table;
 pub mod updatable;

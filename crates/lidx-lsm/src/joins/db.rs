@@ -11,6 +11,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
 use super::config::{LsmConfig, TreeKind};
@@ -46,6 +48,30 @@ pub struct ApplyTimes {
     pub index_s: f64,
 }
 
+/// What a batch of updates does besides inserting new rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct UpdateMix {
+    /// The share of updates that give a live row another attribute.
+    pub changes: f64,
+    /// The share of updates that remove a live row.
+    pub deletes: f64,
+}
+
+impl UpdateMix {
+    fn check(&self) -> lidx::Result<()> {
+        if self.changes < 0.0 || self.deletes < 0.0 || self.changes + self.deletes > 1.0 {
+            return Err(lidx::Error::param(
+                "update mix",
+                format!(
+                    "changes {} and deletes {} must be shares adding up to at most 1",
+                    self.changes, self.deletes
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// An open join database.
 pub struct LsmDb {
     dir: PathBuf,
@@ -75,7 +101,17 @@ impl LsmDb {
             )
             .into());
         }
+        let made = !dir.exists();
         std::fs::create_dir_all(dir).map_err(|e| lidx::Error::io(dir, "create", e))?;
+        let created = Self::create_in(dir, config, workload);
+        if created.is_err() && made {
+            // No half-loaded database is left behind.
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        created
+    }
+
+    fn create_in(dir: &Path, config: LsmConfig, workload: Workload) -> Result<(LsmDb, ApplyTimes)> {
         let manifest = Manifest {
             format: FORMAT.to_string(),
             version: VERSION,
@@ -190,6 +226,80 @@ impl LsmDb {
     /// Generates the workload's next batch and applies it.
     pub fn apply_next_batch(&mut self) -> Result<ApplyTimes> {
         let batch = self.manifest.workload.batch(self.manifest.batches);
+        let times = self.apply(&batch)?;
+        self.manifest.batches += 1;
+        self.save_manifest()?;
+        Ok(times)
+    }
+
+    /// Applies `n` updates spread over R and S in proportion to their sizes: a share
+    /// `mix.changes` give a live row a new attribute (drawn from the workload's), a share
+    /// `mix.deletes` remove a live row, and the rest insert rows generated as the load's
+    /// (batch number [`batches`](Self::batches), seeded from `seed`).
+    pub fn update(&mut self, n: u64, mix: UpdateMix, seed: u64) -> Result<ApplyTimes> {
+        mix.check()?;
+        let workload = self.manifest.workload;
+        let changed = (n as f64 * mix.changes).round() as u64;
+        let deleted = (n as f64 * mix.deletes).round() as u64;
+        let inserted = n.saturating_sub(changed + deleted);
+        // S's share of the inserts, as S's share of the rows.
+        let s_share = workload.ratio / (1.0 + workload.ratio);
+        let s_rows = (inserted as f64 * s_share).round() as u64;
+        let mut batch = if inserted > 0 && s_rows > 0 {
+            Workload {
+                rows: s_rows,
+                seed,
+                ..workload
+            }
+            .batch(self.manifest.batches)
+        } else {
+            Batch::default()
+        };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(
+            seed ^ 0x5EED_u64.rotate_left(self.manifest.batches as u32),
+        );
+        let pool: Vec<u64> = batch
+            .s
+            .iter()
+            .filter_map(|c| match c {
+                Change::Put { attr, .. } => Some(*attr),
+                Change::Delete { .. } => None,
+            })
+            .collect();
+        for side in [Side::S, Side::R] {
+            let share = if side == Side::S {
+                s_share
+            } else {
+                1.0 - s_share
+            };
+            let (changes, deletes) = (
+                (changed as f64 * share).round() as usize,
+                (deleted as f64 * share).round() as usize,
+            );
+            if changes + deletes == 0 {
+                continue;
+            }
+            let live = self.rows(side)?;
+            if live.is_empty() {
+                continue;
+            }
+            let out = match side {
+                Side::R => &mut batch.r,
+                Side::S => &mut batch.s,
+            };
+            for i in 0..changes + deletes {
+                let (pk, attr) = live[rng.random_range(0..live.len())];
+                if i < deletes {
+                    out.push(Change::Delete { pk });
+                } else {
+                    let attr = pool
+                        .get(rng.random_range(0..pool.len().max(1)))
+                        .copied()
+                        .unwrap_or(attr);
+                    out.push(Change::Put { pk, attr });
+                }
+            }
+        }
         let times = self.apply(&batch)?;
         self.manifest.batches += 1;
         self.save_manifest()?;

@@ -20,7 +20,7 @@ mod tests;
 
 pub use config::LsmConfig;
 pub use data::{Batch, Change, Workload};
-pub use db::{ApplyTimes, LsmDb};
+pub use db::{ApplyTimes, LsmDb, UpdateMix};
 pub use method::{Algorithm, Design, IndexSpec, Maintenance, Method, Shape, Side};
 pub use run::{LsmJoinReport, join};
 pub use tree::TreeStats;

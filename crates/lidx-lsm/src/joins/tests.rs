@@ -122,12 +122,14 @@ proptest! {
         db.apply_next_batch().map_err(|e| TestCaseError::fail(e.to_string()))?;
         let batch = churn(&db, seed);
         db.apply(&batch).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let mix = UpdateMix { changes: 0.3, deletes: 0.1 };
+        db.update(rows / 2 + 1, mix, seed ^ 1).map_err(|e| TestCaseError::fail(e.to_string()))?;
         check_every_method(&mut db)?;
         // The database reopens with its indexes and answers the same.
         let path = db.dir().to_path_buf();
         drop(db);
         let mut db = LsmDb::open(&path).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        prop_assert_eq!(db.batches(), 2);
+        prop_assert_eq!(db.batches(), 3);
         check_every_method(&mut db)?;
     }
 }

@@ -1,0 +1,342 @@
+//! `lidx lsm`: joins over LSM-trees (paper 5): R and S in RocksDB, secondary indexes, and
+//! the 29 join methods. The database and the joins are `lidx_lsm::joins`'; this module
+//! parses and prints.
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+use lidx::join::CountSink;
+use lidx::storage::TableWriter;
+use lidx_lsm::joins::{
+    self, ApplyTimes, Design, IndexSpec, LsmConfig, LsmDb, Maintenance, Method, Side, UpdateMix,
+    Workload,
+};
+
+use crate::progress::Context;
+use crate::units::{human_bytes, parse_count, parse_size};
+
+/// Joins over LSM-trees (paper 5).
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Create R and S in RocksDB under --dir and load them.
+    #[command(
+        after_help = "Examples:\n  lidx lsm load --dir db --rows 1M\n  lidx lsm load --dir db --rows 1M --match-rate 0.2 --dup-attr 4 --entry-size 256\n  lidx lsm load --dir db --rows 1M --skew 0.7"
+    )]
+    Load(LoadArgs),
+    /// Build a secondary index on one table (kept through every later update).
+    #[command(
+        after_help = "Example:\n  lidx lsm index --dir db --table s --design eager --maintenance sync"
+    )]
+    Index(IndexArgs),
+    /// Apply updates to the data tables and every index there.
+    #[command(after_help = "Example:\n  lidx lsm update --dir db --updates 100K --changes 0.2")]
+    Update(UpdateArgs),
+    /// List the 29 join methods, one a line, as paper 5 names them.
+    Methods,
+    /// Join R and S by one method, building the indexes it needs where missing.
+    #[command(
+        after_help = "Examples:\n  lidx lsm join --dir db --method INLJ-P --count-only\n  lidx lsm join --dir db --method SJ-NS/S-Eager --out rs.tbl --json"
+    )]
+    Join(JoinArgs),
+    /// What a database holds: settings, workload, indexes, levels.
+    Info {
+        /// The database directory.
+        #[arg(long)]
+        dir: PathBuf,
+    },
+}
+
+/// Arguments of `lsm load`.
+#[derive(clap::Args)]
+pub struct LoadArgs {
+    /// A new (or empty) directory for the database.
+    #[arg(long)]
+    dir: PathBuf,
+    /// Rows of S (paper: 10M).
+    #[arg(long, value_parser = parse_count)]
+    rows: u64,
+    /// |S| / |R|.
+    #[arg(long, default_value_t = 1.0)]
+    ratio: f64,
+    /// Bytes of an entry: a 10-byte key, a 10-byte attribute and the rest of the row.
+    #[arg(long, value_parser = parse_size, default_value = "64")]
+    entry_size: u64,
+    /// ε: the share of R's attributes that S holds.
+    #[arg(long, default_value_t = 1.0)]
+    match_rate: f64,
+    /// c: times each primary key is written (the later copies overwrite).
+    #[arg(long, default_value_t = 1)]
+    dup_pk: u32,
+    /// d: times each attribute value repeats.
+    #[arg(long, default_value_t = 1)]
+    dup_attr: u32,
+    /// θ: Zipf exponent of S's attributes (0: uniform).
+    #[arg(long, default_value_t = 0.0)]
+    skew: f64,
+    /// Seed of the rows.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    #[command(flatten)]
+    trees: TreeArgs,
+}
+
+/// RocksDB's settings (paper 5, section 4).
+#[derive(clap::Args)]
+struct TreeArgs {
+    /// Data block size.
+    #[arg(long, value_parser = parse_size, default_value = "4096")]
+    block_size: u64,
+    /// Write buffer (memtable) size.
+    #[arg(long, value_parser = parse_size, default_value = "16MiB")]
+    write_buffer: u64,
+    /// Size ratio between levels.
+    #[arg(long, default_value_t = 5.0)]
+    size_ratio: f64,
+    /// Bloom filter bits per key (0: none).
+    #[arg(long, default_value_t = 10.0)]
+    bloom_bits: f64,
+    /// Block cache per tree (0: none).
+    #[arg(long, value_parser = parse_size, default_value = "0")]
+    block_cache: u64,
+}
+
+/// Arguments of `lsm index`.
+#[derive(clap::Args)]
+pub struct IndexArgs {
+    /// The database directory.
+    #[arg(long)]
+    dir: PathBuf,
+    /// The table: r or s.
+    #[arg(long)]
+    table: Side,
+    /// eager, lazy or comp.
+    #[arg(long)]
+    design: Design,
+    /// sync or validation.
+    #[arg(long)]
+    maintenance: Maintenance,
+    /// Entries carry the rest of the row [default: for sync indexes, as the methods use].
+    #[arg(long)]
+    covering: Option<bool>,
+}
+
+/// Arguments of `lsm update`.
+#[derive(clap::Args)]
+pub struct UpdateArgs {
+    /// The database directory.
+    #[arg(long)]
+    dir: PathBuf,
+    /// Updates, spread over R and S by their sizes.
+    #[arg(long, value_parser = parse_count)]
+    updates: u64,
+    /// Share of updates that change a live row's attribute (the rest insert new rows).
+    #[arg(long, default_value_t = 0.0)]
+    changes: f64,
+    /// Share of updates that delete a live row.
+    #[arg(long, default_value_t = 0.0)]
+    deletes: f64,
+    /// Seed of the updates [default: the workload's].
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+/// Arguments of `lsm join`.
+#[derive(clap::Args)]
+pub struct JoinArgs {
+    /// The database directory.
+    #[arg(long)]
+    dir: PathBuf,
+    /// One of the 29 methods (`lidx lsm methods`).
+    #[arg(long)]
+    method: Method,
+    /// Count the output.
+    #[arg(long)]
+    count_only: bool,
+    /// Or write it: a table of (attribute, R's key, S's key) tuples.
+    #[arg(
+        long,
+        short,
+        value_name = "OUT.tbl",
+        conflicts_with = "count_only",
+        required_unless_present = "count_only"
+    )]
+    out: Option<PathBuf>,
+    /// Print one JSON object with every figure instead.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Load(a) => load(ctx, a),
+        Command::Index(a) => index(ctx, a),
+        Command::Update(a) => update(ctx, a),
+        Command::Methods => {
+            for m in Method::all() {
+                say!("{m}");
+            }
+            Ok(())
+        }
+        Command::Join(a) => join(ctx, a),
+        Command::Info { dir } => info(&dir),
+    }
+}
+
+fn say_times(what: &str, t: ApplyTimes) -> anyhow::Result<()> {
+    say!(
+        "{what}: data tables {:.2} s, indexes {:.2} s",
+        t.data_s,
+        t.index_s
+    );
+    Ok(())
+}
+
+fn load(ctx: &Context, a: LoadArgs) -> anyhow::Result<()> {
+    let config = LsmConfig {
+        block_size: usize::try_from(a.trees.block_size)?,
+        write_buffer: usize::try_from(a.trees.write_buffer)?,
+        size_ratio: a.trees.size_ratio,
+        bloom_bits: a.trees.bloom_bits,
+        block_cache: a.trees.block_cache,
+    };
+    let workload = Workload {
+        rows: a.rows,
+        ratio: a.ratio,
+        entry_size: usize::try_from(a.entry_size)?,
+        match_rate: a.match_rate,
+        dup_pk: a.dup_pk,
+        dup_attr: a.dup_attr,
+        skew: a.skew,
+        seed: a.seed,
+    };
+    let spinner = ctx.spinner("loading R and S");
+    let created = LsmDb::create(&a.dir, config, workload);
+    spinner.finish_and_clear();
+    let (db, times) = created?;
+    say!(
+        "loaded S ({} rows) and R ({} rows) of {} bytes into {}",
+        workload.rows,
+        workload.r_rows(),
+        workload.entry_size,
+        db.dir().display()
+    );
+    say_times("  took", times)
+}
+
+fn index(ctx: &Context, a: IndexArgs) -> anyhow::Result<()> {
+    let mut db = LsmDb::open(&a.dir)?;
+    let mut spec = IndexSpec::of_method(a.table, a.design, a.maintenance);
+    if let Some(covering) = a.covering {
+        spec.covering = covering;
+    }
+    if db.has_index(spec) {
+        bail!(
+            "{}: it holds the index {} already",
+            a.dir.display(),
+            spec.dir_name()
+        );
+    }
+    let spinner = ctx.spinner(&format!("building {}", spec.dir_name()));
+    let built = db.build_index(spec);
+    spinner.finish_and_clear();
+    say!("built {} in {:.2} s", spec.dir_name(), built?);
+    Ok(())
+}
+
+fn update(ctx: &Context, a: UpdateArgs) -> anyhow::Result<()> {
+    let mut db = LsmDb::open(&a.dir)?;
+    let seed = a.seed.unwrap_or(db.workload().seed);
+    let mix = UpdateMix {
+        changes: a.changes,
+        deletes: a.deletes,
+    };
+    let spinner = ctx.spinner("updating");
+    let times = db.update(a.updates, mix, seed);
+    spinner.finish_and_clear();
+    say_times(&format!("applied {} updates", a.updates), times?)
+}
+
+fn join(ctx: &Context, a: JoinArgs) -> anyhow::Result<()> {
+    let mut db = LsmDb::open(&a.dir)?;
+    let spinner = Context {
+        quiet: ctx.quiet || a.json,
+    }
+    .spinner(&format!("joining by {}", a.method));
+    let report = match &a.out {
+        Some(out) => {
+            let mut writer = TableWriter::create_output(out)?;
+            let report = joins::join(&mut db, a.method, &mut writer);
+            writer.finish()?;
+            report
+        }
+        None => joins::join(&mut db, a.method, &mut CountSink::default()),
+    };
+    spinner.finish_and_clear();
+    let report = report?;
+    if a.json {
+        say!("{}", serde_json::to_string(&report)?);
+        return Ok(());
+    }
+    say!(
+        "{}: {} output tuples in {:.3} s",
+        report.method,
+        report.output,
+        report.join_s
+    );
+    if report.index_build_s > 0.0 {
+        say!(
+            "  indexes built first in {:.3} s (not counted in the join); {:.3} s with them",
+            report.index_build_s,
+            report.index_build_s + report.join_s
+        );
+    }
+    let st = &report.stats;
+    say!(
+        "  {} lookups, {} rows read to validate; read {} by gets, {} by iterators",
+        report.lookups,
+        report.validations,
+        human_bytes(st.get_bytes),
+        human_bytes(st.iter_bytes)
+    );
+    say!(
+        "  Bloom filters: {} absent keys stopped, false positive rate {:.4}; block cache hit rate {:.3}",
+        st.bloom_useful,
+        st.bloom_false_positive_rate(),
+        st.cache_hit_rate()
+    );
+    if let Some(out) = &a.out {
+        say!("  wrote {}", out.display());
+    }
+    Ok(())
+}
+
+fn info(dir: &std::path::Path) -> anyhow::Result<()> {
+    let db = LsmDb::open(dir)?;
+    let w = db.workload();
+    let c = db.config();
+    say!("database     {}", dir.display());
+    say!(
+        "workload     S {} rows, R {} rows per batch, {} B entries, match rate {}, c {}, d {}, skew {}, seed {}",
+        w.rows,
+        w.r_rows(),
+        w.entry_size,
+        w.match_rate,
+        w.dup_pk,
+        w.dup_attr,
+        w.skew,
+        w.seed
+    );
+    say!("batches      {}", db.batches());
+    say!(
+        "trees        {} blocks, {} write buffer, size ratio {}, {} Bloom bits per key, block cache {}",
+        human_bytes(c.block_size as u64),
+        human_bytes(c.write_buffer as u64),
+        c.size_ratio,
+        c.bloom_bits,
+        human_bytes(c.block_cache)
+    );
+    for (tree, levels) in db.levels()? {
+        say!("  {tree:<28} {levels} level(s)");
+    }
+    Ok(())
+}
