@@ -2419,6 +2419,24 @@ fn lsm_databases_load_update_and_join_by_every_method_alike() {
     let report: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
     assert_eq!(report["method"], "INLJ-P");
     assert!(report["lookups"].as_u64().unwrap() > 0);
+    let advice = ok(
+        d,
+        &[
+            "lsm",
+            "advise",
+            "--dir",
+            "db",
+            "--joins",
+            "4",
+            "--updates",
+            "2000",
+        ],
+    );
+    assert!(advice.starts_with("pick: "), "{advice}");
+    assert_eq!(advice.lines().count(), 2 + 29, "{advice}");
+    let advice = ok(d, &["lsm", "advise", "--dir", "db", "--json"]);
+    let advice: serde_json::Value = serde_json::from_str(advice.trim()).unwrap();
+    assert_eq!(advice["predictions"].as_array().map(Vec::len), Some(29));
     let info = ok(d, &["lsm", "info", "--dir", "db"]);
     assert!(
         info.contains("s.lazy-sync-covering") && info.contains("batches      2"),

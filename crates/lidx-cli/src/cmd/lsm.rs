@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 use lidx::join::CountSink;
 use lidx::storage::TableWriter;
+use lidx_lsm::joins::cost::{self, CostInputs};
 use lidx_lsm::joins::{
     self, ApplyTimes, Design, IndexSpec, LsmConfig, LsmDb, Maintenance, Method, Side, UpdateMix,
     Workload,
@@ -38,6 +39,12 @@ pub enum Command {
         after_help = "Examples:\n  lidx lsm join --dir db --method INLJ-P --count-only\n  lidx lsm join --dir db --method SJ-NS/S-Eager --out rs.tbl --json"
     )]
     Join(JoinArgs),
+    /// Name the method paper 5's cost model predicts fastest for a workload of joins and
+    /// updates on this database, with every method's predicted costs.
+    #[command(
+        after_help = "Examples:\n  lidx lsm advise --dir db\n  lidx lsm advise --dir db --joins 16 --updates 1M --profile disk.json"
+    )]
+    Advise(AdviseArgs),
     /// What a database holds: settings, workload, indexes, levels.
     Info {
         /// The database directory.
@@ -166,6 +173,26 @@ pub struct JoinArgs {
     json: bool,
 }
 
+/// Arguments of `lsm advise`.
+#[derive(clap::Args)]
+pub struct AdviseArgs {
+    /// The database directory.
+    #[arg(long)]
+    dir: PathBuf,
+    /// Joins in the workload (a join after each of as many equal batches of updates).
+    #[arg(long, default_value_t = 1)]
+    joins: u64,
+    /// Rows written over the workload, across R and S.
+    #[arg(long, value_parser = parse_count, default_value = "0")]
+    updates: u64,
+    /// Storage profile (from `lidx bench disk`) [default: an assumed SSD, labelled as such].
+    #[arg(long, value_name = "PROFILE.json")]
+    profile: Option<PathBuf>,
+    /// Print one JSON object (the inputs and every prediction) instead.
+    #[arg(long)]
+    json: bool,
+}
+
 pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
     match command {
         Command::Load(a) => load(ctx, a),
@@ -178,6 +205,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Join(a) => join(ctx, a),
+        Command::Advise(a) => advise(a),
         Command::Info { dir } => info(&dir),
     }
 }
@@ -306,6 +334,63 @@ fn join(ctx: &Context, a: JoinArgs) -> anyhow::Result<()> {
     );
     if let Some(out) = &a.out {
         say!("  wrote {}", out.display());
+    }
+    Ok(())
+}
+
+fn advise(a: AdviseArgs) -> anyhow::Result<()> {
+    let db = LsmDb::open(&a.dir)?;
+    let profile = match &a.profile {
+        Some(path) => lidx::storage::profile::StorageProfile::load(path)?,
+        None => lidx::storage::profile::assumed_ssd(),
+    };
+    let inputs = CostInputs::of(&db, a.joins, a.updates)?;
+    let predictions = cost::advise(&inputs, &profile);
+    if a.json {
+        let out = serde_json::json!({
+            "inputs": inputs,
+            "device": profile.device,
+            "predictions": predictions,
+        });
+        say!("{out}");
+        return Ok(());
+    }
+    let Some(best) = predictions.first() else {
+        bail!("the cost model predicted nothing");
+    };
+    say!(
+        "pick: {} ({:.3} s predicted: joins {:.3} s, indexes {:.3} s) for {} join(s) over {} updates on {}",
+        best.method,
+        best.total_s(),
+        best.join_s,
+        best.index_s,
+        a.joins,
+        a.updates,
+        profile.device
+    );
+    say!(
+        "  {:<18} {:>10} {:>10} {:>10} {:>14} {:>14}",
+        "method",
+        "total s",
+        "joins s",
+        "indexes s",
+        "seq blocks",
+        "random blocks"
+    );
+    for p in &predictions {
+        let io = (
+            p.join_io.sequential + p.index_io.sequential,
+            p.join_io.random + p.index_io.random,
+        );
+        say!(
+            "  {:<18} {:>10.3} {:>10.3} {:>10.3} {:>14.0} {:>14.0}",
+            p.method,
+            p.total_s(),
+            p.join_s,
+            p.index_s,
+            io.0,
+            io.1
+        );
     }
     Ok(())
 }

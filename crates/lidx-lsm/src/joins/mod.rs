@@ -4,11 +4,13 @@
 //!
 //! - [`method`]: the 29 methods by name, and the indexes each reads.
 //! - [`config`]: the RocksDB settings of every tree (paper 5, section 4).
+//! - [`cost`]: paper 5's cost model (Tables 2–4) as an advisor over the 29 methods.
 //! - [`data`]: the rows' encoding and the seeded workload generator (Table 5's knobs).
 //! - [`db`]: a join database on disk: R, S, their indexes, and how changes reach them.
 //! - [`run`]: INLJ, sort-merge and grace hash joins over it.
 
 pub mod config;
+pub mod cost;
 pub mod data;
 pub mod db;
 pub mod method;
