@@ -19,7 +19,7 @@ use rocksdb::{
     IngestExternalFileOptions, Options, ReadOptions, SstFileWriter,
 };
 
-use crate::{Error, Result};
+use crate::{Result, rocks};
 
 /// How the records are stored and read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,14 +83,6 @@ fn db_options(o: &RocksKvOptions, dir: &Path) -> Result<(Options, Option<Cache>)
     options.set_use_direct_reads(o.direct);
     options.enable_statistics();
     Ok((options, cache))
-}
-
-fn rocks<'p>(path: &'p Path, op: &'static str) -> impl FnOnce(rocksdb::Error) -> Error + 'p {
-    move |source| Error::RocksDb {
-        path: path.to_path_buf(),
-        op,
-        source,
-    }
 }
 
 impl RocksKv {

@@ -33,3 +33,28 @@ pub enum Error {
 
 /// Result with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Maps RocksDB's error of `op` on the database at `path`, naming a lock held by another
+/// process as such.
+pub(crate) fn rocks<'p>(
+    path: &'p std::path::Path,
+    op: &'static str,
+) -> impl FnOnce(rocksdb::Error) -> Error + 'p {
+    move |source| {
+        if source.to_string().contains("lock") {
+            Error::Lidx(lidx::Error::param(
+                "database",
+                format!(
+                    "{}: another process has it open (RocksDB's lock is held): {source}",
+                    path.display()
+                ),
+            ))
+        } else {
+            Error::RocksDb {
+                path: path.to_path_buf(),
+                op,
+                source,
+            }
+        }
+    }
+}

@@ -330,26 +330,19 @@ impl LsmDb {
         let entry_size = self.manifest.workload.entry_size;
         let table = self.table(side);
         let started = Instant::now();
-        let indexes: Vec<&SecondaryIndex> = self
-            .indexes
-            .iter()
-            .filter(|i| i.spec.side == side)
-            .collect();
+        let indexes = || self.indexes.iter().filter(move |i| i.spec.side == side);
+        let sync = || indexes().filter(|i| i.spec.maintenance == Maintenance::Sync);
         let pk = encode_key(change.pk());
         // Algorithm 1: a synchronous index removes the row's old entry first.
-        let sync: Vec<&&SecondaryIndex> = indexes
-            .iter()
-            .filter(|i| i.spec.maintenance == Maintenance::Sync)
-            .collect();
-        if !sync.is_empty()
+        if sync().next().is_some()
             && let Some(old) = table.get(&pk)?.as_deref().and_then(attr_of)
         {
-            for i in sync {
+            for i in sync() {
                 i.remove(old, change.pk())?;
             }
         }
         if let Change::Put { pk, attr } = change {
-            for i in &indexes {
+            for i in indexes() {
                 i.insert(attr, pk, entry_size)?;
             }
         }
@@ -373,20 +366,8 @@ impl LsmDb {
         let entry_size = self.manifest.workload.entry_size;
         let started = Instant::now();
         let index = SecondaryIndex::open(&self.dir, spec, &self.manifest.config, entry_size)?;
-        {
-            let table = self.table(spec.side);
-            let mut it = table.iter(false);
-            it.seek_to_first();
-            while let (Some(k), Some(v)) = (it.key(), it.value()) {
-                let pk = super::data::decode_key(k);
-                if let (Some(pk), Some(attr)) = (pk, attr_of(v)) {
-                    index.insert(attr, pk, entry_size)?;
-                }
-                it.next();
-            }
-            it.status()
-                .map_err(super::tree::rocks(&table.path, "read"))?;
-        }
+        self.table(spec.side)
+            .scan_rows(|pk, attr| index.insert(attr, pk, entry_size))?;
         index.tree.settle()?;
         let seconds = started.elapsed().as_secs_f64();
         self.indexes.push(index);
@@ -397,18 +378,11 @@ impl LsmDb {
 
     /// The live rows of `side`, as (primary key, attribute), in key order.
     pub fn rows(&self, side: Side) -> Result<Vec<(u64, u64)>> {
-        let table = self.table(side);
         let mut out = Vec::new();
-        let mut it = table.iter(false);
-        it.seek_to_first();
-        while let (Some(k), Some(v)) = (it.key(), it.value()) {
-            if let (Some(pk), Some(attr)) = (super::data::decode_key(k), attr_of(v)) {
-                out.push((pk, attr));
-            }
-            it.next();
-        }
-        it.status()
-            .map_err(super::tree::rocks(&table.path, "read"))?;
+        self.table(side).scan_rows(|pk, attr| {
+            out.push((pk, attr));
+            Ok(())
+        })?;
         Ok(out)
     }
 

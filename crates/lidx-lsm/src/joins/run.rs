@@ -34,9 +34,10 @@ use serde::{Deserialize, Serialize};
 
 use super::data::{KEY_BYTES, attr_of, decode_key, encode_key};
 use super::db::LsmDb;
-use super::method::{Algorithm, IndexSpec, Maintenance, Method, Shape, Side};
-use super::tree::{SecondaryIndex, Tree, TreeStats, rocks};
+use super::method::{Algorithm, Maintenance, Method, Shape, Side};
+use super::tree::{SecondaryIndex, Tree, TreeStats};
 use crate::Result;
+use crate::rocks;
 
 /// The memory the sort and hash joins work in (paper 5: 16 MB).
 pub const JOIN_MEMORY: u64 = 16 << 20;
@@ -97,19 +98,6 @@ impl<S: JoinSink> Counting<'_, S> {
     }
 }
 
-/// Hands `visit` every row of `table` as (primary key, attribute), in key order.
-fn scan_rows(table: &Tree, mut visit: impl FnMut(u64, u64) -> Result<()>) -> Result<()> {
-    let mut it = table.iter(false);
-    it.seek_to_first();
-    while let (Some(k), Some(v)) = (it.key(), it.value()) {
-        if let (Some(pk), Some(attr)) = (decode_key(k), attr_of(v)) {
-            visit(pk, attr)?;
-        }
-        it.next();
-    }
-    it.status().map_err(rocks(&table.path, "read"))
-}
-
 /// The index of `side` that `method` reads.
 fn index_of(db: &LsmDb, method: Method, side: Side) -> Result<&SecondaryIndex> {
     let spec = method
@@ -153,7 +141,7 @@ fn inlj<S: JoinSink>(
 ) -> Result<()> {
     let mut matches = Vec::new();
     match method.shape {
-        Shape::P => scan_rows(&db.r, |pk_r, attr| {
+        Shape::P => db.r.scan_rows(|pk_r, attr| {
             report.lookups += 1;
             if db.s.get(&encode_key(attr))?.is_some() {
                 out.emit(attr, pk_r, attr)?;
@@ -162,7 +150,7 @@ fn inlj<S: JoinSink>(
         }),
         _ => {
             let index = index_of(db, method, Side::S)?;
-            scan_rows(&db.r, |pk_r, attr| {
+            db.r.scan_rows(|pk_r, attr| {
                 report.lookups += 1;
                 matches.clear();
                 index.lookup(attr, &mut matches)?;
@@ -248,12 +236,10 @@ fn hash_join<S: JoinSink>(db: &LsmDb, method: Method, out: &mut Counting<'_, S>)
     let r_rows = db.batches() * db.workload().r_rows();
     let count = (r_rows * 48).div_ceil(JOIN_MEMORY).clamp(1, 4096) as usize;
     let mut r_parts = Partitions::new(dir, count)?;
-    scan_rows(&db.r, |pk, attr| r_parts.push(attr, pk, dir))?;
+    db.r.scan_rows(|pk, attr| r_parts.push(attr, pk, dir))?;
     let mut s_parts = Partitions::new(dir, count)?;
     let by_key = method.joins_s_key();
-    scan_rows(&db.s, |pk, attr| {
-        s_parts.push(if by_key { pk } else { attr }, pk, dir)
-    })?;
+    db.s.scan_rows(|pk, attr| s_parts.push(if by_key { pk } else { attr }, pk, dir))?;
     let mut table: HashMap<u64, Vec<u64>> = HashMap::new();
     for (mut r, mut s) in r_parts
         .into_readers(dir)?
@@ -301,7 +287,7 @@ fn sorted_rows(db: &LsmDb, table: &Tree, by_key: bool) -> Result<SortedTable> {
     let (unsorted, _guard_u) = lidx::files::scratch_path(dir)?;
     let (sorted, _guard_s) = lidx::files::scratch_path(dir)?;
     let mut writer = TableWriter::create(&unsorted)?;
-    scan_rows(table, |pk, attr| {
+    table.scan_rows(|pk, attr| {
         Ok(writer.push(Tuple {
             key: if by_key { pk } else { attr },
             value: pk,
@@ -454,13 +440,4 @@ fn sort_merge<S: JoinSink>(db: &LsmDb, method: Method, out: &mut Counting<'_, S>
         }
     }
     Ok(())
-}
-
-/// The secondary indexes `method` needs that `db` lacks.
-pub fn missing_indexes(db: &LsmDb, method: Method) -> Vec<IndexSpec> {
-    method
-        .indexes()
-        .into_iter()
-        .filter(|s| !db.has_index(*s))
-        .collect()
 }

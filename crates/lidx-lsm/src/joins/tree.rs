@@ -10,7 +10,7 @@ use rocksdb::{Cache, DB, DBRawIterator, Options, ReadOptions, WriteOptions};
 use super::config::{LsmConfig, TreeKind};
 use super::data::{KEY_BYTES, decode_key, encode_key, rest_pattern};
 use super::method::{Design, IndexSpec};
-use crate::{Error, Result};
+use crate::{Result, rocks};
 
 /// RocksDB's statistics tickers a join is judged by, summed over trees.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -127,31 +127,6 @@ pub(crate) struct Tree {
     write: WriteOptions,
 }
 
-/// Maps RocksDB's error of `op` on the tree at `path`, naming a lock held by another
-/// process as such.
-pub(crate) fn rocks<'p>(
-    path: &'p Path,
-    op: &'static str,
-) -> impl FnOnce(rocksdb::Error) -> Error + 'p {
-    move |source| {
-        if source.to_string().contains("lock") {
-            Error::Lidx(lidx::Error::param(
-                "database",
-                format!(
-                    "{}: another process has it open (RocksDB's lock is held): {source}",
-                    path.display()
-                ),
-            ))
-        } else {
-            Error::RocksDb {
-                path: path.to_path_buf(),
-                op,
-                source,
-            }
-        }
-    }
-}
-
 impl Tree {
     /// Opens (creating where missing) the tree at `path`.
     pub(crate) fn open(path: &Path, config: &LsmConfig, kind: TreeKind) -> Result<Tree> {
@@ -199,6 +174,20 @@ impl Tree {
         read.set_prefix_same_as_start(prefix);
         read.set_total_order_seek(!prefix);
         self.db.raw_iterator_opt(read)
+    }
+
+    /// Hands `visit` every row of this data table as (primary key, attribute), in key
+    /// order (entries that are not rows of this format are skipped).
+    pub(crate) fn scan_rows(&self, mut visit: impl FnMut(u64, u64) -> Result<()>) -> Result<()> {
+        let mut it = self.iter(false);
+        it.seek_to_first();
+        while let (Some(k), Some(v)) = (it.key(), it.value()) {
+            if let (Some(pk), Some(attr)) = (decode_key(k), super::data::attr_of(v)) {
+                visit(pk, attr)?;
+            }
+            it.next();
+        }
+        it.status().map_err(rocks(&self.path, "read"))
     }
 
     /// Flushes the memtable and waits until no flush or compaction is pending or running,
