@@ -89,6 +89,19 @@ impl LsmDb {
         config: LsmConfig,
         workload: Workload,
     ) -> Result<(LsmDb, ApplyTimes)> {
+        Self::create_indexed(dir, config, workload, &[])
+    }
+
+    /// Creates a database at `dir` as [`create`](Self::create) does, with the secondary
+    /// indexes `indexes` in place before batch 0 is loaded, so that the load keeps them as
+    /// any later batch does (the paper's ingestion: every row written through its indexes,
+    /// their time in [`ApplyTimes::index_s`]).
+    pub fn create_indexed(
+        dir: &Path,
+        config: LsmConfig,
+        workload: Workload,
+        indexes: &[IndexSpec],
+    ) -> Result<(LsmDb, ApplyTimes)> {
         config.check()?;
         workload.check()?;
         if dir.exists() && std::fs::read_dir(dir).map_or(true, |mut d| d.next().is_some()) {
@@ -103,7 +116,7 @@ impl LsmDb {
         }
         let made = !dir.exists();
         std::fs::create_dir_all(dir).map_err(|e| lidx::Error::io(dir, "create", e))?;
-        let created = Self::create_in(dir, config, workload);
+        let created = Self::create_in(dir, config, workload, indexes);
         if created.is_err() && made {
             // No half-loaded database is left behind.
             let _ = std::fs::remove_dir_all(dir);
@@ -111,19 +124,34 @@ impl LsmDb {
         created
     }
 
-    fn create_in(dir: &Path, config: LsmConfig, workload: Workload) -> Result<(LsmDb, ApplyTimes)> {
+    fn create_in(
+        dir: &Path,
+        config: LsmConfig,
+        workload: Workload,
+        specs: &[IndexSpec],
+    ) -> Result<(LsmDb, ApplyTimes)> {
+        let mut unique: Vec<IndexSpec> = Vec::new();
+        for &spec in specs {
+            if !unique.contains(&spec) {
+                unique.push(spec);
+            }
+        }
+        let indexes = unique
+            .iter()
+            .map(|&spec| SecondaryIndex::open(dir, spec, &config, workload.entry_size))
+            .collect::<Result<Vec<_>>>()?;
         let manifest = Manifest {
             format: FORMAT.to_string(),
             version: VERSION,
             config,
             workload,
             batches: 0,
-            indexes: Vec::new(),
+            indexes: unique,
         };
         let mut db = LsmDb {
             r: Tree::open(&dir.join("r"), &config, TreeKind::Plain)?,
             s: Tree::open(&dir.join("s"), &config, TreeKind::Plain)?,
-            indexes: Vec::new(),
+            indexes,
             dir: dir.to_path_buf(),
             manifest,
         };

@@ -237,3 +237,33 @@ fn workloads_have_their_sizes_duplication_and_matching_rate() {
     assert_eq!(w.batch(0), b, "batches repeat by seed");
     assert_ne!(w.batch(1), b);
 }
+
+#[test]
+fn indexes_in_place_before_the_load_are_kept_through_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    // Each key written three times in the load: synchronous indexes must drop the first two.
+    let workload = Workload {
+        rows: 900,
+        dup_pk: 3,
+        dup_attr: 2,
+        match_rate: 0.7,
+        skew: 0.8,
+        ..Workload::default()
+    };
+    let specs: Vec<IndexSpec> = Method::all().iter().flat_map(|m| m.indexes()).collect();
+    let (mut db, times) =
+        LsmDb::create_indexed(&dir.path().join("db"), small_trees(), workload, &specs)
+            .expect("create");
+    assert!(times.index_s > 0.0, "{times:?}");
+    assert_eq!(db.index_specs().len(), 12, "{:?}", db.index_specs());
+    db.apply_next_batch().expect("batch 1");
+    check_every_method(&mut db).expect("every method");
+    // Nothing was left to build.
+    let report = join(
+        &mut db,
+        "SJ-SS/S-Eager".parse().expect("a method"),
+        &mut lidx::join::CountSink::default(),
+    )
+    .expect("join");
+    assert_eq!(report.index_build_s, 0.0);
+}
