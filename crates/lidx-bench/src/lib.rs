@@ -17,6 +17,8 @@
 //! - [`updatable`]: one run of an updatable index on one of paper 3's workloads.
 //! - [`gre`]: paper 3's study of updatable indexes over the hardness plane (Figs. 2, 3,
 //!   8, 10–13).
+//! - `lsm_joins` (feature `rocksdb`): paper 5's joins over LSM-trees in RocksDB (Figs.
+//!   5–12) and its cost model as an advisor.
 //! - [`disk`]: the disk benchmark and the storage profile it saves.
 //!
 //! Shared: [`clients`] (closed-loop concurrent clients against a key-value store),
@@ -36,6 +38,8 @@ pub mod harness;
 pub mod index_bench;
 pub mod indexes;
 pub mod join_sorted;
+#[cfg(feature = "rocksdb")]
+pub mod lsm_joins;
 pub mod machine;
 pub mod plot;
 pub mod progress;

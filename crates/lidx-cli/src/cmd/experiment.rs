@@ -63,6 +63,43 @@ pub enum Command {
         after_help = "Examples:\n  lidx experiment updatable\n  lidx experiment updatable --n 5M --local 32,320,3200 --global 1,8,64\n  lidx experiment updatable --sosd books_200M_uint64 --sosd osm_cellids_200M_uint64 --n 200M --repeat 3"
     )]
     Updatable(UpdatableArgs),
+    /// Paper 5's study of joins over LSM-trees (section 4): the 29 methods over RocksDB
+    /// against entry size, join frequency and matching rate (Fig. 5), index designs against
+    /// entry size, duplication, skew and join frequency (Figs. 6-9), cumulative updates
+    /// (Fig. 10), size ratio and write buffer (Fig. 11), block cache and Bloom bits
+    /// (Fig. 12), and the cost model's pick against the measured fastest in every cell.
+    #[cfg(feature = "rocksdb")]
+    #[command(
+        after_help = "Examples:\n  lidx experiment lsm-joins\n  lidx experiment lsm-joins --figures 5a,5b,10 --rows 1M\n  lidx experiment lsm-joins --rows 10M --dir /mnt/nvme/lidx   (the paper's size)"
+    )]
+    LsmJoins(LsmJoinsArgs),
+}
+
+/// Run paper 5's study of joins over LSM-trees.
+#[cfg(feature = "rocksdb")]
+#[derive(clap::Args)]
+pub struct LsmJoinsArgs {
+    /// Rows of S and of R a workload writes, before each figure's scaling (the paper: 10M;
+    /// Figs. 5a, 6, 7 and 9 use a quarter to an eighth, where entries, duplicates or
+    /// validations grow).
+    #[arg(long, value_parser = parse_count, default_value = "100K")]
+    rows: u64,
+    /// Figures to run, comma-separated (5a,5b,5c,6,7,8,9,10,11,12) [default: all].
+    #[arg(long, value_delimiter = ',')]
+    figures: Vec<lidx_bench::lsm_joins::Figure>,
+    /// Write buffer of every tree [default: the paper's 16 MB scaled by rows / 10M, at
+    /// least 64 KiB].
+    #[arg(long, value_parser = parse_size)]
+    write_buffer: Option<u64>,
+    /// Directory for the databases while they run [default: OUT_DIR/data].
+    #[arg(long, value_name = "D")]
+    dir: Option<PathBuf>,
+    /// Directory for the CSV, plots and summary [default: results/lsm-joins].
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+    /// Seed of the workloads.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
 }
 
 /// Run paper 3's study of updatable indexes.
@@ -489,6 +526,26 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 seed: a.seed,
             };
             gre::run(&options, &progress)?
+        }
+        #[cfg(feature = "rocksdb")]
+        Command::LsmJoins(a) => {
+            use lidx_bench::lsm_joins::{self, Figure};
+            let options = lsm_joins::Options {
+                rows: a.rows,
+                figures: if a.figures.is_empty() {
+                    Figure::ALL.to_vec()
+                } else {
+                    a.figures
+                },
+                write_buffer: a
+                    .write_buffer
+                    .map(|b| usize::try_from(b).context("--write-buffer is too large"))
+                    .transpose()?,
+                dir: a.dir,
+                out_dir: a.out_dir,
+                seed: a.seed,
+            };
+            lsm_joins::run(&options, &progress)?
         }
     };
     say_text!(report);

@@ -61,6 +61,8 @@ pub struct CostInputs {
     pub joins: f64,
     /// U: rows written after the load, over both tables, in F equal batches.
     pub updates: f64,
+    /// The share of those rows that go to S (the workload's |S| / (|R| + |S|)).
+    pub s_share: f64,
 }
 
 impl CostInputs {
@@ -83,6 +85,7 @@ impl CostInputs {
             dup_attr: f64::from(w.dup_attr),
             joins: joins.max(1) as f64,
             updates: updates as f64,
+            s_share: w.ratio / (1.0 + w.ratio),
         })
     }
 
@@ -332,7 +335,7 @@ fn join_io(inputs: &CostInputs, method: Method, rows: (f64, f64)) -> Io {
 pub fn advise(inputs: &CostInputs, profile: &StorageProfile) -> Vec<Prediction> {
     let f = inputs.joins.max(1.0);
     let (r_rows, s_rows) = inputs.rows;
-    let s_share = s_rows / (r_rows + s_rows).max(1.0);
+    let s_share = inputs.s_share.clamp(0.0, 1.0);
     let mut out: Vec<Prediction> = Method::all()
         .into_iter()
         .map(|method| {
@@ -383,6 +386,7 @@ mod tests {
             dup_attr: 4.0,
             joins: 1.0,
             updates: 0.0,
+            s_share: 0.5,
         }
     }
 

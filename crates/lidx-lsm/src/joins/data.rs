@@ -113,6 +113,28 @@ pub struct Batch {
     pub s: Vec<Change>,
 }
 
+impl Batch {
+    /// The batch cut into `parts` consecutive batches of about equal size, R's and S's
+    /// changes each in their order (paper 5's join-frequency experiments: one data set
+    /// arriving in F subsets, a join after each). `parts` of 0 counts as 1.
+    pub fn split(&self, parts: usize) -> Vec<Batch> {
+        let parts = parts.max(1);
+        let chunk = |changes: &[Change], i: usize| -> Vec<Change> {
+            let size = changes.len().div_ceil(parts);
+            changes
+                .chunks(size.max(1))
+                .nth(i)
+                .map_or_else(Vec::new, <[Change]>::to_vec)
+        };
+        (0..parts)
+            .map(|i| Batch {
+                r: chunk(&self.r, i),
+                s: chunk(&self.s, i),
+            })
+            .collect()
+    }
+}
+
 /// How rows are generated (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Workload {
@@ -316,6 +338,26 @@ fn shuffle_keeping_copies_in_order(changes: &mut [Change], rng: &mut Xoshiro256P
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_splits_into_parts_that_concatenate_back() {
+        let b = Workload {
+            rows: 1001,
+            ratio: 3.0,
+            dup_pk: 2,
+            ..Workload::default()
+        }
+        .batch(0);
+        for parts in [0, 1, 3, 7, 2000] {
+            let split = b.split(parts);
+            assert_eq!(split.len(), parts.max(1));
+            let r: Vec<Change> = split.iter().flat_map(|p| p.r.clone()).collect();
+            let s: Vec<Change> = split.iter().flat_map(|p| p.s.clone()).collect();
+            assert_eq!((r, s), (b.r.clone(), b.s.clone()), "{parts} parts");
+            let sizes: Vec<usize> = split.iter().map(|p| p.s.len()).collect();
+            assert!(sizes.iter().max() <= Some(&b.s.len().div_ceil(parts.max(1))));
+        }
+    }
 
     #[test]
     fn keys_encode_as_ten_digits_in_numeric_order() {

@@ -89,21 +89,30 @@ impl LsmDb {
         config: LsmConfig,
         workload: Workload,
     ) -> Result<(LsmDb, ApplyTimes)> {
-        Self::create_indexed(dir, config, workload, &[])
+        Self::create_dir(dir, || {
+            let mut db = Self::create_in(dir, config, workload, &[])?;
+            let times = db.apply_next_batch()?;
+            Ok((db, times))
+        })
     }
 
     /// Creates a database at `dir` as [`create`](Self::create) does, with the secondary
-    /// indexes `indexes` in place before batch 0 is loaded, so that the load keeps them as
-    /// any later batch does (the paper's ingestion: every row written through its indexes,
-    /// their time in [`ApplyTimes::index_s`]).
-    pub fn create_indexed(
+    /// indexes `indexes` and no rows: the caller writes them, by
+    /// [`apply_next_batch`](Self::apply_next_batch) or [`apply`](Self::apply), through the
+    /// indexes (the paper's ingestion: every row written through its indexes, their time
+    /// in [`ApplyTimes::index_s`]).
+    pub fn create_empty(
         dir: &Path,
         config: LsmConfig,
         workload: Workload,
         indexes: &[IndexSpec],
-    ) -> Result<(LsmDb, ApplyTimes)> {
-        config.check()?;
-        workload.check()?;
+    ) -> Result<LsmDb> {
+        Self::create_dir(dir, || Self::create_in(dir, config, workload, indexes))
+    }
+
+    /// Runs `create` in `dir`, which must be new or empty; removes what it made if
+    /// `create` fails.
+    fn create_dir<T>(dir: &Path, create: impl FnOnce() -> Result<T>) -> Result<T> {
         if dir.exists() && std::fs::read_dir(dir).map_or(true, |mut d| d.next().is_some()) {
             return Err(lidx::Error::param(
                 "directory",
@@ -116,7 +125,7 @@ impl LsmDb {
         }
         let made = !dir.exists();
         std::fs::create_dir_all(dir).map_err(|e| lidx::Error::io(dir, "create", e))?;
-        let created = Self::create_in(dir, config, workload, indexes);
+        let created = create();
         if created.is_err() && made {
             // No half-loaded database is left behind.
             let _ = std::fs::remove_dir_all(dir);
@@ -129,7 +138,9 @@ impl LsmDb {
         config: LsmConfig,
         workload: Workload,
         specs: &[IndexSpec],
-    ) -> Result<(LsmDb, ApplyTimes)> {
+    ) -> Result<LsmDb> {
+        config.check()?;
+        workload.check()?;
         let mut unique: Vec<IndexSpec> = Vec::new();
         for &spec in specs {
             if !unique.contains(&spec) {
@@ -148,15 +159,15 @@ impl LsmDb {
             batches: 0,
             indexes: unique,
         };
-        let mut db = LsmDb {
+        let db = LsmDb {
             r: Tree::open(&dir.join("r"), &config, TreeKind::Plain)?,
             s: Tree::open(&dir.join("s"), &config, TreeKind::Plain)?,
             indexes,
             dir: dir.to_path_buf(),
             manifest,
         };
-        let times = db.apply_next_batch()?;
-        Ok((db, times))
+        db.save_manifest()?;
+        Ok(db)
     }
 
     /// Opens the database at `dir`: fails with one clear error where it is missing, is not
@@ -357,6 +368,23 @@ impl LsmDb {
     fn apply_change(&self, side: Side, change: Change, times: &mut ApplyTimes) -> Result<()> {
         let entry_size = self.manifest.workload.entry_size;
         let table = self.table(side);
+        if self.indexes.iter().any(|i| i.spec.side == side) {
+            self.keep_indexes(side, change, times)?;
+        }
+        let pk = encode_key(change.pk());
+        let started = Instant::now();
+        match change {
+            Change::Put { pk: key, attr } => table.put(&pk, &row_value(key, attr, entry_size))?,
+            Change::Delete { .. } => table.delete(&pk)?,
+        }
+        times.data_s += started.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Applies `change` of a row of `side` to that table's indexes (before the table).
+    fn keep_indexes(&self, side: Side, change: Change, times: &mut ApplyTimes) -> Result<()> {
+        let entry_size = self.manifest.workload.entry_size;
+        let table = self.table(side);
         let started = Instant::now();
         let indexes = || self.indexes.iter().filter(move |i| i.spec.side == side);
         let sync = || indexes().filter(|i| i.spec.maintenance == Maintenance::Sync);
@@ -375,12 +403,6 @@ impl LsmDb {
             }
         }
         times.index_s += started.elapsed().as_secs_f64();
-        let started = Instant::now();
-        match change {
-            Change::Put { pk: key, attr } => table.put(&pk, &row_value(key, attr, entry_size))?,
-            Change::Delete { .. } => table.delete(&pk)?,
-        }
-        times.data_s += started.elapsed().as_secs_f64();
         Ok(())
     }
 
