@@ -47,8 +47,8 @@ use lidx::join::CountSink;
 use lidx::storage::profile::{AffineCost, PROFILE_VERSION, StorageProfile, assumed_ssd};
 use lidx_lsm::joins::cost::{self, CostInputs};
 use lidx_lsm::joins::{
-    self, Algorithm, ApplyTimes, Batch, LsmConfig, LsmDb, LsmJoinReport, Maintenance, Method, Shape,
-    Workload,
+    self, Algorithm, ApplyTimes, Batch, LsmConfig, LsmDb, LsmJoinReport, Maintenance, Method,
+    Shape, Workload,
 };
 use serde::Serialize;
 
@@ -362,7 +362,8 @@ fn cells(o: &Options) -> Vec<Cell> {
             Figure::F7 => {
                 for dup_pk in [2u32, 5, 10] {
                     for dup_attr in [2u32, 5, 10] {
-                        let mut c = cell(figure, UNIF, n / 4, "dup_attr", dup_attr.into(), &designs);
+                        let mut c =
+                            cell(figure, UNIF, n / 4, "dup_attr", dup_attr.into(), &designs);
                         c.x2 = dup_pk.into();
                         c.workload.dup_pk = dup_pk;
                         c.workload.dup_attr = dup_attr;
@@ -1116,35 +1117,38 @@ impl Study<'_> {
         cs.dedup();
         let ds = self.xs(panel);
         for metric in [Metric::Join, Metric::Index] {
-            let best = runs
-                .iter()
-                .map(|(_, r)| metric.of(r))
-                .filter(|v| *v > 0.0)
-                .fold(f64::INFINITY, f64::min);
             let panels: Vec<HeatPanel> = self
                 .methods_of(panel)
                 .into_iter()
-                .map(|m| HeatPanel {
-                    title: m.to_string(),
-                    rows: cs.iter().map(|c| format!("c={c}")).collect(),
-                    columns: ds.iter().map(|d| format!("d={d}")).collect(),
-                    cells: cs
+                .map(|m| {
+                    let best = runs
                         .iter()
-                        .map(|&c| {
-                            ds.iter()
-                                .map(|&d| {
-                                    let v = self.value(panel, d, c, &m.to_string(), metric)?;
-                                    Some((best / v.max(1e-9), format!("{v:.2}s")))
-                                })
-                                .collect()
-                        })
-                        .collect(),
+                        .filter(|(_, r)| r.method == m)
+                        .map(|(_, r)| metric.of(r))
+                        .filter(|v| *v > 0.0)
+                        .fold(f64::INFINITY, f64::min);
+                    HeatPanel {
+                        title: m.to_string(),
+                        rows: cs.iter().map(|c| format!("c={c}")).collect(),
+                        columns: ds.iter().map(|d| format!("d={d}")).collect(),
+                        cells: cs
+                            .iter()
+                            .map(|&c| {
+                                ds.iter()
+                                    .map(|&d| {
+                                        let v = self.value(panel, d, c, &m.to_string(), metric)?;
+                                        Some((best / v.max(1e-9), seconds(v)))
+                                    })
+                                    .collect()
+                            })
+                            .collect(),
+                    }
                 })
                 .collect();
             heatmaps(
                 &dir.join(format!("fig7-{}-{}.png", panel.1, metric.file())),
                 &format!(
-                    "Fig. 7: {} over key duplication c and attribute duplication d ({}); red: slower than the fastest cell",
+                    "Fig. 7: {} over key duplication c and attribute duplication d ({}); each method against its fastest cell",
                     metric.name(),
                     panel.1
                 ),
@@ -1305,14 +1309,12 @@ impl Study<'_> {
             self.ends(panel, m, metric)
                 .map_or_else(|| "–".into(), |(a, b)| times(b / a.max(1e-9)))
         };
-        let ratio_at = |x: f64, a: &str, b: &str, metric| {
-            match (
-                self.value(panel, x, 0.0, a, metric),
-                self.value(panel, x, 0.0, b, metric),
-            ) {
-                (Some(a), Some(b)) => times(a / b.max(1e-9)),
-                _ => "–".into(),
-            }
+        let ratio_at = |x: f64, a: &str, b: &str, metric| match (
+            self.value(panel, x, 0.0, a, metric),
+            self.value(panel, x, 0.0, b, metric),
+        ) {
+            (Some(a), Some(b)) => times(a / b.max(1e-9)),
+            _ => "–".into(),
         };
         let fastest = |x, metric| {
             self.fastest_at(panel, x, metric)
@@ -1409,14 +1411,12 @@ impl Study<'_> {
         else {
             return Vec::new();
         };
-        let ratio = |m: &str, metric, (x_a, c_a): (f64, f64), (x_b, c_b): (f64, f64)| {
-            match (
-                self.value(panel, x_a, c_a, m, metric),
-                self.value(panel, x_b, c_b, m, metric),
-            ) {
-                (Some(a), Some(b)) => times(b / a.max(1e-9)),
-                _ => "–".into(),
-            }
+        let ratio = |m: &str, metric, (x_a, c_a): (f64, f64), (x_b, c_b): (f64, f64)| match (
+            self.value(panel, x_a, c_a, m, metric),
+            self.value(panel, x_b, c_b, m, metric),
+        ) {
+            (Some(a), Some(b)) => times(b / a.max(1e-9)),
+            _ => "–".into(),
         };
         let by_d = |m, metric| ratio(m, metric, (d_lo, c_lo), (d_hi, c_lo));
         let by_c = |m, metric| ratio(m, metric, (d_lo, c_lo), (d_lo, c_hi));
@@ -1443,7 +1443,13 @@ impl Study<'_> {
         // that stays flat per batch (linear), about 3.6x at ten batches for one that grows
         // with the data (quadratic).
         let growth = |r: &Run, index: bool| {
-            let part = |b: &Measured| if index { b.apply.index_s } else { b.join.join_s };
+            let part = |b: &Measured| {
+                if index {
+                    b.apply.index_s
+                } else {
+                    b.join.join_s
+                }
+            };
             let n = r.batches.len();
             let mid: f64 = r.batches[..n / 2].iter().map(part).sum();
             let all: f64 = r.batches.iter().map(part).sum();
@@ -1637,6 +1643,15 @@ impl Study<'_> {
     }
 }
 
+/// Seconds as people read them: `12 ms`, `1.23 s`.
+fn seconds(v: f64) -> String {
+    if v < 1.0 {
+        format!("{:.0} ms", v * 1e3)
+    } else {
+        format!("{v:.2} s")
+    }
+}
+
 /// A number printed from its debug form, without a trailing `.0`.
 fn a_num(debug: &str) -> &str {
     debug.strip_suffix(".0").unwrap_or(debug)
@@ -1653,7 +1668,11 @@ mod tests {
         assert!("13".parse::<Figure>().is_err());
         let o = Options::default();
         let cells = cells(&o);
-        assert!(Figure::ALL.iter().all(|f| cells.iter().any(|c| c.figure == *f)));
+        assert!(
+            Figure::ALL
+                .iter()
+                .all(|f| cells.iter().any(|c| c.figure == *f))
+        );
         for c in &cells {
             assert!(c.methods.len() >= 4, "Fig. {} {}", c.figure, c.dataset);
             c.workload.check().expect("a valid workload");
