@@ -702,3 +702,79 @@ fn updatable_runs_every_kind_and_workload_and_refuses_bad_parameters() {
         ],
     );
 }
+
+/// `lidx experiment lsm-joins` at a small size: every method of every cell of two figures
+/// joined after every batch, the files it promises, no database left behind, and bad
+/// parameters refused before any output.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn lsm_joins_runs_its_figures_and_refuses_bad_parameters() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "experiment",
+            "lsm-joins",
+            "--rows",
+            "3K",
+            "--figures",
+            "5c,12",
+            "--out-dir",
+            "o",
+            "-q",
+        ],
+    );
+    let rows = read_csv(&d.join("o/lsm-joins.csv"));
+    // Fig. 5c: 3 matching rates × 5 methods; Fig. 12: 8 settings × 4 methods; one join each.
+    assert_eq!(rows.len(), 3 * 5 + 8 * 4);
+    for r in &rows {
+        assert!(!r["machine"].is_empty() && r["batch"] == "1", "{r:?}");
+        assert!(r["join_s"].parse::<f64>().unwrap() > 0.0, "{r:?}");
+        if r["maintenance"] == "none" {
+            assert_eq!(r["index_s"].parse::<f64>().unwrap(), 0.0, "{r:?}");
+        }
+    }
+    // Methods answering the same join count the same output in a cell.
+    let hj = |x: &str| {
+        rows.iter()
+            .find(|r| r["figure"] == "5c" && r["x"] == x && r["method"] == "HJ-N")
+            .map(|r| r["output"].clone())
+    };
+    for r in rows.iter().filter(|r| r["figure"] == "5c") {
+        assert_eq!(Some(r["output"].clone()), hj(&r["x"]), "{r:?}");
+    }
+    let advice = read_csv(&d.join("o/lsm-advice.csv"));
+    assert_eq!(advice.len(), rows.len());
+    for name in [
+        "fig5c-unif-match_rate-join",
+        "fig12-unif-bloom_bits-join",
+        "fig12-unif-block_cache-join",
+    ] {
+        png(&d.join(format!("o/{name}.png")));
+    }
+    let summary = std::fs::read_to_string(d.join("o/summary.md")).unwrap();
+    assert!(summary.contains("## Fig. 12"), "{summary}");
+    assert!(
+        summary.contains("picked the measured fastest method in"),
+        "{summary}"
+    );
+    assert!(!d.join("o/data").exists(), "databases left behind");
+
+    let fresh = d.join("fresh");
+    std::fs::create_dir(&fresh).unwrap();
+    refused_before_any_output(
+        &fresh,
+        "lsm-joins",
+        "lidx: error:",
+        &[(&["--rows", "10"], "at least 1000 rows")],
+    );
+    let out = lidx()
+        .current_dir(&fresh)
+        .args(["experiment", "lsm-joins", "--figures", "13"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no figure '13'"), "{err}");
+}
