@@ -1289,6 +1289,13 @@ impl Study<'_> {
         ))
     }
 
+    /// How `metric` of `method` changed from the smallest to the largest swept value, as
+    /// `1.23x` (`–` where either is missing).
+    fn growth(&self, panel: Panel, method: &str, metric: Metric) -> String {
+        self.ends(panel, method, metric)
+            .map_or_else(|| "–".into(), |(a, b)| times(b / a.max(1e-9)))
+    }
+
     /// The fastest method by `metric` at `x`.
     fn fastest_at(&self, panel: Panel, x: f64, metric: Metric) -> Option<(String, f64)> {
         self.runs_of(panel)
@@ -1305,10 +1312,7 @@ impl Study<'_> {
         let (Some(&lo), Some(&hi)) = (xs.first(), xs.last()) else {
             return Vec::new();
         };
-        let growth = |m: &str, metric| {
-            self.ends(panel, m, metric)
-                .map_or_else(|| "–".into(), |(a, b)| times(b / a.max(1e-9)))
-        };
+        let growth = |m: &str, metric| self.growth(panel, m, metric);
         let ratio_at = |x: f64, a: &str, b: &str, metric| match (
             self.value(panel, x, 0.0, a, metric),
             self.value(panel, x, 0.0, b, metric),
@@ -1478,10 +1482,7 @@ impl Study<'_> {
         let (Some(&lo), Some(&hi)) = (xs.first(), xs.last()) else {
             return Vec::new();
         };
-        let growth = |m: &str, metric| {
-            self.ends(panel, m, metric)
-                .map_or_else(|| "–".into(), |(a, b)| times(b / a.max(1e-9)))
-        };
+        let growth = |m: &str, metric| self.growth(panel, m, metric);
         let (what, paper) = match panel.2 {
             "size_ratio" => (
                 format!("T from {lo} to {hi}"),
@@ -1516,10 +1517,7 @@ impl Study<'_> {
         let (Some(&lo), Some(&hi)) = (xs.first(), xs.last()) else {
             return Vec::new();
         };
-        let growth = |m: &str| {
-            self.ends(panel, m, Metric::Join)
-                .map_or_else(|| "–".into(), |(a, b)| times(b / a.max(1e-9)))
-        };
+        let growth = |m: &str| self.growth(panel, m, Metric::Join);
         let fp = |x: f64| {
             self.runs_of(panel)
                 .into_iter()
