@@ -235,6 +235,39 @@ const MOVIE: Dataset = Dataset {
     skew: 0.9,
 };
 
+impl Options {
+    /// The write buffer for tables of `rows`: the one given, or the paper's 16 MB scaled
+    /// by rows / 10M (at least 64 KiB).
+    fn write_buffer_for(&self, rows: u64) -> usize {
+        self.write_buffer
+            .unwrap_or_else(|| ((16e6 * rows as f64 / 10e6) as usize).max(64 << 10))
+    }
+
+    /// The paper's settings for tables of `rows`, the write buffer scaled.
+    fn config_for(&self, rows: u64) -> LsmConfig {
+        LsmConfig {
+            write_buffer: self.write_buffer_for(rows),
+            ..LsmConfig::default()
+        }
+    }
+}
+
+impl Dataset {
+    /// `rows` rows of S and of R, 64 bytes each, with the set's features.
+    fn workload(self, rows: u64, seed: u64) -> Workload {
+        Workload {
+            rows: rows.max(1),
+            ratio: 1.0,
+            entry_size: 64,
+            match_rate: self.match_rate,
+            dup_pk: 1,
+            dup_attr: self.dup_attr,
+            skew: self.skew,
+            seed,
+        }
+    }
+}
+
 /// One setting of a figure: a workload, the trees' settings, the join frequency, and the
 /// methods compared there.
 #[derive(Clone, Debug)]
@@ -283,32 +316,15 @@ fn inlj_designs() -> Vec<Method> {
 
 /// The study's cells, figure by figure.
 fn cells(o: &Options) -> Vec<Cell> {
-    let write_buffer = |rows: u64| {
-        o.write_buffer
-            .unwrap_or_else(|| ((16e6 * rows as f64 / 10e6) as usize).max(64 << 10))
-    };
-    let config = |rows: u64| LsmConfig {
-        write_buffer: write_buffer(rows),
-        ..LsmConfig::default()
-    };
-    let workload = |d: Dataset, rows: u64| Workload {
-        rows: rows.max(1),
-        ratio: 1.0,
-        entry_size: 64,
-        match_rate: d.match_rate,
-        dup_pk: 1,
-        dup_attr: d.dup_attr,
-        skew: d.skew,
-        seed: o.seed,
-    };
+    let write_buffer = |rows| o.write_buffer_for(rows);
     let cell = |figure, d: Dataset, rows: u64, param, x: f64, methods: &[Method]| Cell {
         figure,
         dataset: d.name,
         param,
         x,
         x2: 0.0,
-        workload: workload(d, rows),
-        config: config(rows),
+        workload: d.workload(rows, o.seed),
+        config: o.config_for(rows),
         joins: 1,
         methods: methods.to_vec(),
     };
@@ -691,29 +707,13 @@ fn cost_inputs(cell: &Cell) -> CostInputs {
 
 /// The cost model priced by this machine's warm RocksDB: seconds per sequential block
 /// from HJ-P's join (all sequential in the model), per random block from INLJ-P's (its
-/// scan priced as sequential), each the fastest of three, on `unif` at `rows`.
-fn calibrate(
-    dir: &Path,
-    rows: u64,
-    write_buffer: Option<usize>,
-    seed: u64,
-) -> anyhow::Result<(StorageProfile, String)> {
-    let o = Options {
-        rows,
-        figures: vec![Figure::F5c],
-        write_buffer,
-        ..Options::default()
-    };
-    let mut cell = cells(&o)
-        .into_iter()
-        .next()
-        .context("no cell to calibrate on")?;
-    cell.workload.seed = seed;
-    cell.workload.match_rate = UNIF.match_rate;
+/// scan priced as sequential), each the fastest of three, on `unif` at `o.rows`.
+fn calibrate(dir: &Path, o: &Options) -> anyhow::Result<(StorageProfile, String)> {
+    let (config, workload) = (o.config_for(o.rows), UNIF.workload(o.rows, o.seed));
     if dir.exists() {
         std::fs::remove_dir_all(dir)?;
     }
-    let (mut db, _) = LsmDb::create(dir, cell.config, cell.workload)?;
+    let (mut db, _) = LsmDb::create(dir, config, workload)?;
     db.settle()?;
     let fastest = |db: &mut LsmDb, name: &str| -> anyhow::Result<f64> {
         let method: Method = name.parse().map_err(anyhow::Error::msg)?;
@@ -740,12 +740,12 @@ fn calibrate(
     let (hj_io, inlj_io) = (io("HJ-P")?, io("INLJ-P")?);
     let seq_s = hj / hj_io.sequential.max(1.0);
     let rand_s = ((inlj - seq_s * inlj_io.sequential) / inlj_io.random.max(1.0)).max(seq_s);
-    let block = cell.config.block_size as f64;
+    let block = config.block_size as f64;
     let description = format!(
         "this machine's RocksDB, warm: {:.2} us a random block, {:.0} MB/s sequential (calibrated on unif, {} rows a table: HJ-P {:.3} s, INLJ-P {:.3} s)",
         rand_s * 1e6,
         block / (seq_s * 1e6),
-        cell.workload.rows,
+        workload.rows,
         hj,
         inlj
     );
@@ -794,12 +794,7 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
     let cells = cells(o);
     let total: usize = cells.iter().map(|c| c.methods.len()).sum();
     progress.spin("calibrating the cost model on this machine");
-    let (profile, calibration) = calibrate(
-        &data_dir.join("calibration"),
-        o.rows,
-        o.write_buffer,
-        o.seed,
-    )?;
+    let (profile, calibration) = calibrate(&data_dir.join("calibration"), o)?;
     progress.finish();
     progress.start(total as u64, "paper 5's study", "runs");
     let mut runs: Vec<Run> = Vec::with_capacity(total);
