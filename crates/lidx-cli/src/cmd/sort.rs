@@ -106,14 +106,14 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     }
     say!(
         "sorted {} tuples of {} into {} in {secs:.2} s (external merge sort)",
-        report.tuples,
+        report.records,
         args.table.display(),
         args.out.display()
     );
     say!(
         "  {} run(s) of up to {} tuples, {} merge pass(es), at most {} runs merged at once",
         report.runs,
-        report.run_tuples,
+        report.run_records,
         report.merge_passes,
         report.fan_in.max(1)
     );

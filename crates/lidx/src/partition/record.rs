@@ -161,14 +161,14 @@ impl UnsortedRecord {
         UnsortedRecord {
             operation: Some(Operation::Sort),
             method: "external".into(),
-            tuples: report.tuples,
+            tuples: report.records,
             memory_limit: limit,
             peak_reserved: report.peak_reserved,
             seconds,
             bytes_read: report.bytes_read,
             read_calls: report.read_calls,
             bytes_written: report.bytes_written,
-            output_tuples: report.tuples,
+            output_tuples: report.records,
             ..UnsortedRecord::default()
         }
     }

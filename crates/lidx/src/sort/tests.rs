@@ -86,7 +86,7 @@ proptest! {
     ) {
         let (sorted, report) = sort_with(&keys, limit);
         prop_assert_eq!(sorted, reference(&keys));
-        prop_assert_eq!(report.tuples, keys.len() as u64);
+        prop_assert_eq!(report.records, keys.len() as u64);
         prop_assert!(report.bytes_read >= (keys.len() * TUPLE_SIZE) as u64);
     }
 }
@@ -126,4 +126,109 @@ fn a_budget_too_small_is_refused_with_the_smallest_that_works() {
         .to_string();
     assert!(err.contains(&min_sort_memory().to_string()), "{err}");
     assert!(!out.exists());
+}
+
+/// Sorts `keys` as records whose payloads (`width` bytes) spell each record's input
+/// position, through a [`RecordSorter`] within `limit` bytes.
+fn sort_records(keys: &[u64], width: usize, limit: u64) -> (Vec<(u64, Vec<u8>)>, SortReport) {
+    let dir = tempfile::tempdir().unwrap();
+    let options = SortOptions {
+        scratch_dir: dir.path().to_path_buf(),
+        budget: MemoryBudget::new(limit),
+    };
+    let mut sorter = RecordSorter::new(width, u64::MAX, &options).unwrap();
+    for (i, &key) in keys.iter().enumerate() {
+        sorter.push(key, &payload(i, width)).unwrap();
+    }
+    let mut sorted = sorter.finish(0, |_| {}).unwrap();
+    let mut out = Vec::new();
+    while let Some((key, bytes)) = sorted.next_record().unwrap() {
+        out.push((key, bytes.to_vec()));
+    }
+    assert_eq!(
+        sorted.next_record().unwrap(),
+        None,
+        "a drained sort stays drained"
+    );
+    let report = *sorted.report();
+    drop(sorted);
+    assert_eq!(options.budget.used(), 0, "every reservation given back");
+    assert!(options.budget.peak() <= limit);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no scratch file left"
+    );
+    (out, report)
+}
+
+/// `width` bytes that differ for every position (cycling where `width` < 8).
+fn payload(position: usize, width: usize) -> Vec<u8> {
+    let seed = crate::storage::table::key_hash(position as u64).to_le_bytes();
+    (0..width).map(|i| seed[i % 8] ^ (i / 8) as u8).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Records of any width, narrower or wider than a tuple's value, come out as the
+    /// stable sort of their input, from one run in memory to several merge passes.
+    #[test]
+    fn a_record_sort_is_the_stable_sort(
+        keys in keys_strategy(),
+        width in prop_oneof![Just(0usize), Just(3), Just(8), Just(9), Just(120), Just(4096), Just(70_000)],
+        tight in any::<bool>(),
+    ) {
+        let limit = if tight { min_sort_memory_for(width) } else { 64 << 20 };
+        // Entries of pages (4 KiB) need fewer of them to take several runs.
+        let keys = &keys[..keys.len().min(if width > 1000 { 1_000 } else { 25_000 })];
+        let (sorted, report) = sort_records(keys, width, limit);
+        let mut reference: Vec<(u64, Vec<u8>)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (k, payload(i, width)))
+            .collect();
+        reference.sort_by_key(|r| r.0);
+        prop_assert_eq!(sorted, reference);
+        prop_assert_eq!(report.records, keys.len() as u64);
+        if report.runs > 1 {
+            // Every run is written once and read once per pass.
+            let data = keys.len() as u64 * (8 + width as u64);
+            prop_assert_eq!(report.bytes_read, data * u64::from(report.merge_passes));
+        }
+    }
+}
+
+#[test]
+fn wide_records_under_a_small_budget_take_several_passes() {
+    let keys: Vec<u64> = (0..20_000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9) % 500)
+        .collect();
+    let (sorted, report) = sort_records(&keys, 256, min_sort_memory_for(256));
+    assert!(sorted.windows(2).all(|w| w[0].0 <= w[1].0));
+    assert!(report.runs >= 4, "{report:?}");
+    assert!(report.merge_passes >= 2, "{report:?}");
+}
+
+#[test]
+fn a_record_sorter_refuses_a_wrong_payload_and_a_budget_too_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = SortOptions {
+        scratch_dir: dir.path().to_path_buf(),
+        budget: MemoryBudget::new(1 << 20),
+    };
+    let mut sorter = RecordSorter::new(16, 10, &options).unwrap();
+    let err = sorter.push(1, &[0; 15]).unwrap_err().to_string();
+    assert!(err.contains("15 bytes"), "{err}");
+    let err = RecordSorter::new(1 << 20, 10, &options)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("cannot sort"), "{err}");
+    let small = SortOptions {
+        budget: MemoryBudget::new(min_sort_memory_for(16) - 1),
+        ..options
+    };
+    let err = RecordSorter::new(16, 10, &small).err().unwrap().to_string();
+    assert!(err.contains(&min_sort_memory_for(16).to_string()), "{err}");
 }
