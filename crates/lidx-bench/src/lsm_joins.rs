@@ -45,6 +45,7 @@ use anyhow::{Context as _, bail};
 use lidx::files::AtomicFile;
 use lidx::join::CountSink;
 use lidx::storage::profile::{AffineCost, PROFILE_VERSION, StorageProfile, assumed_ssd};
+use lidx_lsm::joins::config::MIN_JOIN_MEMORY;
 use lidx_lsm::joins::cost::{self, CostInputs};
 use lidx_lsm::joins::{
     self, Algorithm, ApplyTimes, Batch, LsmConfig, LsmDb, LsmJoinReport, Maintenance, Method,
@@ -168,6 +169,9 @@ pub struct Options {
     /// The write buffer of every tree; `None`: the paper's 16 MB scaled by rows / 10M (at
     /// least 64 KiB).
     pub write_buffer: Option<usize>,
+    /// The memory of the sort and hash joins; `None`: the paper's 16 MB scaled by
+    /// rows / 10M (at least 1 MiB).
+    pub join_memory: Option<u64>,
     /// Where the databases go while they run; `None`: `OUT_DIR/data`.
     pub dir: Option<PathBuf>,
     /// Where the CSV, plots and summary go; `None`: `results/lsm-joins`.
@@ -182,6 +186,7 @@ impl Default for Options {
             rows: 100_000,
             figures: Figure::ALL.to_vec(),
             write_buffer: None,
+            join_memory: None,
             dir: None,
             out_dir: None,
             seed: 42,
@@ -243,10 +248,18 @@ impl Options {
             .unwrap_or_else(|| ((16e6 * rows as f64 / 10e6) as usize).max(64 << 10))
     }
 
-    /// The paper's settings for tables of `rows`, the write buffer scaled.
+    /// The join memory for tables of `rows`: the one given, or the paper's 16 MB scaled by
+    /// rows / 10M (at least 1 MiB, the least the joins take).
+    fn join_memory_for(&self, rows: u64) -> u64 {
+        self.join_memory
+            .unwrap_or_else(|| ((16e6 * rows as f64 / 10e6) as u64).max(MIN_JOIN_MEMORY))
+    }
+
+    /// The paper's settings for tables of `rows`, the write buffer and join memory scaled.
     fn config_for(&self, rows: u64) -> LsmConfig {
         LsmConfig {
             write_buffer: self.write_buffer_for(rows),
+            join_memory: self.join_memory_for(rows),
             ..LsmConfig::default()
         }
     }
@@ -570,6 +583,7 @@ pub struct Row {
     pub size_ratio: Fixed<1>,
     pub bloom_bits: Fixed<1>,
     pub block_cache: u64,
+    pub join_memory: u64,
     /// Seconds of this join.
     pub join_s: Fixed<5>,
     /// Seconds keeping the method's indexes through this batch (zero without indexes).
@@ -579,6 +593,10 @@ pub struct Row {
     pub output: u64,
     pub lookups: u64,
     pub validations: u64,
+    /// Bytes of whole entries the sort or hash join wrote to scratch runs or partitions,
+    /// and the files.
+    pub scratch_bytes: u64,
+    pub scratch_files: u64,
     pub cache_hits: u64,
     pub cache_misses: u64,
     pub cache_hit_rate: Fixed<4>,
@@ -631,12 +649,15 @@ impl Row {
             size_ratio: Fixed(cell.config.size_ratio),
             bloom_bits: Fixed(cell.config.bloom_bits),
             block_cache: cell.config.block_cache,
+            join_memory: cell.config.join_memory,
             join_s: Fixed(m.join.join_s),
             index_s: Fixed(m.apply.index_s),
             data_s: Fixed(m.apply.data_s),
             output: m.join.output,
             lookups: m.join.lookups,
             validations: m.join.validations,
+            scratch_bytes: m.join.scratch_bytes,
+            scratch_files: m.join.scratch_files,
             cache_hits: stats.cache_hits,
             cache_misses: stats.cache_misses,
             cache_hit_rate: Fixed(stats.cache_hit_rate()),
@@ -1208,12 +1229,16 @@ impl Study<'_> {
         let mut s = String::new();
         s.push_str("# Paper 5: joins over LSM-trees (RocksDB)\n\n");
         s.push_str(&format!(
-            "Machine: {machine}. {} rows a table before each figure's scaling (the paper: 10M), 64-byte entries unless swept, RocksDB {} with 4 KiB blocks, size ratio 5, Bloom filters of 10 bits a key, no block cache unless swept, the write buffer {}. Every run is warm (the databases fit in the page cache, as the paper's did). {} runs in {seconds:.0} s.\n\n",
+            "Machine: {machine}. {} rows a table before each figure's scaling (the paper: 10M), 64-byte entries unless swept, RocksDB {} with 4 KiB blocks, size ratio 5, Bloom filters of 10 bits a key, no block cache unless swept, the write buffer {}, and {} for the sort-merge join's runs and the hash join's partitions, which carry whole entries. Every run is warm (the databases fit in the page cache, as the paper's did). {} runs in {seconds:.0} s.\n\n",
             o.rows,
             "7.8 (Debian's librocksdb)",
             match o.write_buffer {
                 Some(b) => crate::text::human_bytes(b as u64),
                 None => "the paper's 16 MB scaled by rows / 10M (at least 64 KiB)".into(),
+            },
+            match o.join_memory {
+                Some(b) => crate::text::human_bytes(b),
+                None => "the paper's 16 MB scaled the same way (at least 1 MiB)".into(),
             },
             self.runs.len()
         ));

@@ -91,6 +91,10 @@ pub struct LsmJoinsArgs {
     /// least 64 KiB].
     #[arg(long, value_parser = parse_size)]
     write_buffer: Option<u64>,
+    /// Memory of the sort and hash joins [default: the paper's 16 MB scaled by rows / 10M,
+    /// at least 1 MiB].
+    #[arg(long, value_parser = parse_size)]
+    join_memory: Option<u64>,
     /// Directory for the databases while they run [default: OUT_DIR/data].
     #[arg(long, value_name = "D")]
     dir: Option<PathBuf>,
@@ -541,6 +545,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                     .write_buffer
                     .map(|b| usize::try_from(b).context("--write-buffer is too large"))
                     .transpose()?,
+                join_memory: a.join_memory,
                 dir: a.dir,
                 out_dir: a.out_dir,
                 seed: a.seed,

@@ -105,6 +105,9 @@ struct TreeArgs {
     /// Block cache per tree (0: none).
     #[arg(long, value_parser = parse_size, default_value = "0")]
     block_cache: u64,
+    /// Memory of the sort-merge join's runs and the hash join's partitions (at least 1 MiB).
+    #[arg(long, value_parser = parse_size, default_value = "16MiB")]
+    join_memory: u64,
 }
 
 /// Arguments of `lsm index`.
@@ -226,6 +229,7 @@ fn load(ctx: &Context, a: LoadArgs) -> anyhow::Result<()> {
         size_ratio: a.trees.size_ratio,
         bloom_bits: a.trees.bloom_bits,
         block_cache: a.trees.block_cache,
+        join_memory: a.trees.join_memory,
     };
     let workload = Workload {
         rows: a.rows,
@@ -332,6 +336,13 @@ fn join(ctx: &Context, a: JoinArgs) -> anyhow::Result<()> {
         st.bloom_false_positive_rate(),
         st.cache_hit_rate()
     );
+    if report.scratch_files > 0 {
+        say!(
+            "  spilled {} of whole entries to {} scratch file(s) (runs or partitions)",
+            human_bytes(report.scratch_bytes),
+            report.scratch_files
+        );
+    }
     if let Some(out) = &a.out {
         say!("  wrote {}", out.display());
     }
@@ -419,6 +430,10 @@ fn info(dir: &std::path::Path) -> anyhow::Result<()> {
         c.size_ratio,
         c.bloom_bits,
         human_bytes(c.block_cache)
+    );
+    say!(
+        "joins        {} for the sort and hash joins' runs and partitions",
+        human_bytes(c.join_memory)
     );
     for (tree, levels) in db.levels()? {
         say!("  {tree:<28} {levels} level(s)");

@@ -1,7 +1,7 @@
 //! How every LSM-tree of a join database is set up (paper 5, section 4, "Implementation"):
 //! 4 KiB blocks, a 16 MB write buffer, a size ratio of 5, Bloom filters of 10 bits per key,
-//! no block cache unless one is asked for, no compression, no write-ahead log. Each is a
-//! field, so an experiment can sweep it. A Lazy index's tree has a merge operator that
+//! no block cache unless one is asked for, no compression, no write-ahead log; and 16 MB of
+//! memory for the sort and hash joins. Each is a field, so an experiment can sweep it. A Lazy index's tree has a merge operator that
 //! concatenates posting lists; a Composite index's tree a 10-byte prefix extractor, so its
 //! Bloom filters hold attributes (prefixes) and a lookup by attribute can skip levels.
 
@@ -10,7 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use super::data::KEY_BYTES;
 
-/// The RocksDB settings of a join database's trees.
+/// The least memory the sort and hash joins may be given: room for a merge of 16 runs.
+pub const MIN_JOIN_MEMORY: u64 = 1 << 20;
+
+/// The RocksDB settings of a join database's trees, and the memory its joins work in.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LsmConfig {
     /// Data block size in bytes (paper: 4 KiB).
@@ -23,6 +26,15 @@ pub struct LsmConfig {
     pub bloom_bits: f64,
     /// Block cache per tree in bytes; 0: none (paper's default).
     pub block_cache: u64,
+    /// Memory of the sort-merge join's runs and of the grace hash join's partitions, in
+    /// bytes (paper: 16 MB).
+    #[serde(default = "paper_join_memory")]
+    pub join_memory: u64,
+}
+
+/// Paper 5's memory for the sort and hash joins: 16 MB.
+fn paper_join_memory() -> u64 {
+    16 << 20
 }
 
 impl Default for LsmConfig {
@@ -33,6 +45,7 @@ impl Default for LsmConfig {
             size_ratio: 5.0,
             bloom_bits: 10.0,
             block_cache: 0,
+            join_memory: paper_join_memory(),
         }
     }
 }
@@ -67,6 +80,12 @@ impl LsmConfig {
             return Err(lidx::Error::param(
                 "size ratio",
                 format!("{} is not in 2 ..= 1000", self.size_ratio),
+            ));
+        }
+        if self.join_memory < MIN_JOIN_MEMORY {
+            return Err(lidx::Error::param(
+                "join memory",
+                format!("{} bytes is below 1 MiB", self.join_memory),
             ));
         }
         if !(0.0..=64.0).contains(&self.bloom_bits) {

@@ -7,17 +7,18 @@
 //!   primary key (`P`), or the S index (`NS`).
 //! - **SJ**: each side arrives in join-key order: from a secondary index (`PS`: R's; `NS`,
 //!   `SS`: S's), from S's own key order (`P`, `PS`), or from lidx's external merge sort
-//!   (`lidx::sort`, 16 MB) of the (key, primary key) pairs of a scan; then one merge.
-//! - **HJ**: grace hash join: both sides' (key, primary key) pairs are partitioned to
-//!   scratch files by the BKDR hash (seed 131, as the paper) of the 10-byte key, so that a
-//!   partition of R fits the 16 MB budget; each partition of R goes into a hash table and
-//!   S's is probed against it.
+//!   ([`lidx::sort::RecordSorter`]) of a scan's entries within the join memory (16 MB by
+//!   default, as the paper); then one merge.
+//! - **HJ**: grace hash join: both sides' entries are partitioned to scratch files by the
+//!   BKDR hash (seed 131, as the paper) of the 10-byte join key, so that a partition of R
+//!   fits the join memory; each partition of R goes into a hash table and S's is probed
+//!   against it.
 //!
 //! A validation index's hits are checked against the data table (Algorithm 2): each
 //! distinct primary key of a lookup is read and kept only if its row still holds the
-//! attribute. Synchronous indexes are trusted. The sort and hash joins carry 16-byte
-//! (key, primary key) pairs, which is all the output needs, where the paper's code carries
-//! whole entries.
+//! attribute. Synchronous indexes are trusted. The sort and hash joins carry whole
+//! entries (primary key, attribute and the rest of the row) with their join key, as the
+//! paper's code does, so their I/O grows with the entry size as its Table 4 prices it.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -27,8 +28,7 @@ use std::time::Instant;
 
 use lidx::join::JoinSink;
 use lidx::memory::MemoryBudget;
-use lidx::sort::{SortOptions, sort_table};
-use lidx::storage::{Table, TableWriter, Tuple};
+use lidx::sort::{RecordSorter, SortOptions, SortedRecords};
 use rocksdb::DBRawIterator;
 use serde::{Deserialize, Serialize};
 
@@ -38,9 +38,6 @@ use super::method::{Algorithm, Maintenance, Method, Shape, Side};
 use super::tree::{SecondaryIndex, Tree, TreeStats};
 use crate::Result;
 use crate::rocks;
-
-/// The memory the sort and hash joins work in (paper 5: 16 MB).
-pub const JOIN_MEMORY: u64 = 16 << 20;
 
 /// What a join did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -57,6 +54,12 @@ pub struct LsmJoinReport {
     pub lookups: u64,
     /// Rows read from a data table to check a validation index's hits.
     pub validations: u64,
+    /// Bytes the sort or hash join wrote to scratch files: sorted runs and merge passes,
+    /// or hash partitions (0 when a sort fit in memory).
+    pub scratch_bytes: u64,
+    /// Scratch files written: the sorted runs of the sorts' first phase, or the hash
+    /// partitions of both sides.
+    pub scratch_files: u64,
     /// RocksDB's tickers over the join, all trees summed.
     pub stats: TreeStats,
 }
@@ -76,8 +79,8 @@ pub fn join(db: &mut LsmDb, method: Method, sink: &mut impl JoinSink) -> Result<
     let mut counted = Counting { sink, output: 0 };
     match method.algorithm {
         Algorithm::Inlj => inlj(db, method, &mut counted, &mut report)?,
-        Algorithm::Hj => hash_join(db, method, &mut counted)?,
-        Algorithm::Sj => sort_merge(db, method, &mut counted)?,
+        Algorithm::Hj => hash_join(db, method, &mut counted, &mut report)?,
+        Algorithm::Sj => sort_merge(db, method, &mut counted, &mut report)?,
     }
     report.output = counted.output;
     report.join_s = started.elapsed().as_secs_f64();
@@ -172,13 +175,48 @@ fn bkdr(key: &[u8; KEY_BYTES]) -> u32 {
         .fold(0u32, |h, &b| h.wrapping_mul(131).wrapping_add(u32::from(b)))
 }
 
-/// Pairs of (join key, primary key) written to one scratch file per partition.
+/// A row as the sort and hash joins carry it: its whole entry (key ‖ value), which must be
+/// `width` bytes (the workload's entry size), copied into `buffer`.
+fn whole_entry<'b>(
+    buffer: &'b mut Vec<u8>,
+    key: &[u8],
+    value: &[u8],
+    width: usize,
+    table: &Tree,
+) -> Result<&'b [u8]> {
+    if key.len() + value.len() != width {
+        return Err(lidx::Error::param(
+            "database",
+            format!(
+                "{}: a row of {} bytes in a table of {width}-byte entries",
+                table.path.display(),
+                key.len() + value.len()
+            ),
+        )
+        .into());
+    }
+    buffer.clear();
+    buffer.extend_from_slice(key);
+    buffer.extend_from_slice(value);
+    Ok(buffer)
+}
+
+/// The primary key of a whole entry (its first [`KEY_BYTES`]).
+fn pk_of(entry: &[u8]) -> u64 {
+    entry.get(..KEY_BYTES).and_then(decode_key).unwrap_or(0)
+}
+
+/// Records of (join key, whole entry), written to one scratch file per partition.
 struct Partitions {
     files: Vec<BufWriter<File>>,
+    /// Bytes of a record: an 8-byte join key and the entry.
+    width: usize,
+    /// Records written.
+    records: u64,
 }
 
 impl Partitions {
-    fn new(dir: &Path, count: usize) -> Result<Partitions> {
+    fn new(dir: &Path, count: usize, entry_size: usize) -> Result<Partitions> {
         let files = (0..count)
             .map(|_| {
                 tempfile::tempfile_in(dir)
@@ -186,16 +224,19 @@ impl Partitions {
                     .map_err(|e| lidx::Error::io(dir, "create a hash partition in", e).into())
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Partitions { files })
+        Ok(Partitions {
+            files,
+            width: 8 + entry_size,
+            records: 0,
+        })
     }
 
-    fn push(&mut self, key: u64, pk: u64, dir: &Path) -> Result<()> {
+    fn push(&mut self, key: u64, entry: &[u8], dir: &Path) -> Result<()> {
         let p = bkdr(&encode_key(key)) as usize % self.files.len();
-        let mut record = [0u8; 16];
-        record[..8].copy_from_slice(&key.to_le_bytes());
-        record[8..].copy_from_slice(&pk.to_le_bytes());
-        self.files[p]
-            .write_all(&record)
+        let file = &mut self.files[p];
+        self.records += 1;
+        file.write_all(&key.to_le_bytes())
+            .and_then(|()| file.write_all(entry))
             .map_err(|e| lidx::Error::io(dir, "write a hash partition in", e).into())
     }
 
@@ -216,44 +257,75 @@ impl Partitions {
     }
 }
 
-/// The next (key, primary key) pair of a partition.
-fn next_pair(reader: &mut BufReader<File>, dir: &Path) -> Result<Option<(u64, u64)>> {
-    let mut record = [0u8; 16];
-    match reader.read_exact(&mut record) {
-        Ok(()) => Ok(Some((
-            u64::from_le_bytes(record[..8].try_into().unwrap_or_default()),
-            u64::from_le_bytes(record[8..].try_into().unwrap_or_default()),
-        ))),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+/// The join key of a partition record.
+fn key_of(record: &[u8]) -> u64 {
+    let mut key = [0u8; 8];
+    key.copy_from_slice(&record[..8]);
+    u64::from_le_bytes(key)
+}
+
+/// Reads the next record of a partition into `record`; false at the end.
+fn next_record(reader: &mut BufReader<File>, record: &mut [u8], dir: &Path) -> Result<bool> {
+    match reader.read_exact(record) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
         Err(e) => Err(lidx::Error::io(dir, "read a hash partition in", e).into()),
     }
 }
 
-fn hash_join<S: JoinSink>(db: &LsmDb, method: Method, out: &mut Counting<'_, S>) -> Result<()> {
+fn hash_join<S: JoinSink>(
+    db: &LsmDb,
+    method: Method,
+    out: &mut Counting<'_, S>,
+    report: &mut LsmJoinReport,
+) -> Result<()> {
     let dir = db.dir();
-    // A hash table entry takes about 48 bytes with its key and vector: enough partitions
-    // for R's share of each to fit the budget.
+    let entry_size = db.workload().entry_size;
+    // A partition of R is held whole, its records indexed by a hash table (about 48 bytes
+    // an entry with its key and vector): enough partitions for each to fit the budget.
     let r_rows = db.batches() * db.workload().r_rows();
-    let count = (r_rows * 48).div_ceil(JOIN_MEMORY).clamp(1, 4096) as usize;
-    let mut r_parts = Partitions::new(dir, count)?;
-    db.r.scan_rows(|pk, attr| r_parts.push(attr, pk, dir))?;
-    let mut s_parts = Partitions::new(dir, count)?;
+    let per_row = (8 + entry_size + 48) as u64;
+    let memory = db.config().join_memory;
+    let count = (r_rows * per_row).div_ceil(memory).clamp(1, 4096) as usize;
+    let mut buffer = Vec::with_capacity(entry_size);
+    let mut r_parts = Partitions::new(dir, count, entry_size)?;
+    db.r.scan_entries(|_, attr, k, v| {
+        r_parts.push(
+            attr,
+            whole_entry(&mut buffer, k, v, entry_size, &db.r)?,
+            dir,
+        )
+    })?;
+    let mut s_parts = Partitions::new(dir, count, entry_size)?;
     let by_key = method.joins_s_key();
-    db.s.scan_rows(|pk, attr| s_parts.push(if by_key { pk } else { attr }, pk, dir))?;
-    let mut table: HashMap<u64, Vec<u64>> = HashMap::new();
+    db.s.scan_entries(|pk, attr, k, v| {
+        let key = if by_key { pk } else { attr };
+        s_parts.push(key, whole_entry(&mut buffer, k, v, entry_size, &db.s)?, dir)
+    })?;
+    let width = r_parts.width;
+    report.scratch_files += 2 * count as u64;
+    report.scratch_bytes += (r_parts.records + s_parts.records) * width as u64;
+    let mut partition: Vec<u8> = Vec::new();
+    let mut table: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut record = vec![0u8; width];
     for (mut r, mut s) in r_parts
         .into_readers(dir)?
         .into_iter()
         .zip(s_parts.into_readers(dir)?)
     {
+        partition.clear();
+        r.read_to_end(&mut partition)
+            .map_err(|e| lidx::Error::io(dir, "read a hash partition in", e))?;
         table.clear();
-        while let Some((key, pk)) = next_pair(&mut r, dir)? {
-            table.entry(key).or_default().push(pk);
+        for (i, r_record) in partition.chunks_exact(width).enumerate() {
+            table.entry(key_of(r_record)).or_default().push(i * width);
         }
-        while let Some((key, pk_s)) = next_pair(&mut s, dir)? {
+        while next_record(&mut s, &mut record, dir)? {
+            let key = key_of(&record);
             if let Some(rs) = table.get(&key) {
-                for &pk_r in rs {
-                    out.emit(key, pk_r, pk_s)?;
+                let pk_s = pk_of(&record[8..]);
+                for &at in rs {
+                    out.emit(key, pk_of(&partition[at + 8..]), pk_s)?;
                 }
             }
         }
@@ -266,45 +338,46 @@ trait Sorted {
     fn next(&mut self) -> Result<Option<(u64, u64)>>;
 }
 
-/// A table sorted by lidx's external sort, read through a memory map.
-struct SortedTable {
-    tuples: lidx::storage::MappedTable,
-    at: usize,
-    _paths: [tempfile::TempPath; 2],
+/// A table's entries sorted by join key with lidx's external sort.
+struct SortedEntries {
+    records: SortedRecords,
 }
 
-impl Sorted for SortedTable {
+impl Sorted for SortedEntries {
     fn next(&mut self) -> Result<Option<(u64, u64)>> {
-        let t = self.tuples.tuples().get(self.at).copied();
-        self.at += 1;
-        Ok(t.map(|t| (t.key, t.value)))
+        Ok(self
+            .records
+            .next_record()?
+            .map(|(key, entry)| (key, pk_of(entry))))
     }
 }
 
-/// Sorts the (join key, primary key) pairs of a table's rows with lidx's external sort.
-fn sorted_rows(db: &LsmDb, table: &Tree, by_key: bool) -> Result<SortedTable> {
-    let dir = db.dir();
-    let (unsorted, _guard_u) = lidx::files::scratch_path(dir)?;
-    let (sorted, _guard_s) = lidx::files::scratch_path(dir)?;
-    let mut writer = TableWriter::create(&unsorted)?;
-    table.scan_rows(|pk, attr| {
-        Ok(writer.push(Tuple {
-            key: if by_key { pk } else { attr },
-            value: pk,
-        })?)
-    })?;
-    writer.finish()?;
+/// Sorts a table's whole entries by join key (the primary key where `by_key`, else the
+/// attribute) with lidx's external sort in the database's join memory.
+fn sorted_rows(
+    db: &LsmDb,
+    table: &Tree,
+    by_key: bool,
+    report: &mut LsmJoinReport,
+) -> Result<SortedEntries> {
+    let entry_size = db.workload().entry_size;
     let options = SortOptions {
-        scratch_dir: dir.to_path_buf(),
-        budget: MemoryBudget::new(JOIN_MEMORY),
+        scratch_dir: db.dir().to_path_buf(),
+        budget: MemoryBudget::new(db.config().join_memory),
     };
-    sort_table(&Table::open(&unsorted)?, &sorted, &options, |_, _| {})?;
-    let tuples = Table::open(&sorted)?.map()?;
-    Ok(SortedTable {
-        tuples,
-        at: 0,
-        _paths: [unsorted, sorted],
-    })
+    let mut sorter = RecordSorter::new(entry_size, u64::MAX, &options)?;
+    let mut buffer = Vec::with_capacity(entry_size);
+    table.scan_entries(|pk, attr, k, v| {
+        let entry = whole_entry(&mut buffer, k, v, entry_size, table)?;
+        Ok(sorter.push(if by_key { pk } else { attr }, entry)?)
+    })?;
+    let records = sorter.finish(0, |_| {})?;
+    let sort = records.report();
+    if sort.runs > 1 {
+        report.scratch_bytes += sort.bytes_written;
+        report.scratch_files += sort.runs;
+    }
+    Ok(SortedEntries { records })
 }
 
 /// A data table in its own (primary key) order, as (key, key) pairs.
@@ -396,11 +469,16 @@ impl Sorted for ByIndex<'_> {
     }
 }
 
-fn sort_merge<S: JoinSink>(db: &LsmDb, method: Method, out: &mut Counting<'_, S>) -> Result<()> {
+fn sort_merge<S: JoinSink>(
+    db: &LsmDb,
+    method: Method,
+    out: &mut Counting<'_, S>,
+    report: &mut LsmJoinReport,
+) -> Result<()> {
     let by_key = method.joins_s_key();
     let mut r: Box<dyn Sorted + '_> = match method.shape {
         Shape::Ps | Shape::Ss => Box::new(ByIndex::new(index_of(db, method, Side::R)?, &db.r)),
-        _ => Box::new(sorted_rows(db, &db.r, false)?),
+        _ => Box::new(sorted_rows(db, &db.r, false, report)?),
     };
     let mut s: Box<dyn Sorted + '_> = match method.shape {
         Shape::P | Shape::Ps => {
@@ -412,7 +490,7 @@ fn sort_merge<S: JoinSink>(db: &LsmDb, method: Method, out: &mut Counting<'_, S>
             })
         }
         Shape::Ns | Shape::Ss => Box::new(ByIndex::new(index_of(db, method, Side::S)?, &db.s)),
-        Shape::N => Box::new(sorted_rows(db, &db.s, by_key)?),
+        Shape::N => Box::new(sorted_rows(db, &db.s, by_key, report)?),
     };
     let (mut a, mut b) = (r.next()?, s.next()?);
     let (mut rs, mut ss) = (Vec::new(), Vec::new());

@@ -271,3 +271,46 @@ fn indexes_in_place_before_the_load_are_kept_through_it() {
     .expect("join");
     assert_eq!(report.index_build_s, 0.0);
 }
+
+#[test]
+fn sort_and_hash_joins_spill_whole_entries_and_agree() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    // 3,000 rows of 1 KiB a side: about 3 MiB, three times the join memory, so the sorts
+    // write runs and the hash join several partitions.
+    let workload = Workload {
+        rows: 3_000,
+        entry_size: 1024,
+        dup_attr: 2,
+        match_rate: 0.6,
+        ..Workload::default()
+    };
+    let config = LsmConfig {
+        join_memory: config::MIN_JOIN_MEMORY,
+        ..small_trees()
+    };
+    let (mut db, _) = LsmDb::create(&dir.path().join("db"), config, workload).expect("create");
+    db.settle().expect("settle");
+    let wants = [reference(&db, true), reference(&db, false)];
+    let rows = 2 * 3_000u64;
+    for name in ["SJ-P", "SJ-N", "HJ-P", "HJ-N"] {
+        let method: Method = name.parse().expect("a method");
+        let mut got: Vec<(u64, u64, u64)> = Vec::new();
+        let report = join(&mut db, method, &mut got).expect("join");
+        got.sort_unstable();
+        assert_eq!(got, wants[usize::from(!method.joins_s_key())], "{name}");
+        // Whole entries went to scratch: at least once each for what the method spills
+        // (SJ-P sorts R alone; the others spill both sides).
+        let spilled = if name == "SJ-P" { rows / 2 } else { rows };
+        assert!(
+            report.scratch_bytes >= spilled * 1024,
+            "{name}: {} bytes in {} files",
+            report.scratch_bytes,
+            report.scratch_files
+        );
+        assert!(report.scratch_files >= 3, "{name}: {report:?}");
+    }
+    // The join memory is kept with the database.
+    drop(db);
+    let db = LsmDb::open(&dir.path().join("db")).expect("open");
+    assert_eq!(db.config().join_memory, config::MIN_JOIN_MEMORY);
+}

@@ -179,11 +179,21 @@ impl Tree {
     /// Hands `visit` every row of this data table as (primary key, attribute), in key
     /// order (entries that are not rows of this format are skipped).
     pub(crate) fn scan_rows(&self, mut visit: impl FnMut(u64, u64) -> Result<()>) -> Result<()> {
+        self.scan_entries(|pk, attr, _, _| visit(pk, attr))
+    }
+
+    /// Hands `visit` every row of this data table as (primary key, attribute, the entry's
+    /// key bytes, its value bytes), in key order (entries that are not rows of this format
+    /// are skipped).
+    pub(crate) fn scan_entries(
+        &self,
+        mut visit: impl FnMut(u64, u64, &[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
         let mut it = self.iter(false);
         it.seek_to_first();
         while let (Some(k), Some(v)) = (it.key(), it.value()) {
             if let (Some(pk), Some(attr)) = (decode_key(k), super::data::attr_of(v)) {
-                visit(pk, attr)?;
+                visit(pk, attr, k, v)?;
             }
             it.next();
         }
