@@ -2494,3 +2494,117 @@ fn lsm_databases_load_update_and_join_by_every_method_alike() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("29 join methods"));
 }
+
+#[test]
+fn lsm_databases_take_attributes_from_key_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "gen",
+            "--dist",
+            "usparse",
+            "--n",
+            "5000",
+            "--duplicates",
+            "0.3",
+            "--out",
+            "f.keys",
+        ],
+    );
+    let loaded = ok(
+        d,
+        &[
+            "lsm",
+            "load",
+            "--dir",
+            "db",
+            "--rows",
+            "2000",
+            "--keys",
+            "f.keys",
+            "--entry-size",
+            "512",
+            "--join-memory",
+            "1MiB",
+            "--write-buffer",
+            "64KiB",
+        ],
+    );
+    assert!(loaded.contains("loaded S (2000 rows)"), "{loaded}");
+    let info = ok(d, &["lsm", "info", "--dir", "db"]);
+    assert!(
+        info.contains("f.keys (2000 keys read)") && info.contains("1.0 MiB for the sort"),
+        "{info}"
+    );
+    ok(d, &["lsm", "update", "--dir", "db", "--updates", "500"]);
+    let mut outputs = Vec::new();
+    for (i, method) in ["HJ-N", "SJ-N", "INLJ-NS/S-Comp"].iter().enumerate() {
+        let out = format!("j{i}.tbl");
+        let said = ok(
+            d,
+            &[
+                "lsm", "join", "--dir", "db", "--method", method, "--out", &out,
+            ],
+        );
+        // 2,250 rows of 512 B a side: more than the join memory, spilled whole.
+        if !method.starts_with("INLJ") {
+            assert!(said.contains("spilled"), "{said}");
+        }
+        outputs.push(triples_of(&d.join(&out)));
+    }
+    assert!(!outputs[0].is_empty());
+    assert!(outputs.iter().all(|o| *o == outputs[0]));
+
+    fails(
+        d,
+        &[
+            "lsm",
+            "load",
+            "--dir",
+            "new",
+            "--rows",
+            "10",
+            "--keys",
+            "none.keys",
+        ],
+        &["none.keys"],
+    );
+    assert!(!d.join("new").exists(), "no half-made database is left");
+    let out = lidx()
+        .current_dir(d)
+        .args([
+            "lsm",
+            "load",
+            "--dir",
+            "new",
+            "--rows",
+            "10",
+            "--keys",
+            "f.keys",
+            "--match-rate",
+            "0.5",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--keys brings its own matching rate"
+    );
+    fails(
+        d,
+        &[
+            "lsm",
+            "load",
+            "--dir",
+            "new",
+            "--rows",
+            "10",
+            "--join-memory",
+            "64KiB",
+        ],
+        &["join memory"],
+    );
+}

@@ -778,3 +778,73 @@ fn lsm_joins_runs_its_figures_and_refuses_bad_parameters() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("no figure '13'"), "{err}");
 }
+
+#[test]
+fn lsm_joins_reads_a_real_data_set_from_key_files() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "gen",
+            "--dist",
+            "usparse",
+            "--n",
+            "4000",
+            "--duplicates",
+            "0.2",
+            "--out",
+            "face.keys",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "experiment",
+            "lsm-joins",
+            "--rows",
+            "3K",
+            "--figures",
+            "5a",
+            "--data",
+            "face=face.keys",
+            "--out-dir",
+            "o",
+            "-q",
+        ],
+    );
+    let rows = read_csv(&d.join("o/lsm-joins.csv"));
+    // Two data sets × 4 entry sizes × 4 methods.
+    assert_eq!(rows.len(), 2 * 4 * 4);
+    assert!(rows.iter().any(|r| r["dataset"] == "face"));
+    assert!(rows.iter().all(|r| r["dataset"] != "face-like"));
+    for r in rows.iter().filter(|r| r["dataset"] == "face") {
+        // One file for both sides: every row of R finds its attribute in S.
+        assert_eq!(r["match_rate"], "1.000", "{r:?}");
+        if r["entry_size"] == "4096" && r["method"] == "HJ-P" {
+            // 750 rows of 4 KiB a side, past the 1 MiB of join memory: spilled whole.
+            assert!(
+                r["scratch_bytes"].parse::<u64>().unwrap() >= 2 * 750 * 4096,
+                "{r:?}"
+            );
+        }
+    }
+    let summary = std::fs::read_to_string(d.join("o/summary.md")).unwrap();
+    assert!(
+        summary.contains("`face` is read from key files"),
+        "{summary}"
+    );
+
+    let fresh = d.join("fresh");
+    std::fs::create_dir(&fresh).unwrap();
+    let other = format!("other={}", d.join("face.keys").display());
+    refused_before_any_output(
+        &fresh,
+        "lsm-joins",
+        "lidx: error:",
+        &[
+            (&["--data", &other], "face, wiki, user or movie"),
+            (&["--data", "face=missing.keys"], "missing.keys"),
+        ],
+    );
+}

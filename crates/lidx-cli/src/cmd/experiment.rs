@@ -91,6 +91,10 @@ pub struct LsmJoinsArgs {
     /// least 64 KiB].
     #[arg(long, value_parser = parse_size)]
     write_buffer: Option<u64>,
+    /// Replace a stand-in by SOSD key files: NAME=FILE (face, wiki: the set joined with
+    /// itself) or NAME=S_FILE:R_FILE (user, movie: two columns); repeatable.
+    #[arg(long, value_name = "NAME=FILE[:R_FILE]", value_parser = parse_data_files)]
+    data: Vec<(String, lidx_lsm::joins::AttrFiles)>,
     /// Memory of the sort and hash joins [default: the paper's 16 MB scaled by rows / 10M,
     /// at least 1 MiB].
     #[arg(long, value_parser = parse_size)]
@@ -546,6 +550,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                     .map(|b| usize::try_from(b).context("--write-buffer is too large"))
                     .transpose()?,
                 join_memory: a.join_memory,
+                data: a.data,
                 dir: a.dir,
                 out_dir: a.out_dir,
                 seed: a.seed,
@@ -555,4 +560,23 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
     };
     say_text!(report);
     Ok(())
+}
+
+/// `NAME=FILE` or `NAME=S_FILE:R_FILE` of `--data`.
+#[cfg(feature = "rocksdb")]
+fn parse_data_files(text: &str) -> Result<(String, lidx_lsm::joins::AttrFiles), String> {
+    let (name, files) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?} is not NAME=FILE[:R_FILE]"))?;
+    let (s, r) = match files.split_once(':') {
+        Some((s, r)) => (s, Some(std::path::Path::new(r))),
+        None => (files, None),
+    };
+    if name.is_empty() || s.is_empty() {
+        return Err(format!("{text:?} is not NAME=FILE[:R_FILE]"));
+    }
+    Ok((
+        name.to_string(),
+        lidx_lsm::joins::AttrFiles::new(std::path::Path::new(s), r),
+    ))
 }

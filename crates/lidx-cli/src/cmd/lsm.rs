@@ -69,17 +69,26 @@ pub struct LoadArgs {
     #[arg(long, value_parser = parse_size, default_value = "64")]
     entry_size: u64,
     /// ε: the share of R's attributes that S holds.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, conflicts_with = "keys")]
     match_rate: f64,
     /// c: times each primary key is written (the later copies overwrite).
     #[arg(long, default_value_t = 1)]
     dup_pk: u32,
     /// d: times each attribute value repeats.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, conflicts_with = "keys")]
     dup_attr: u32,
     /// θ: Zipf exponent of S's attributes (0: uniform).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, conflicts_with = "keys")]
     skew: f64,
+    /// Take the join attributes from this SOSD key file (each key modulo 10^10), R's and
+    /// S's alike, in consecutive chunks, one a batch, as the paper's Face and Wiki; the
+    /// file's own duplication, matching and skew replace --match-rate, --dup-attr, --skew.
+    #[arg(long, value_name = "FILE.keys")]
+    keys: Option<PathBuf>,
+    /// With --keys: R's join attributes from this file instead (two joinable columns, as
+    /// the paper's User and Movie).
+    #[arg(long, value_name = "FILE.keys", requires = "keys")]
+    r_keys: Option<PathBuf>,
     /// Seed of the rows.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -242,7 +251,13 @@ fn load(ctx: &Context, a: LoadArgs) -> anyhow::Result<()> {
         seed: a.seed,
     };
     let spinner = ctx.spinner("loading R and S");
-    let created = LsmDb::create(&a.dir, config, workload);
+    let created = match &a.keys {
+        Some(keys) => {
+            let files = joins::AttrFiles::new(keys, a.r_keys.as_deref());
+            LsmDb::create_with_keys(&a.dir, config, workload, files)
+        }
+        None => LsmDb::create(&a.dir, config, workload),
+    };
     spinner.finish_and_clear();
     let (db, times) = created?;
     say!(
@@ -411,17 +426,36 @@ fn info(dir: &std::path::Path) -> anyhow::Result<()> {
     let w = db.workload();
     let c = db.config();
     say!("database     {}", dir.display());
-    say!(
-        "workload     S {} rows, R {} rows per batch, {} B entries, match rate {}, c {}, d {}, skew {}, seed {}",
-        w.rows,
-        w.r_rows(),
-        w.entry_size,
-        w.match_rate,
-        w.dup_pk,
-        w.dup_attr,
-        w.skew,
-        w.seed
-    );
+    match db.key_files() {
+        None => say!(
+            "workload     S {} rows, R {} rows per batch, {} B entries, match rate {}, c {}, d {}, skew {}, seed {}",
+            w.rows,
+            w.r_rows(),
+            w.entry_size,
+            w.match_rate,
+            w.dup_pk,
+            w.dup_attr,
+            w.skew,
+            w.seed
+        ),
+        Some(files) => {
+            say!(
+                "workload     S {} rows, R {} rows per batch, {} B entries, c {}, seed {}",
+                w.rows,
+                w.r_rows(),
+                w.entry_size,
+                w.dup_pk,
+                w.seed
+            );
+            say!(
+                "attributes   S's from {} ({} keys read), R's from {} ({} keys read), each modulo 10^10",
+                files.s.display(),
+                files.read.0,
+                files.r.as_deref().unwrap_or(&files.s).display(),
+                files.read.1
+            );
+        }
+    }
     say!("batches      {}", db.batches());
     say!(
         "trees        {} blocks, {} write buffer, size ratio {}, {} Bloom bits per key, block cache {}",

@@ -11,7 +11,10 @@
 //!
 //! Point lookups (Table 3): a primary key costs `Z0 = L·p` when absent and `Z1 = L·p +
 //! ⌈e/B⌉` when present; through an index, as the table gives per design and consistency
-//! (a validation hit also reads each of its d rows, `d·(L·p + ⌈e/B⌉)`). An index update
+//! (a validation hit also reads each of its d rows, `d·(L·p + ⌈e/B⌉)`). Where Table 3
+//! charges a Lazy hit a read on every level, we charge the levels its posting list can be
+//! spread over, `min(d, L')`, and `L'·p` for the others: RocksDB's get gathers merge
+//! operands only where the Bloom filters let it in, and compactions fold them together. An index update
 //! costs its writes, `L'·T·e'/B` amortized over compactions, plus for synchronous indexes
 //! the lookup of the row's old attribute, and for Eager the read of the entry it rewrites.
 //!
@@ -67,22 +70,30 @@ pub struct CostInputs {
 
 impl CostInputs {
     /// The inputs of `db` as it stands, for a workload of `joins` joins and `updates`
-    /// updates to come.
+    /// updates to come. ε and d are measured from the live rows (the workload's where a
+    /// table is empty), so attributes read from key files bring their own.
     pub fn of(db: &LsmDb, joins: u64, updates: u64) -> Result<CostInputs> {
         let c = db.config();
         let w = db.workload();
+        let (r, s) = (db.rows(Side::R)?, db.rows(Side::S)?);
+        let held: std::collections::HashSet<u64> = s.iter().map(|row| row.1).collect();
+        let dup_attr = match s.len() {
+            0 => f64::from(w.dup_attr),
+            n => n as f64 / held.len() as f64,
+        };
+        let match_rate = match r.len() {
+            0 => w.match_rate,
+            n => r.iter().filter(|row| held.contains(&row.1)).count() as f64 / n as f64,
+        };
         Ok(CostInputs {
-            rows: (
-                db.rows(Side::R)?.len() as f64,
-                db.rows(Side::S)?.len() as f64,
-            ),
+            rows: (r.len() as f64, s.len() as f64),
             entry_size: w.entry_size as f64,
             block_size: c.block_size as f64,
             bloom_bits: c.bloom_bits,
             size_ratio: c.size_ratio,
             write_buffer: c.write_buffer as f64,
-            match_rate: w.match_rate,
-            dup_attr: f64::from(w.dup_attr),
+            match_rate,
+            dup_attr,
             joins: joins.max(1) as f64,
             updates: updates as f64,
             s_share: w.ratio / (1.0 + w.ratio),
@@ -238,8 +249,12 @@ impl TableAt<'_> {
         let z0 = Io::rand(l_idx * p);
         let found = match spec.design {
             Design::Eager => Io::rand(l_idx * p + i.blocks(e_idx)),
-            // Postings scattered over the levels: each level read.
-            Design::Lazy => Io::rand(l_idx * i.blocks(e_idx)),
+            // Postings appended blindly lie in fragments on up to min(d, L') levels; a get
+            // gathers them all, its Bloom filters skipping the levels that hold none.
+            Design::Lazy => {
+                let fragments = d.min(l_idx).max(1.0);
+                Io::rand(l_idx * p + fragments * i.blocks(e_idx / fragments))
+            }
             Design::Comp => Io::rand(l_idx + d * e_idx / i.block_size),
         };
         let validate = match spec.maintenance {

@@ -19,6 +19,8 @@
 //! - R's attributes, in runs of `dup_attr` equal ones (d), come with probability
 //!   `match_rate` (ε) from S's attribute values and otherwise are values S does not hold.
 //! - The rows of a batch are written in a random order.
+//! - Or the attributes are given, read from SOSD key files (see [`super::keys`]): then they
+//!   bring their own duplication, matching rate and skew.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -27,6 +29,8 @@ use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
+
+use super::keys::GivenAttrs;
 
 /// Bytes of an encoded primary key or join attribute.
 pub const KEY_BYTES: usize = 10;
@@ -212,12 +216,32 @@ impl Workload {
 
     /// The rows of batch `b`, in the order they are written.
     pub fn batch(&self, b: u64) -> Batch {
+        self.batch_with(b, None)
+    }
+
+    /// The rows of batch `b`, their join attributes drawn as the workload says or, with
+    /// `given`, taken in order from it (S's [`rows`](Self::rows) from `given.s`, R's
+    /// [`r_rows`](Self::r_rows) from `given.r`, each cycled where shorter). Given
+    /// attributes bring their own duplication, matching and skew: `dup_attr`,
+    /// `match_rate` and `skew` are not used, and S's primary keys include every distinct
+    /// attribute S holds that they have room for (so the `P` family, R's attribute
+    /// against S's key, finds matches too).
+    pub fn batch_with(&self, b: u64, given: Option<&GivenAttrs>) -> Batch {
         let mut rng =
             Xoshiro256PlusPlus::seed_from_u64(self.seed ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let (s_keys, s_attrs) = self.s_values(&mut rng);
-        let held: HashSet<u64> = s_keys.iter().copied().collect();
+        let r_rows = self.r_rows() as usize;
+        let (s_keys, mut draw_s): (Vec<u64>, Box<AttrDraw<'_>>) = match given {
+            None => {
+                let (keys, attrs) = self.s_values(&mut rng);
+                (keys, Box::new(self.attr_sampler(attrs)))
+            }
+            Some(g) => {
+                let keys = self.keys_holding(&g.s, &mut rng);
+                let mut next = g.s.iter().copied().cycle();
+                (keys, Box::new(move |_: &mut _| next.next().unwrap_or(0)))
+            }
+        };
         let mut s = Vec::with_capacity(self.rows as usize);
-        let mut draw_s = self.attr_sampler(&s_attrs);
         for &pk in &s_keys {
             for _ in 0..self.dup_pk {
                 s.push(Change::Put {
@@ -227,20 +251,31 @@ impl Workload {
             }
         }
         s.truncate(self.rows as usize);
-        let r_rows = self.r_rows() as usize;
-        let mut r_attrs = Vec::with_capacity(r_rows);
-        while r_attrs.len() < r_rows {
-            let attr = if rng.random_bool(self.match_rate) {
-                draw_s(&mut rng)
-            } else {
-                fresh(&mut rng, &held)
-            };
-            for _ in 0..self.dup_attr {
-                r_attrs.push(attr);
+        let mut r_attrs = match given {
+            None => {
+                let held: HashSet<u64> = s_keys.iter().copied().collect();
+                let mut r_attrs = Vec::with_capacity(r_rows);
+                while r_attrs.len() < r_rows {
+                    let attr = if rng.random_bool(self.match_rate) {
+                        draw_s(&mut rng)
+                    } else {
+                        fresh(&mut rng, &held)
+                    };
+                    for _ in 0..self.dup_attr {
+                        r_attrs.push(attr);
+                    }
+                }
+                r_attrs.truncate(r_rows);
+                r_attrs.shuffle(&mut rng);
+                r_attrs
             }
-        }
-        r_attrs.truncate(r_rows);
-        r_attrs.shuffle(&mut rng);
+            // Popped from the back below: reversed, R's rows take them in order.
+            Some(g) => {
+                let mut r_attrs: Vec<u64> = g.r.iter().copied().cycle().take(r_rows).collect();
+                r_attrs.reverse();
+                r_attrs
+            }
+        };
         let r_keys = distinct_values(
             &mut rng,
             r_rows.div_ceil(self.dup_pk as usize),
@@ -258,6 +293,19 @@ impl Workload {
         shuffle_keeping_copies_in_order(&mut r, &mut rng);
         shuffle_keeping_copies_in_order(&mut s, &mut rng);
         Batch { r, s }
+    }
+
+    /// S's distinct primary keys for given attributes: the distinct attributes in a random
+    /// order, as many as there is room for, then fresh values.
+    fn keys_holding(&self, attrs: &[u64], rng: &mut Xoshiro256PlusPlus) -> Vec<u64> {
+        let count = (self.rows as usize).div_ceil(self.dup_pk as usize);
+        let mut seen = HashSet::with_capacity(count);
+        let mut keys: Vec<u64> = attrs.iter().copied().filter(|a| seen.insert(*a)).collect();
+        keys.shuffle(rng);
+        keys.truncate(count);
+        let fresh = distinct_values(rng, count - keys.len(), &seen);
+        keys.extend(fresh);
+        keys
     }
 
     /// S's distinct primary keys, and its distinct attribute values (a subset of them).
@@ -279,10 +327,7 @@ impl Workload {
 
     /// Draws S's attributes: uniformly from `values`, or Zipf-distributed over them with
     /// the values taken in a random order (the most frequent one is not the smallest).
-    fn attr_sampler<'a>(
-        &self,
-        values: &'a [u64],
-    ) -> impl FnMut(&mut Xoshiro256PlusPlus) -> u64 + use<'a> {
+    fn attr_sampler(&self, values: Vec<u64>) -> impl FnMut(&mut Xoshiro256PlusPlus) -> u64 {
         let zipf = (self.skew > 0.0)
             .then(|| Zipf::new(values.len() as f64, self.skew).ok())
             .flatten();
@@ -295,6 +340,9 @@ impl Workload {
         }
     }
 }
+
+/// Draws S's next attribute.
+type AttrDraw<'a> = dyn FnMut(&mut Xoshiro256PlusPlus) -> u64 + 'a;
 
 /// `n` distinct values below [`KEY_LIMIT`] that are not in `avoid`.
 fn distinct_values(rng: &mut Xoshiro256PlusPlus, n: usize, avoid: &HashSet<u64>) -> Vec<u64> {

@@ -1,6 +1,7 @@
 //! A join database: R and S in LSM-trees of their own, keyed by primary key, and the
 //! secondary indexes built on them, each in a directory under one root with a manifest
-//! (`lidx-lsm.json`: the settings, the workload, the batches applied, the indexes).
+//! (`lidx-lsm.json`: the settings, the workload, the batches applied, the indexes, and the
+//! key files the attributes come from, if they do).
 //!
 //! Every change to a data table goes to every index of that table, as paper 5's
 //! consistency strategies say (section 3.2): a synchronous index first looks the row's old
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{LsmConfig, TreeKind};
 use super::data::{Batch, Change, Workload, attr_of, encode_key, row_value};
+use super::keys::{AttrFiles, GivenAttrs};
 use super::method::{IndexSpec, Maintenance, Side};
 use super::tree::{SecondaryIndex, Tree};
 use crate::{Error, Result};
@@ -36,6 +38,9 @@ struct Manifest {
     /// Batches of the workload applied (the load is batch 0).
     batches: u64,
     indexes: Vec<IndexSpec>,
+    /// The key files the join attributes come from, where they are not drawn.
+    #[serde(default)]
+    attributes: Option<AttrFiles>,
 }
 
 /// Time spent applying changes: writing the data tables, and keeping the indexes.
@@ -91,6 +96,23 @@ impl LsmDb {
     ) -> Result<(LsmDb, ApplyTimes)> {
         Self::create_dir(dir, || {
             let mut db = Self::create_in(dir, config, workload, &[])?;
+            let times = db.apply_next_batch()?;
+            Ok((db, times))
+        })
+    }
+
+    /// Creates a database at `dir` as [`create`](Self::create) does, its join attributes
+    /// read from the key files `files` (see [`super::keys`]) in this batch and every later
+    /// one.
+    pub fn create_with_keys(
+        dir: &Path,
+        config: LsmConfig,
+        workload: Workload,
+        files: AttrFiles,
+    ) -> Result<(LsmDb, ApplyTimes)> {
+        Self::create_dir(dir, || {
+            let mut db = Self::create_in(dir, config, workload, &[])?;
+            db.use_key_files(files)?;
             let times = db.apply_next_batch()?;
             Ok((db, times))
         })
@@ -158,6 +180,7 @@ impl LsmDb {
             workload,
             batches: 0,
             indexes: unique,
+            attributes: None,
         };
         let db = LsmDb {
             r: Tree::open(&dir.join("r"), &config, TreeKind::Plain)?,
@@ -262,9 +285,42 @@ impl LsmDb {
         }
     }
 
+    /// Takes the join attributes of every batch from now on from key files (see
+    /// [`super::keys`]) instead of drawing them: only before the first batch. Fails naming
+    /// a file that is missing, foreign or empty.
+    pub fn use_key_files(&mut self, files: AttrFiles) -> Result<()> {
+        if self.manifest.batches > 0 {
+            return Err(lidx::Error::misuse(
+                "LsmDb::use_key_files",
+                "the database holds batches already; key files are chosen before the load",
+            )
+            .into());
+        }
+        files.clone().take(1, 1)?;
+        self.manifest.attributes = Some(files);
+        self.save_manifest()
+    }
+
+    /// The key files the join attributes come from, if they do.
+    pub fn key_files(&self) -> Option<&AttrFiles> {
+        self.manifest.attributes.as_ref()
+    }
+
+    /// The attributes of the next `s_rows` and `r_rows` rows, from the key files where the
+    /// database has them.
+    fn next_attrs(&mut self, s_rows: u64, r_rows: u64) -> Result<Option<GivenAttrs>> {
+        self.manifest
+            .attributes
+            .as_mut()
+            .map(|files| files.take(s_rows as usize, r_rows as usize))
+            .transpose()
+    }
+
     /// Generates the workload's next batch and applies it.
     pub fn apply_next_batch(&mut self) -> Result<ApplyTimes> {
-        let batch = self.manifest.workload.batch(self.manifest.batches);
+        let workload = self.manifest.workload;
+        let given = self.next_attrs(workload.rows, workload.r_rows())?;
+        let batch = workload.batch_with(self.manifest.batches, given.as_ref());
         let times = self.apply(&batch)?;
         self.manifest.batches += 1;
         self.save_manifest()?;
@@ -285,12 +341,13 @@ impl LsmDb {
         let s_share = workload.ratio / (1.0 + workload.ratio);
         let s_rows = (inserted as f64 * s_share).round() as u64;
         let mut batch = if inserted > 0 && s_rows > 0 {
-            Workload {
+            let inserts = Workload {
                 rows: s_rows,
                 seed,
                 ..workload
-            }
-            .batch(self.manifest.batches)
+            };
+            let given = self.next_attrs(inserts.rows, inserts.r_rows())?;
+            inserts.batch_with(self.manifest.batches, given.as_ref())
         } else {
             Batch::default()
         };

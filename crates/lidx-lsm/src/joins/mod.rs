@@ -6,6 +6,7 @@
 //! - [`config`]: the RocksDB settings of every tree (paper 5, section 4).
 //! - [`cost`]: paper 5's cost model (Tables 2–4) as an advisor over the 29 methods.
 //! - [`data`]: the rows' encoding and the seeded workload generator (Table 5's knobs).
+//! - [`keys`]: join attributes read from SOSD key files (the paper's Face and Wiki).
 //! - [`db`]: a join database on disk: R, S, their indexes, and how changes reach them.
 //! - [`run`]: INLJ, sort-merge and grace hash joins over it.
 
@@ -13,6 +14,7 @@ pub mod config;
 pub mod cost;
 pub mod data;
 pub mod db;
+pub mod keys;
 pub mod method;
 pub mod run;
 mod tree;
@@ -23,6 +25,7 @@ mod tests;
 pub use config::LsmConfig;
 pub use data::{Batch, Change, Workload};
 pub use db::{ApplyTimes, LsmDb, UpdateMix};
+pub use keys::{AttrFiles, GivenAttrs};
 pub use method::{Algorithm, Design, IndexSpec, Maintenance, Method, Shape, Side};
 pub use run::{LsmJoinReport, join};
 pub use tree::TreeStats;

@@ -314,3 +314,60 @@ fn sort_and_hash_joins_spill_whole_entries_and_agree() {
     let db = LsmDb::open(&dir.path().join("db")).expect("open");
     assert_eq!(db.config().join_memory, config::MIN_JOIN_MEMORY);
 }
+
+#[test]
+fn attributes_from_key_files_join_alike_in_every_method() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    // An SOSD-like file: keys repeated, all but the first few beyond 10 digits.
+    let keys: Vec<u64> = (0..700u64)
+        .map(|i| match i % 50 {
+            0 => u64::MAX - i,
+            _ => (i / 3) * 0x0123_4567_89ab,
+        })
+        .collect();
+    let path = dir.path().join("face.keys");
+    lidx::data::sosd::write_keys(&path, &keys).expect("write the keys");
+    let workload = Workload {
+        rows: 300,
+        ..Workload::default()
+    };
+    let (mut db, _) = LsmDb::create_with_keys(
+        &dir.path().join("db"),
+        small_trees(),
+        workload,
+        AttrFiles::new(&path, None),
+    )
+    .expect("create");
+    // One file for both sides: every R attribute is one S holds.
+    let (r, s) = (db.rows(Side::R).expect("R"), db.rows(Side::S).expect("S"));
+    let held: std::collections::HashSet<u64> = s.iter().map(|row| row.1).collect();
+    assert!(r.iter().all(|row| held.contains(&row.1)));
+    let from_file: std::collections::HashSet<u64> =
+        keys[..300].iter().map(|k| k % data::KEY_LIMIT).collect();
+    assert_eq!(held, from_file, "S's attributes are the file's first chunk");
+    let inputs = cost::CostInputs::of(&db, 1, 0).expect("inputs");
+    assert!((inputs.match_rate - 1.0).abs() < 1e-9, "{inputs:?}");
+    assert!(inputs.dup_attr > 2.0, "the file repeats keys: {inputs:?}");
+    check_every_method(&mut db).expect("every method");
+    // Later batches read on, past the end of the file and around.
+    db.apply_next_batch().expect("batch 1");
+    db.apply_next_batch().expect("batch 2");
+    assert_eq!(db.key_files().map(|f| f.read), Some((900, 900)));
+    let mix = UpdateMix {
+        changes: 0.3,
+        deletes: 0.1,
+    };
+    db.update(200, mix, 7).expect("updates");
+    check_every_method(&mut db).expect("every method after updates");
+    let path = db.dir().to_path_buf();
+    drop(db);
+    let db = LsmDb::open(&path).expect("reopen");
+    assert!(db.key_files().is_some_and(|f| f.read.0 > 900));
+    // Key files are chosen before the load.
+    let mut db = db;
+    let err = db
+        .use_key_files(AttrFiles::new(&dir.path().join("face.keys"), None))
+        .err()
+        .map(|e| e.to_string());
+    assert!(err.is_some_and(|e| e.contains("before the load")));
+}
