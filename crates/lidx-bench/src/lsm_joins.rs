@@ -774,6 +774,7 @@ fn cost_inputs(cell: &Cell) -> CostInputs {
         write_buffer: cell.config.write_buffer as f64,
         match_rate: w.match_rate,
         dup_attr: f64::from(w.dup_attr),
+        dup_pk: f64::from(w.dup_pk),
         joins: f,
         updates: (w.rows + w.r_rows()) as f64,
         s_share: w.ratio / (1.0 + w.ratio),
