@@ -2556,6 +2556,26 @@ fn lsm_databases_take_attributes_from_key_files() {
     }
     assert!(!outputs[0].is_empty());
     assert!(outputs.iter().all(|o| *o == outputs[0]));
+    // On threads, each taking a range of the keys: the same triples.
+    for method in ["HJ-N", "SJ-N", "INLJ-NS/S-Comp"] {
+        let said = ok(
+            d,
+            &[
+                "lsm",
+                "join",
+                "--dir",
+                "db",
+                "--method",
+                method,
+                "--out",
+                "t.tbl",
+                "--threads",
+                "3",
+            ],
+        );
+        assert!(said.contains("on 3 threads"), "{said}");
+        assert_eq!(triples_of(&d.join("t.tbl")), outputs[0], "{method}");
+    }
 
     fails(
         d,

@@ -180,6 +180,9 @@ pub struct JoinArgs {
         required_unless_present = "count_only"
     )]
     out: Option<PathBuf>,
+    /// Threads, each joining an equal range of the keys (paper 5's Fig. 13c).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    threads: u16,
     /// Print one JSON object with every figure instead.
     #[arg(long)]
     json: bool,
@@ -312,11 +315,16 @@ fn join(ctx: &Context, a: JoinArgs) -> anyhow::Result<()> {
     let report = match &a.out {
         Some(out) => {
             let mut writer = TableWriter::create_output(out)?;
-            let report = joins::join(&mut db, a.method, &mut writer);
+            let report = joins::join_with_threads(&mut db, a.method, a.threads.into(), &mut writer);
             writer.finish()?;
             report
         }
-        None => joins::join(&mut db, a.method, &mut CountSink::default()),
+        None => joins::join_with_threads(
+            &mut db,
+            a.method,
+            a.threads.into(),
+            &mut CountSink::default(),
+        ),
     };
     spinner.finish_and_clear();
     let report = report?;
@@ -324,8 +332,12 @@ fn join(ctx: &Context, a: JoinArgs) -> anyhow::Result<()> {
         say!("{}", serde_json::to_string(&report)?);
         return Ok(());
     }
+    let threads = match report.threads {
+        1 => String::new(),
+        t => format!(" on {t} threads"),
+    };
     say!(
-        "{}: {} output tuples in {:.3} s",
+        "{}: {} output tuples in {:.3} s{threads}",
         report.method,
         report.output,
         report.join_s

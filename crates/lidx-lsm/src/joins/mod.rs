@@ -27,5 +27,5 @@ pub use data::{Batch, Change, Workload};
 pub use db::{ApplyTimes, LsmDb, UpdateMix};
 pub use keys::{AttrFiles, GivenAttrs};
 pub use method::{Algorithm, Design, IndexSpec, Maintenance, Method, Shape, Side};
-pub use run::{LsmJoinReport, join};
+pub use run::{LsmJoinReport, join, join_with_threads};
 pub use tree::TreeStats;

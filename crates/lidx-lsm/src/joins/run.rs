@@ -20,19 +20,22 @@
 //! entries (primary key, attribute and the rest of the row) with their join key, as the
 //! paper's code does, so their I/O grows with the entry size as its Table 4 prices it.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
+use std::ops::Range;
 use std::path::Path;
+use std::sync::mpsc::{SyncSender, sync_channel};
 use std::time::Instant;
 
 use lidx::join::JoinSink;
 use lidx::memory::MemoryBudget;
-use lidx::sort::{RecordSorter, SortOptions, SortedRecords};
+use lidx::sort::{RecordSorter, SortOptions, SortedRecords, min_sort_memory_for};
 use rocksdb::DBRawIterator;
 use serde::{Deserialize, Serialize};
 
-use super::data::{KEY_BYTES, attr_of, decode_key, encode_key};
+use super::data::{KEY_BYTES, KEY_LIMIT, attr_of, decode_key, encode_key};
 use super::db::LsmDb;
 use super::method::{Algorithm, Maintenance, Method, Shape, Side};
 use super::tree::{SecondaryIndex, Tree, TreeStats};
@@ -48,6 +51,8 @@ pub struct LsmJoinReport {
     pub output: u64,
     /// Seconds of the join (sorting and partitioning included).
     pub join_s: f64,
+    /// Threads it ran on.
+    pub threads: usize,
     /// Seconds spent building the indexes the join needed and the database lacked.
     pub index_build_s: f64,
     /// Lookups in S (INLJ).
@@ -67,8 +72,25 @@ pub struct LsmJoinReport {
 /// Joins R and S of `db` by `method`, building the indexes it needs first where missing
 /// (their time reported apart), and emits into `sink`.
 pub fn join(db: &mut LsmDb, method: Method, sink: &mut impl JoinSink) -> Result<LsmJoinReport> {
+    join_with_threads(db, method, 1, sink)
+}
+
+/// [`join`] with `threads` threads (paper 5's Fig. 13c), each taking an equal range of R's
+/// and S's primary keys: INLJ's threads scan their range of R and look its rows up; the
+/// hash join's partition their ranges, then build and probe partitions in turn; the sort
+/// joins' sort their ranges (within an equal share of the join memory) and one merge
+/// reads all the sorted ranges. Reading an index in order stays one thread. The sink
+/// gets the triples in the main thread, in an order that depends on the threads.
+pub fn join_with_threads(
+    db: &mut LsmDb,
+    method: Method,
+    threads: usize,
+    sink: &mut impl JoinSink,
+) -> Result<LsmJoinReport> {
+    let threads = threads.clamp(1, MAX_THREADS);
     let mut report = LsmJoinReport {
         method: method.to_string(),
+        threads,
         ..LsmJoinReport::default()
     };
     for spec in method.indexes() {
@@ -78,14 +100,128 @@ pub fn join(db: &mut LsmDb, method: Method, sink: &mut impl JoinSink) -> Result<
     let started = Instant::now();
     let mut counted = Counting { sink, output: 0 };
     match method.algorithm {
-        Algorithm::Inlj => inlj(db, method, &mut counted, &mut report)?,
-        Algorithm::Hj => hash_join(db, method, &mut counted, &mut report)?,
-        Algorithm::Sj => sort_merge(db, method, &mut counted, &mut report)?,
+        Algorithm::Inlj => inlj(db, method, threads, &mut counted, &mut report)?,
+        Algorithm::Hj => hash_join(db, method, threads, &mut counted, &mut report)?,
+        Algorithm::Sj => sort_merge(db, method, threads, &mut counted, &mut report)?,
     }
     report.output = counted.output;
     report.join_s = started.elapsed().as_secs_f64();
     report.stats = db.stats().since(&before);
     Ok(report)
+}
+
+/// The most threads a join takes.
+pub const MAX_THREADS: usize = 256;
+
+/// `threads` equal ranges of the primary keys, in order, covering them all.
+fn key_ranges(threads: usize) -> Vec<Range<u64>> {
+    let t = threads.max(1) as u64;
+    (0..t)
+        .map(|i| {
+            KEY_LIMIT / t * i..if i + 1 == t {
+                KEY_LIMIT
+            } else {
+                KEY_LIMIT / t * (i + 1)
+            }
+        })
+        .collect()
+}
+
+/// Triples a worker thread emits, sent to the main thread in batches.
+struct Emitter {
+    batch: Vec<(u64, u64, u64)>,
+    to: SyncSender<Vec<(u64, u64, u64)>>,
+}
+
+/// Triples a worker sends at once.
+const EMIT_BATCH: usize = 4096;
+
+impl Emitter {
+    fn emit(&mut self, key: u64, r: u64, s: u64) -> Result<()> {
+        self.batch.push((key, r, s));
+        if self.batch.len() == EMIT_BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(EMIT_BATCH));
+        // The receiver only hangs up after an error of its own, which it reports.
+        let _ = self.to.send(batch);
+        Ok(())
+    }
+}
+
+/// Runs `work` on each job in a thread of its own, handing the triples each emits to
+/// `out` in this thread as they arrive, and adds each job's counts to `report`.
+fn in_parallel<J: Send, S: JoinSink>(
+    jobs: Vec<J>,
+    out: &mut Counting<'_, S>,
+    report: &mut LsmJoinReport,
+    work: impl Fn(J, &mut Emitter, &mut LsmJoinReport) -> Result<()> + Sync,
+) -> Result<()> {
+    let (to, from) = sync_channel::<Vec<(u64, u64, u64)>>(4 * jobs.len().max(1));
+    std::thread::scope(|scope| {
+        let work = &work;
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|job| {
+                let to = to.clone();
+                scope.spawn(move || -> Result<LsmJoinReport> {
+                    let mut counts = LsmJoinReport::default();
+                    let mut emitter = Emitter {
+                        batch: Vec::with_capacity(EMIT_BATCH),
+                        to,
+                    };
+                    work(job, &mut emitter, &mut counts)?;
+                    emitter.flush()?;
+                    Ok(counts)
+                })
+            })
+            .collect();
+        drop(to);
+        let mut emitted = Ok(());
+        for batch in from {
+            for (key, r, s) in batch {
+                if emitted.is_ok() {
+                    emitted = out.emit(key, r, s);
+                }
+            }
+        }
+        for handle in handles {
+            let counts = handle.join().map_err(|_| {
+                lidx::Error::misuse("joins::run", "a join thread panicked".to_string())
+            })??;
+            report.lookups += counts.lookups;
+            report.validations += counts.validations;
+            report.scratch_bytes += counts.scratch_bytes;
+            report.scratch_files += counts.scratch_files;
+        }
+        emitted
+    })
+}
+
+/// Runs `work` on each job in a thread of its own and returns what each gave, in order.
+fn each_in_thread<J: Send, T: Send>(
+    jobs: Vec<J>,
+    work: impl Fn(J) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    std::thread::scope(|scope| {
+        let work = &work;
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|job| scope.spawn(move || work(job)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().map_err(|_| {
+                    lidx::Error::misuse("joins::run", "a join thread panicked".to_string())
+                })?
+            })
+            .collect()
+    })
 }
 
 /// A sink that counts what passes.
@@ -139,34 +275,35 @@ fn validate(table: &Tree, attr: u64, pks: &mut Vec<u64>, report: &mut LsmJoinRep
 fn inlj<S: JoinSink>(
     db: &LsmDb,
     method: Method,
+    threads: usize,
     out: &mut Counting<'_, S>,
     report: &mut LsmJoinReport,
 ) -> Result<()> {
-    let mut matches = Vec::new();
-    match method.shape {
-        Shape::P => db.r.scan_rows(|pk_r, attr| {
+    let index = match method.shape {
+        Shape::P => None,
+        _ => Some(index_of(db, method, Side::S)?),
+    };
+    in_parallel(key_ranges(threads), out, report, |keys, out, report| {
+        let mut matches = Vec::new();
+        db.r.scan_entries(keys, |pk_r, attr, _, _| {
             report.lookups += 1;
-            if db.s.get(&encode_key(attr))?.is_some() {
-                out.emit(attr, pk_r, attr)?;
+            let Some(index) = index else {
+                if db.s.get(&encode_key(attr))?.is_some() {
+                    out.emit(attr, pk_r, attr)?;
+                }
+                return Ok(());
+            };
+            matches.clear();
+            index.lookup(attr, &mut matches)?;
+            if index.spec.maintenance == Maintenance::Validation {
+                validate(&db.s, attr, &mut matches, report)?;
+            }
+            for &pk_s in &matches {
+                out.emit(attr, pk_r, pk_s)?;
             }
             Ok(())
-        }),
-        _ => {
-            let index = index_of(db, method, Side::S)?;
-            db.r.scan_rows(|pk_r, attr| {
-                report.lookups += 1;
-                matches.clear();
-                index.lookup(attr, &mut matches)?;
-                if index.spec.maintenance == Maintenance::Validation {
-                    validate(&db.s, attr, &mut matches, report)?;
-                }
-                for &pk_s in &matches {
-                    out.emit(attr, pk_r, pk_s)?;
-                }
-                Ok(())
-            })
-        }
-    }
+        })
+    })
 }
 
 /// BKDR hash (seed 131) of a 10-byte key, as paper 5's hash join partitions.
@@ -209,14 +346,12 @@ fn pk_of(entry: &[u8]) -> u64 {
 /// Records of (join key, whole entry), written to one scratch file per partition.
 struct Partitions {
     files: Vec<BufWriter<File>>,
-    /// Bytes of a record: an 8-byte join key and the entry.
-    width: usize,
     /// Records written.
     records: u64,
 }
 
 impl Partitions {
-    fn new(dir: &Path, count: usize, entry_size: usize) -> Result<Partitions> {
+    fn new(dir: &Path, count: usize) -> Result<Partitions> {
         let files = (0..count)
             .map(|_| {
                 tempfile::tempfile_in(dir)
@@ -224,11 +359,7 @@ impl Partitions {
                     .map_err(|e| lidx::Error::io(dir, "create a hash partition in", e).into())
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Partitions {
-            files,
-            width: 8 + entry_size,
-            records: 0,
-        })
+        Ok(Partitions { files, records: 0 })
     }
 
     fn push(&mut self, key: u64, entry: &[u8], dir: &Path) -> Result<()> {
@@ -257,6 +388,9 @@ impl Partitions {
     }
 }
 
+/// One partition's files of R and of S, one of each per thread that partitioned.
+type PartitionFiles = (Vec<BufReader<File>>, Vec<BufReader<File>>);
+
 /// The join key of a partition record.
 fn key_of(record: &[u8]) -> u64 {
     let mut key = [0u8; 8];
@@ -276,6 +410,7 @@ fn next_record(reader: &mut BufReader<File>, record: &mut [u8], dir: &Path) -> R
 fn hash_join<S: JoinSink>(
     db: &LsmDb,
     method: Method,
+    threads: usize,
     out: &mut Counting<'_, S>,
     report: &mut LsmJoinReport,
 ) -> Result<()> {
@@ -287,50 +422,72 @@ fn hash_join<S: JoinSink>(
     let per_row = (8 + entry_size + 48) as u64;
     let memory = db.config().join_memory;
     let count = (r_rows * per_row).div_ceil(memory).clamp(1, 4096) as usize;
-    let mut buffer = Vec::with_capacity(entry_size);
-    let mut r_parts = Partitions::new(dir, count, entry_size)?;
-    db.r.scan_entries(|_, attr, k, v| {
-        r_parts.push(
-            attr,
-            whole_entry(&mut buffer, k, v, entry_size, &db.r)?,
-            dir,
-        )
-    })?;
-    let mut s_parts = Partitions::new(dir, count, entry_size)?;
     let by_key = method.joins_s_key();
-    db.s.scan_entries(|pk, attr, k, v| {
-        let key = if by_key { pk } else { attr };
-        s_parts.push(key, whole_entry(&mut buffer, k, v, entry_size, &db.s)?, dir)
+    // Each thread partitions its range of both tables into files of its own.
+    let parted = each_in_thread(key_ranges(threads), |keys| {
+        let mut buffer = Vec::with_capacity(entry_size);
+        let mut r_parts = Partitions::new(dir, count)?;
+        db.r.scan_entries(keys.clone(), |_, attr, k, v| {
+            let entry = whole_entry(&mut buffer, k, v, entry_size, &db.r)?;
+            r_parts.push(attr, entry, dir)
+        })?;
+        let mut s_parts = Partitions::new(dir, count)?;
+        db.s.scan_entries(keys, |pk, attr, k, v| {
+            let key = if by_key { pk } else { attr };
+            s_parts.push(key, whole_entry(&mut buffer, k, v, entry_size, &db.s)?, dir)
+        })?;
+        Ok((r_parts, s_parts))
     })?;
-    let width = r_parts.width;
-    report.scratch_files += 2 * count as u64;
-    report.scratch_bytes += (r_parts.records + s_parts.records) * width as u64;
-    let mut partition: Vec<u8> = Vec::new();
-    let mut table: HashMap<u64, Vec<usize>> = HashMap::new();
-    let mut record = vec![0u8; width];
-    for (mut r, mut s) in r_parts
-        .into_readers(dir)?
-        .into_iter()
-        .zip(s_parts.into_readers(dir)?)
-    {
-        partition.clear();
-        r.read_to_end(&mut partition)
-            .map_err(|e| lidx::Error::io(dir, "read a hash partition in", e))?;
-        table.clear();
-        for (i, r_record) in partition.chunks_exact(width).enumerate() {
-            table.entry(key_of(r_record)).or_default().push(i * width);
+    let width = 8 + entry_size;
+    // Partition p of R and of S: every thread's file p. Thread t then joins the
+    // partitions p with p % threads == t.
+    let mut jobs: Vec<Vec<PartitionFiles>> = (0..threads).map(|_| Vec::new()).collect();
+    let mut by_partition: Vec<PartitionFiles> =
+        (0..count).map(|_| (Vec::new(), Vec::new())).collect();
+    for (r_parts, s_parts) in parted {
+        report.scratch_files += 2 * count as u64;
+        report.scratch_bytes += (r_parts.records + s_parts.records) * width as u64;
+        for (p, (r, s)) in r_parts
+            .into_readers(dir)?
+            .into_iter()
+            .zip(s_parts.into_readers(dir)?)
+            .enumerate()
+        {
+            by_partition[p].0.push(r);
+            by_partition[p].1.push(s);
         }
-        while next_record(&mut s, &mut record, dir)? {
-            let key = key_of(&record);
-            if let Some(rs) = table.get(&key) {
-                let pk_s = pk_of(&record[8..]);
-                for &at in rs {
-                    out.emit(key, pk_of(&partition[at + 8..]), pk_s)?;
+    }
+    for (p, files) in by_partition.into_iter().enumerate() {
+        jobs[p % threads].push(files);
+    }
+    in_parallel(jobs, out, report, |partitions, out, _| {
+        let mut partition: Vec<u8> = Vec::new();
+        let mut table: HashMap<u64, Vec<usize>> = HashMap::new();
+        let mut record = vec![0u8; width];
+        for (r_files, s_files) in partitions {
+            partition.clear();
+            for mut r in r_files {
+                r.read_to_end(&mut partition)
+                    .map_err(|e| lidx::Error::io(dir, "read a hash partition in", e))?;
+            }
+            table.clear();
+            for (i, r_record) in partition.chunks_exact(width).enumerate() {
+                table.entry(key_of(r_record)).or_default().push(i * width);
+            }
+            for mut s in s_files {
+                while next_record(&mut s, &mut record, dir)? {
+                    let key = key_of(&record);
+                    if let Some(rs) = table.get(&key) {
+                        let pk_s = pk_of(&record[8..]);
+                        for &at in rs {
+                            out.emit(key, pk_of(&partition[at + 8..]), pk_s)?;
+                        }
+                    }
                 }
             }
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// (join key, primary key) pairs in key order.
@@ -338,46 +495,78 @@ trait Sorted {
     fn next(&mut self) -> Result<Option<(u64, u64)>>;
 }
 
-/// A table's entries sorted by join key with lidx's external sort.
+/// A table's entries sorted by join key with lidx's external sort: one sorted stream per
+/// thread's range of the table, merged.
 struct SortedEntries {
-    records: SortedRecords,
+    ranges: Vec<SortedRecords>,
+    /// The next record of each range, smallest first.
+    heap: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    started: bool,
+}
+
+impl SortedEntries {
+    fn refill(&mut self, range: usize) -> Result<()> {
+        if let Some((key, entry)) = self.ranges[range].next_record()? {
+            self.heap.push(Reverse((key, pk_of(entry), range)));
+        }
+        Ok(())
+    }
 }
 
 impl Sorted for SortedEntries {
     fn next(&mut self) -> Result<Option<(u64, u64)>> {
-        Ok(self
-            .records
-            .next_record()?
-            .map(|(key, entry)| (key, pk_of(entry))))
+        if !self.started {
+            self.started = true;
+            for range in 0..self.ranges.len() {
+                self.refill(range)?;
+            }
+        }
+        let Some(Reverse((key, pk, range))) = self.heap.pop() else {
+            return Ok(None);
+        };
+        self.refill(range)?;
+        Ok(Some((key, pk)))
     }
 }
 
 /// Sorts a table's whole entries by join key (the primary key where `by_key`, else the
-/// attribute) with lidx's external sort in the database's join memory.
+/// attribute) with lidx's external sort: each of `threads` threads sorts its range of the
+/// table in an equal share of the database's join memory (at least the least a sort
+/// works in).
 fn sorted_rows(
     db: &LsmDb,
     table: &Tree,
     by_key: bool,
+    threads: usize,
     report: &mut LsmJoinReport,
 ) -> Result<SortedEntries> {
     let entry_size = db.workload().entry_size;
-    let options = SortOptions {
-        scratch_dir: db.dir().to_path_buf(),
-        budget: MemoryBudget::new(db.config().join_memory),
-    };
-    let mut sorter = RecordSorter::new(entry_size, u64::MAX, &options)?;
-    let mut buffer = Vec::with_capacity(entry_size);
-    table.scan_entries(|pk, attr, k, v| {
-        let entry = whole_entry(&mut buffer, k, v, entry_size, table)?;
-        Ok(sorter.push(if by_key { pk } else { attr }, entry)?)
+    let share = (db.config().join_memory / threads as u64).max(min_sort_memory_for(entry_size));
+    let ranges = each_in_thread(key_ranges(threads), |keys| {
+        let options = SortOptions {
+            scratch_dir: db.dir().to_path_buf(),
+            budget: MemoryBudget::new(share),
+        };
+        let mut sorter = RecordSorter::new(entry_size, u64::MAX, &options)?;
+        let mut buffer = Vec::with_capacity(entry_size);
+        table.scan_entries(keys, |pk, attr, k, v| {
+            let entry = whole_entry(&mut buffer, k, v, entry_size, table)?;
+            Ok(sorter.push(if by_key { pk } else { attr }, entry)?)
+        })?;
+        Ok(sorter.finish(0, |_| {})?)
     })?;
-    let records = sorter.finish(0, |_| {})?;
-    let sort = records.report();
-    if sort.runs > 1 {
-        report.scratch_bytes += sort.bytes_written;
-        report.scratch_files += sort.runs;
+    for records in &ranges {
+        let sort = records.report();
+        if sort.runs > 1 {
+            report.scratch_bytes += sort.bytes_written;
+            report.scratch_files += sort.runs;
+        }
     }
-    Ok(SortedEntries { records })
+    Ok(SortedEntries {
+        heap: BinaryHeap::with_capacity(ranges.len()),
+        ranges,
+        started: false,
+    })
 }
 
 /// A data table in its own (primary key) order, as (key, key) pairs.
@@ -472,13 +661,14 @@ impl Sorted for ByIndex<'_> {
 fn sort_merge<S: JoinSink>(
     db: &LsmDb,
     method: Method,
+    threads: usize,
     out: &mut Counting<'_, S>,
     report: &mut LsmJoinReport,
 ) -> Result<()> {
     let by_key = method.joins_s_key();
     let mut r: Box<dyn Sorted + '_> = match method.shape {
         Shape::Ps | Shape::Ss => Box::new(ByIndex::new(index_of(db, method, Side::R)?, &db.r)),
-        _ => Box::new(sorted_rows(db, &db.r, false, report)?),
+        _ => Box::new(sorted_rows(db, &db.r, false, threads, report)?),
     };
     let mut s: Box<dyn Sorted + '_> = match method.shape {
         Shape::P | Shape::Ps => {
@@ -490,7 +680,7 @@ fn sort_merge<S: JoinSink>(
             })
         }
         Shape::Ns | Shape::Ss => Box::new(ByIndex::new(index_of(db, method, Side::S)?, &db.s)),
-        Shape::N => Box::new(sorted_rows(db, &db.s, by_key, report)?),
+        Shape::N => Box::new(sorted_rows(db, &db.s, by_key, threads, report)?),
     };
     let (mut a, mut b) = (r.next()?, s.next()?);
     let (mut rs, mut ss) = (Vec::new(), Vec::new());

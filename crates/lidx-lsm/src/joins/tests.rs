@@ -71,11 +71,16 @@ fn churn(db: &LsmDb, seed: u64) -> Batch {
 }
 
 fn check_every_method(db: &mut LsmDb) -> Result<(), TestCaseError> {
+    check_every_method_on(db, 1)
+}
+
+/// Every method, on `threads` threads, against the join in memory.
+fn check_every_method_on(db: &mut LsmDb, threads: usize) -> Result<(), TestCaseError> {
     let wants = [reference(db, true), reference(db, false)];
     for method in Method::all() {
         let mut got: Vec<(u64, u64, u64)> = Vec::new();
-        let report = join(db, method, &mut got)
-            .map_err(|e| TestCaseError::fail(format!("{method}: {e}")))?;
+        let report = join_with_threads(db, method, threads, &mut got)
+            .map_err(|e| TestCaseError::fail(format!("{method} on {threads}: {e}")))?;
         got.sort_unstable();
         let want = &wants[usize::from(!method.joins_s_key())];
         prop_assert_eq!(report.output, got.len() as u64);
@@ -105,6 +110,7 @@ proptest! {
         dup_attr in 1u32..5,
         skew in prop_oneof![Just(0.0), Just(0.9)],
         seed in any::<u64>(),
+        threads in prop_oneof![Just(1usize), Just(2), Just(3), Just(7)],
     ) {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let workload = Workload { rows, ratio, entry_size, match_rate, dup_pk, dup_attr, skew, seed };
@@ -130,7 +136,8 @@ proptest! {
         drop(db);
         let mut db = LsmDb::open(&path).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(db.batches(), 3);
-        check_every_method(&mut db)?;
+        // And on several threads, each taking a range of the keys.
+        check_every_method_on(&mut db, threads)?;
     }
 }
 
@@ -292,10 +299,14 @@ fn sort_and_hash_joins_spill_whole_entries_and_agree() {
     db.settle().expect("settle");
     let wants = [reference(&db, true), reference(&db, false)];
     let rows = 2 * 3_000u64;
-    for name in ["SJ-P", "SJ-N", "HJ-P", "HJ-N"] {
+    for (name, threads) in ["SJ-P", "SJ-N", "HJ-P", "HJ-N"]
+        .into_iter()
+        .flat_map(|m| [(m, 1), (m, 3)])
+    {
         let method: Method = name.parse().expect("a method");
         let mut got: Vec<(u64, u64, u64)> = Vec::new();
-        let report = join(&mut db, method, &mut got).expect("join");
+        let report = join_with_threads(&mut db, method, threads, &mut got).expect("join");
+        assert_eq!(report.threads, threads);
         got.sort_unstable();
         assert_eq!(got, wants[usize::from(!method.joins_s_key())], "{name}");
         // Whole entries went to scratch: at least once each for what the method spills

@@ -2,13 +2,14 @@
 //! in a directory of its own, written without a write-ahead log, and the secondary index
 //! designs of paper 5, section 3.1, over such a tree.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rocksdb::{Cache, DB, DBRawIterator, Options, ReadOptions, WriteOptions};
 
 use super::config::{LsmConfig, TreeKind};
-use super::data::{KEY_BYTES, decode_key, encode_key, rest_pattern};
+use super::data::{KEY_BYTES, KEY_LIMIT, decode_key, encode_key, rest_pattern};
 use super::method::{Design, IndexSpec};
 use crate::{Result, rocks};
 
@@ -179,18 +180,27 @@ impl Tree {
     /// Hands `visit` every row of this data table as (primary key, attribute), in key
     /// order (entries that are not rows of this format are skipped).
     pub(crate) fn scan_rows(&self, mut visit: impl FnMut(u64, u64) -> Result<()>) -> Result<()> {
-        self.scan_entries(|pk, attr, _, _| visit(pk, attr))
+        self.scan_entries(0..KEY_LIMIT, |pk, attr, _, _| visit(pk, attr))
     }
 
-    /// Hands `visit` every row of this data table as (primary key, attribute, the entry's
-    /// key bytes, its value bytes), in key order (entries that are not rows of this format
-    /// are skipped).
+    /// Hands `visit` every row of this data table whose primary key is in `keys` as
+    /// (primary key, attribute, the entry's key bytes, its value bytes), in key order
+    /// (entries that are not rows of this format are skipped).
     pub(crate) fn scan_entries(
         &self,
+        keys: Range<u64>,
         mut visit: impl FnMut(u64, u64, &[u8], &[u8]) -> Result<()>,
     ) -> Result<()> {
-        let mut it = self.iter(false);
-        it.seek_to_first();
+        let mut read = ReadOptions::default();
+        read.set_total_order_seek(true);
+        if keys.end < KEY_LIMIT {
+            read.set_iterate_upper_bound(encode_key(keys.end).to_vec());
+        }
+        let mut it = self.db.raw_iterator_opt(read);
+        it.seek(encode_key(keys.start.min(KEY_LIMIT - 1)));
+        if keys.start >= keys.end {
+            return Ok(());
+        }
         while let (Some(k), Some(v)) = (it.key(), it.value()) {
             if let (Some(pk), Some(attr)) = (decode_key(k), super::data::attr_of(v)) {
                 visit(pk, attr, k, v)?;
