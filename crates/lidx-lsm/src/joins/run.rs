@@ -77,10 +77,12 @@ pub fn join(db: &mut LsmDb, method: Method, sink: &mut impl JoinSink) -> Result<
 
 /// [`join`] with `threads` threads (paper 5's Fig. 13c), each taking an equal range of R's
 /// and S's primary keys: INLJ's threads scan their range of R and look its rows up; the
-/// hash join's partition their ranges, then build and probe partitions in turn; the sort
-/// joins' sort their ranges (within an equal share of the join memory) and one merge
-/// reads all the sorted ranges. Reading an index in order stays one thread. The sink
-/// gets the triples in the main thread, in an order that depends on the threads.
+/// hash join's partition their ranges (as many threads as keep its open scratch files
+/// within [`MAX_PARTITION_FILES`]), then build and probe partitions in turn, each in an
+/// equal share of the join memory; the sort joins' sort their ranges, each in an equal
+/// share of the join memory, and one merge reads all the sorted ranges. Reading an index
+/// in order stays one thread. The sink gets the triples in the main thread, in an order
+/// that depends on the threads; every thread is joined before an error is returned.
 pub fn join_with_threads(
     db: &mut LsmDb,
     method: Method,
@@ -189,8 +191,10 @@ fn in_parallel<J: Send, S: JoinSink>(
                 }
             }
         }
-        for handle in handles {
-            let counts = handle.join().map_err(|_| {
+        // Every thread is joined before any error is returned.
+        let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        for counts in joined {
+            let counts = counts.map_err(|_| {
                 lidx::Error::misuse("joins::run", "a join thread panicked".to_string())
             })??;
             report.lookups += counts.lookups;
@@ -213,10 +217,12 @@ fn each_in_thread<J: Send, T: Send>(
             .into_iter()
             .map(|job| scope.spawn(move || work(job)))
             .collect();
-        handles
+        // Every thread is joined before any error is returned.
+        let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        joined
             .into_iter()
-            .map(|h| {
-                h.join().map_err(|_| {
+            .map(|done| {
+                done.map_err(|_| {
                     lidx::Error::misuse("joins::run", "a join thread panicked".to_string())
                 })?
             })
@@ -371,8 +377,8 @@ impl Partitions {
             .map_err(|e| lidx::Error::io(dir, "write a hash partition in", e).into())
     }
 
-    /// The partitions, each read from its start.
-    fn into_readers(self, dir: &Path) -> Result<Vec<BufReader<File>>> {
+    /// The partition files, each rewound to its start.
+    fn into_files(self, dir: &Path) -> Result<Vec<File>> {
         use std::io::Seek;
         self.files
             .into_iter()
@@ -382,14 +388,18 @@ impl Partitions {
                 })?;
                 f.rewind()
                     .map_err(|e| lidx::Error::io(dir, "read a hash partition in", e))?;
-                Ok(BufReader::with_capacity(1 << 16, f))
+                Ok(f)
             })
             .collect()
     }
 }
 
 /// One partition's files of R and of S, one of each per thread that partitioned.
-type PartitionFiles = (Vec<BufReader<File>>, Vec<BufReader<File>>);
+type PartitionFiles = (Vec<File>, Vec<File>);
+
+/// The most scratch files a hash join keeps open at once: fewer threads partition where
+/// more would pass it.
+pub const MAX_PARTITION_FILES: usize = 1024;
 
 /// The join key of a partition record.
 fn key_of(record: &[u8]) -> u64 {
@@ -418,13 +428,20 @@ fn hash_join<S: JoinSink>(
     let entry_size = db.workload().entry_size;
     // A partition of R is held whole, its records indexed by a hash table (about 48 bytes
     // an entry with its key and vector): enough partitions for each to fit the budget.
-    let r_rows = db.batches() * db.workload().r_rows();
+    // (A manifest is a file a user can edit: no overflow on its counts.)
+    let r_rows = db.batches().saturating_mul(db.workload().r_rows());
     let per_row = (8 + entry_size + 48) as u64;
-    let memory = db.config().join_memory;
-    let count = (r_rows * per_row).div_ceil(memory).clamp(1, 4096) as usize;
+    // Threads join partitions at the same time: each gets its share of the memory.
+    let memory = (db.config().join_memory / threads as u64).max(1);
+    let count = r_rows
+        .saturating_mul(per_row)
+        .div_ceil(memory)
+        .clamp(1, 4096) as usize;
     let by_key = method.joins_s_key();
-    // Each thread partitions its range of both tables into files of its own.
-    let parted = each_in_thread(key_ranges(threads), |keys| {
+    // Each thread partitions its range of both tables into files of its own, as many
+    // threads as keep the files open at once within bounds.
+    let partitioners = threads.min((MAX_PARTITION_FILES / (2 * count)).max(1));
+    let parted = each_in_thread(key_ranges(partitioners), |keys| {
         let mut buffer = Vec::with_capacity(entry_size);
         let mut r_parts = Partitions::new(dir, count)?;
         db.r.scan_entries(keys.clone(), |_, attr, k, v| {
@@ -448,9 +465,9 @@ fn hash_join<S: JoinSink>(
         report.scratch_files += 2 * count as u64;
         report.scratch_bytes += (r_parts.records + s_parts.records) * width as u64;
         for (p, (r, s)) in r_parts
-            .into_readers(dir)?
+            .into_files(dir)?
             .into_iter()
-            .zip(s_parts.into_readers(dir)?)
+            .zip(s_parts.into_files(dir)?)
             .enumerate()
         {
             by_partition[p].0.push(r);
@@ -467,6 +484,7 @@ fn hash_join<S: JoinSink>(
         for (r_files, s_files) in partitions {
             partition.clear();
             for mut r in r_files {
+                // One large read a file: read_to_end grows the buffer as it goes.
                 r.read_to_end(&mut partition)
                     .map_err(|e| lidx::Error::io(dir, "read a hash partition in", e))?;
             }
@@ -474,7 +492,8 @@ fn hash_join<S: JoinSink>(
             for (i, r_record) in partition.chunks_exact(width).enumerate() {
                 table.entry(key_of(r_record)).or_default().push(i * width);
             }
-            for mut s in s_files {
+            for s in s_files {
+                let mut s = BufReader::with_capacity(1 << 16, s);
                 while next_record(&mut s, &mut record, dir)? {
                     let key = key_of(&record);
                     if let Some(rs) = table.get(&key) {

@@ -301,7 +301,7 @@ fn sort_and_hash_joins_spill_whole_entries_and_agree() {
     let rows = 2 * 3_000u64;
     for (name, threads) in ["SJ-P", "SJ-N", "HJ-P", "HJ-N"]
         .into_iter()
-        .flat_map(|m| [(m, 1), (m, 3)])
+        .flat_map(|m| [(m, 1), (m, 3), (m, 64)])
     {
         let method: Method = name.parse().expect("a method");
         let mut got: Vec<(u64, u64, u64)> = Vec::new();
@@ -309,6 +309,11 @@ fn sort_and_hash_joins_spill_whole_entries_and_agree() {
         assert_eq!(report.threads, threads);
         got.sort_unstable();
         assert_eq!(got, wants[usize::from(!method.joins_s_key())], "{name}");
+        // On 64 threads a sort's range (about 47 rows) fits its share in memory, and the
+        // hash join partitions on as many threads as keep its files within bounds.
+        if threads == 64 && name.starts_with("SJ") {
+            continue;
+        }
         // Whole entries went to scratch: at least once each for what the method spills
         // (SJ-P sorts R alone; the others spill both sides).
         let spilled = if name == "SJ-P" { rows / 2 } else { rows };
@@ -319,6 +324,12 @@ fn sort_and_hash_joins_spill_whole_entries_and_agree() {
             report.scratch_files
         );
         assert!(report.scratch_files >= 3, "{name}: {report:?}");
+        if name.starts_with("HJ") {
+            assert!(
+                report.scratch_files <= run::MAX_PARTITION_FILES as u64,
+                "{name} on {threads}: {report:?}"
+            );
+        }
     }
     // The join memory is kept with the database.
     drop(db);

@@ -29,6 +29,9 @@ const KEY: usize = 8;
 /// Bytes of the smallest run buffer's records (at least two records).
 const MIN_RUN_BYTES: u64 = 4 << 10;
 
+/// Bytes of the first run buffer when the number of records is not known.
+const UNKNOWN_FIRST_RUN_BYTES: u64 = 4 << 20;
+
 /// The write buffer of a run or of a merge into a scratch run.
 pub(super) const RUN_WRITE_BUFFER: u64 = MIN_MERGE_READ as u64;
 
@@ -102,24 +105,33 @@ pub struct RecordSorter {
 }
 
 impl RecordSorter {
-    /// A sorter of records with `payload` bytes besides the key, within what `options.budget` has left now (at least [`min_sort_memory_for`]).
-    /// `expected` is how many records will come, where the caller knows (else
-    /// `u64::MAX`): the run buffer is made that large at once, where the budget allows,
-    /// instead of growing to it.
+    /// A sorter of records with `payload` bytes besides the key, within what
+    /// `options.budget` has left now (at least [`min_sort_memory_for`]). `expected` is how
+    /// many records will come, where the caller knows (else `u64::MAX`): the run buffer is
+    /// made that large at once, where the budget allows, instead of growing to it.
     pub fn new(payload: usize, expected: u64, options: &SortOptions) -> Result<RecordSorter> {
         let budget = &options.budget;
         if budget.available() < min_sort_memory_for(payload) {
             return Err(super::too_small(budget, min_sort_memory_for(payload)));
         }
         let min_run = min_run_records(payload);
-        let max_run = run_records_within(budget.available(), payload).max(min_run);
+        // An unlimited budget still leaves a buffer that can be allocated.
+        let addressable = (isize::MAX as u64) / (16 + payload as u64) / 2;
+        let max_run = run_records_within(budget.available(), payload)
+            .min(addressable)
+            .max(min_run);
         let held = budget.reserve(run_bytes(min_run, payload), "the sort's run buffer")?;
         Ok(RecordSorter {
             payload,
             options: options.clone(),
             max_run,
             min_run,
-            first_run: expected.clamp(min_run, max_run),
+            // Unknown, the first buffer is modest and grows by doubling as records come.
+            first_run: match expected {
+                u64::MAX => (UNKNOWN_FIRST_RUN_BYTES / (16 + payload as u64)).max(min_run),
+                n => n,
+            }
+            .clamp(min_run, max_run),
             entries: Vec::new(),
             payloads: Vec::new(),
             runs: Vec::new(),
@@ -167,19 +179,24 @@ impl RecordSorter {
         let len = self.entries.len() as u64;
         let want = if len == 0 { self.first_run } else { len * 2 };
         let want = want.clamp(self.min_run, self.max_run);
-        if want > len
+        let grown = want > len
             && (want <= self.report.run_records
-                || self.held.resize(run_bytes(want, self.payload)).is_ok())
-        {
-            self.report.run_records = self.report.run_records.max(want);
-            self.entries.reserve_exact((want - len) as usize);
-            if self.payload > KEY {
-                self.payloads
-                    .reserve_exact((want - len) as usize * self.payload);
-            }
-            return Ok(());
+                || self.held.resize(run_bytes(want, self.payload)).is_ok());
+        // An empty buffer is never spilled: where the budget (shared, and drained since
+        // `new`) refuses more, it takes the smallest run, which `held` has covered from
+        // the start.
+        let want = match (grown, len) {
+            (true, _) => want,
+            (false, 0) => self.min_run,
+            (false, _) => return self.spill(),
+        };
+        self.report.run_records = self.report.run_records.max(want);
+        self.entries.reserve_exact((want - len) as usize);
+        if self.payload > KEY {
+            self.payloads
+                .reserve_exact((want - len) as usize * self.payload);
         }
-        self.spill()
+        Ok(())
     }
 
     /// Sorts the run buffer, writes it to a new scratch run and empties it.
@@ -210,7 +227,8 @@ impl RecordSorter {
     /// buffer nothing is written; otherwise the runs are merged, in groups first (one more
     /// pass over the data each) until a single merge can read them all within what the
     /// budget has left beyond `keep` bytes (the caller's, for what it does with the
-    /// output). `progress` gets the records merged so far by those group passes.
+    /// output); a budget that leaves no room for one run's reads beside `keep` is refused.
+    /// `progress` gets the records merged so far by those group passes.
     pub fn finish(mut self, keep: u64, mut progress: impl FnMut(u64)) -> Result<SortedRecords> {
         if self.runs.is_empty() {
             self.entries.sort_by_key(|e| e.0);
@@ -237,6 +255,10 @@ impl RecordSorter {
         let budget = self.options.budget.clone();
         let mut runs = std::mem::take(&mut self.runs);
         self.report.runs = runs.len() as u64;
+        if fan_in(&budget, keep, self.payload) == 0 {
+            // Not even one run could be read beside the caller's `keep`.
+            return Err(super::too_small(&budget, min_sort_memory_for(self.payload)));
+        }
         while (runs.len() as u64) > fan_in(&budget, keep, self.payload) {
             let group = usize::try_from(fan_in(&budget, RUN_WRITE_BUFFER, self.payload))
                 .unwrap_or(usize::MAX);

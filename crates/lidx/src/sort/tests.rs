@@ -232,3 +232,86 @@ fn a_record_sorter_refuses_a_wrong_payload_and_a_budget_too_small() {
     let err = RecordSorter::new(16, 10, &small).err().unwrap().to_string();
     assert!(err.contains(&min_sort_memory_for(16).to_string()), "{err}");
 }
+
+#[test]
+fn a_finish_keeping_the_whole_budget_is_refused_not_looped() {
+    let dir = tempfile::tempdir().unwrap();
+    let limit = min_sort_memory_for(8);
+    let options = SortOptions {
+        scratch_dir: dir.path().to_path_buf(),
+        budget: MemoryBudget::new(limit),
+    };
+    let mut sorter = RecordSorter::new(8, u64::MAX, &options).unwrap();
+    for i in 0..10_000u64 {
+        sorter
+            .push(i.wrapping_mul(0x9e37_79b9) % 977, &i.to_le_bytes())
+            .unwrap();
+    }
+    let err = sorter.finish(limit, |_| {}).err().unwrap().to_string();
+    assert!(err.contains("cannot sort"), "{err}");
+    assert_eq!(options.budget.used(), 0);
+}
+
+#[test]
+fn a_budget_drained_by_another_user_still_sorts_in_the_smallest_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = SortOptions {
+        scratch_dir: dir.path().to_path_buf(),
+        budget: MemoryBudget::new(400_000),
+    };
+    let mut sorter = RecordSorter::new(8, u64::MAX, &options).unwrap();
+    // Another user of the budget takes all that is left before the first record.
+    let other = options
+        .budget
+        .reserve(options.budget.available(), "another user")
+        .unwrap();
+    let keys: Vec<u64> = (0..1_000u64).map(|i| (i * 7919) % 1000).collect();
+    for (i, &k) in keys.iter().enumerate() {
+        sorter.push(k, &(i as u64).to_le_bytes()).unwrap();
+    }
+    drop(other);
+    let mut sorted = sorter.finish(0, |_| {}).unwrap();
+    let mut n = 0;
+    while sorted.next_record().unwrap().is_some() {
+        n += 1;
+    }
+    let report = *sorted.report();
+    let smallest = min_run_records_for_test(8);
+    assert_eq!((n, report.run_records), (1_000, smallest), "{report:?}");
+    // Full runs of the smallest size and no empty one.
+    assert_eq!(report.runs, 1_000u64.div_ceil(smallest), "{report:?}");
+    assert!(options.budget.peak() <= 400_000);
+}
+
+/// The smallest run buffer of 8-byte payloads: 4 KiB of 16-byte records.
+fn min_run_records_for_test(payload: usize) -> u64 {
+    (4096 / (8 + payload as u64)).max(2)
+}
+
+#[test]
+fn an_unlimited_budget_and_an_unknown_count_start_small_and_grow() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = SortOptions {
+        scratch_dir: dir.path().to_path_buf(),
+        budget: MemoryBudget::unlimited(),
+    };
+    let mut sorter = RecordSorter::new(8, u64::MAX, &options).unwrap();
+    for i in (0..100_000u64).rev() {
+        sorter.push(i, &i.to_le_bytes()).unwrap();
+    }
+    let mut sorted = sorter.finish(0, |_| {}).unwrap();
+    let mut last = None;
+    let mut n = 0;
+    while let Some((key, _)) = sorted.next_record().unwrap() {
+        assert!(last <= Some(key));
+        last = Some(key);
+        n += 1;
+    }
+    assert_eq!(n, 100_000);
+    assert_eq!(sorted.report().runs, 1, "all in memory");
+    assert!(
+        options.budget.peak() < 64 << 20,
+        "{}",
+        options.budget.peak()
+    );
+}
