@@ -671,7 +671,7 @@ fn lsm_joins(dir: &Path) -> anyhow::Result<()> {
             pick.method
         );
     }
-    say!("   (`lidx lsm --help`; `lidx experiment lsm-joins` runs Figs. 5-12)");
+    say!("   (`lidx lsm --help`; `lidx experiment lsm-joins` runs Figs. 5-12 and 13c)");
     Ok(())
 }
 
