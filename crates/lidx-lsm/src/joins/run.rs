@@ -142,16 +142,15 @@ impl Emitter {
     fn emit(&mut self, key: u64, r: u64, s: u64) -> Result<()> {
         self.batch.push((key, r, s));
         if self.batch.len() == EMIT_BATCH {
-            self.flush()?;
+            self.flush();
         }
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<()> {
+    fn flush(&mut self) {
         let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(EMIT_BATCH));
         // The receiver only hangs up after an error of its own, which it reports.
         let _ = self.to.send(batch);
-        Ok(())
     }
 }
 
@@ -177,7 +176,7 @@ fn in_parallel<J: Send, S: JoinSink>(
                         to,
                     };
                     work(job, &mut emitter, &mut counts)?;
-                    emitter.flush()?;
+                    emitter.flush();
                     Ok(counts)
                 })
             })
@@ -520,7 +519,6 @@ struct SortedEntries {
     ranges: Vec<SortedRecords>,
     /// The next record of each range, smallest first.
     heap: BinaryHeap<Reverse<(u64, u64, usize)>>,
-    started: bool,
 }
 
 impl SortedEntries {
@@ -534,12 +532,6 @@ impl SortedEntries {
 
 impl Sorted for SortedEntries {
     fn next(&mut self) -> Result<Option<(u64, u64)>> {
-        if !self.started {
-            self.started = true;
-            for range in 0..self.ranges.len() {
-                self.refill(range)?;
-            }
-        }
         let Some(Reverse((key, pk, range))) = self.heap.pop() else {
             return Ok(None);
         };
@@ -581,11 +573,14 @@ fn sorted_rows(
             report.scratch_files += sort.runs;
         }
     }
-    Ok(SortedEntries {
+    let mut sorted = SortedEntries {
         heap: BinaryHeap::with_capacity(ranges.len()),
         ranges,
-        started: false,
-    })
+    };
+    for range in 0..sorted.ranges.len() {
+        sorted.refill(range)?;
+    }
+    Ok(sorted)
 }
 
 /// A data table in its own (primary key) order, as (key, key) pairs.

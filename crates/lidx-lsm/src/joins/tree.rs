@@ -196,11 +196,11 @@ impl Tree {
         if keys.end < KEY_LIMIT {
             read.set_iterate_upper_bound(encode_key(keys.end).to_vec());
         }
-        let mut it = self.db.raw_iterator_opt(read);
-        it.seek(encode_key(keys.start.min(KEY_LIMIT - 1)));
         if keys.start >= keys.end {
             return Ok(());
         }
+        let mut it = self.db.raw_iterator_opt(read);
+        it.seek(encode_key(keys.start.min(KEY_LIMIT - 1)));
         while let (Some(k), Some(v)) = (it.key(), it.value()) {
             if let (Some(pk), Some(attr)) = (decode_key(k), super::data::attr_of(v)) {
                 visit(pk, attr, k, v)?;

@@ -208,9 +208,7 @@ impl RecordSorter {
         for &(key, tail) in &self.entries {
             let inline = tail.to_le_bytes();
             let payload = payload_of(&inline, tail, &self.payloads, self.payload);
-            out.write_all(&key.to_le_bytes())
-                .and_then(|()| out.write_all(payload))
-                .map_err(|e| Error::io(dir, "write a sort run in", e))?;
+            write_record(&mut out, key, payload, dir)?;
         }
         let file = out
             .into_inner()
@@ -269,7 +267,7 @@ impl RecordSorter {
         }
         self.report.merge_passes += 1;
         self.report.fan_in = self.report.fan_in.max(runs.len() as u64);
-        let (merge, held) = Merge::new(runs, self.payload, keep, &self.options)?;
+        let (merge, held) = Merge::new(runs, self.payload, keep, &self.options, &mut self.report)?;
         Ok(SortedRecords {
             source: Source::Merge(merge),
             payload: self.payload,
@@ -298,14 +296,13 @@ impl RecordSorter {
                 .options
                 .budget
                 .reserve(RUN_WRITE_BUFFER, "a sort merge's write buffer")?;
-            let (mut merge, _held) = Merge::new(group, self.payload, 0, &self.options)?;
+            let (mut merge, _held) =
+                Merge::new(group, self.payload, 0, &self.options, &mut self.report)?;
             let file = scratch_file(&dir)?;
             let mut out = BufWriter::with_capacity(RUN_WRITE_BUFFER as usize, file);
             let mut len = 0u64;
             while let Some((key, payload)) = merge.next(&mut self.report)? {
-                out.write_all(&key.to_le_bytes())
-                    .and_then(|()| out.write_all(payload))
-                    .map_err(|e| Error::io(&dir, "write a sort run in", e))?;
+                write_record(&mut out, key, payload, &dir)?;
                 len += 1;
                 merged += 1;
                 if merged.is_multiple_of(1 << 20) {
@@ -320,6 +317,13 @@ impl RecordSorter {
         }
         Ok(merged_runs)
     }
+}
+
+/// Writes one record of a run: its key, then its payload.
+fn write_record(out: &mut impl Write, key: u64, payload: &[u8], dir: &Path) -> Result<()> {
+    out.write_all(&key.to_le_bytes())
+        .and_then(|()| out.write_all(payload))
+        .map_err(|e| Error::io(dir, "write a sort run in", e))
 }
 
 /// The payload of an entry: inline (`tail`'s bytes, in `inline`) when it fits, else in
@@ -405,20 +409,20 @@ struct Run {
 struct Merge {
     readers: Vec<RunReader>,
     heap: BinaryHeap<Reverse<(u64, usize)>>,
-    /// Whether every run's first record has been read.
-    started: bool,
     /// The run whose record was returned last, advanced on the next call.
     pending: Option<usize>,
 }
 
 impl Merge {
     /// A merge of `runs`, their read buffers sharing what `options.budget` has left
-    /// beyond `keep` bytes (held by the returned reservation).
+    /// beyond `keep` bytes (held by the returned reservation), each run's first record
+    /// read.
     fn new(
         runs: Vec<Run>,
         payload: usize,
         keep: u64,
         options: &SortOptions,
+        report: &mut SortReport,
     ) -> Result<(Merge, Reservation)> {
         let budget = &options.budget;
         let k = runs.len().max(1) as u64;
@@ -433,19 +437,18 @@ impl Merge {
             "a sort merge's read buffers",
         )?;
         let mut readers = Vec::with_capacity(runs.len());
-        for run in runs {
-            readers.push(RunReader::new(
-                run,
-                width,
-                buffer_records,
-                &options.scratch_dir,
-            )?);
+        let mut heap = BinaryHeap::with_capacity(runs.len());
+        for (i, run) in runs.into_iter().enumerate() {
+            let mut reader = RunReader::new(run, width, buffer_records, &options.scratch_dir)?;
+            if let Some(key) = reader.advance(report)? {
+                heap.push(Reverse((key, i)));
+            }
+            readers.push(reader);
         }
         Ok((
             Merge {
-                heap: BinaryHeap::with_capacity(readers.len()),
                 readers,
-                started: false,
+                heap,
                 pending: None,
             },
             held,
@@ -453,14 +456,6 @@ impl Merge {
     }
 
     fn next(&mut self, report: &mut SortReport) -> Result<Option<(u64, &[u8])>> {
-        if !self.started {
-            self.started = true;
-            for (i, r) in self.readers.iter_mut().enumerate() {
-                if let Some(key) = r.advance(report)? {
-                    self.heap.push(Reverse((key, i)));
-                }
-            }
-        }
         if let Some(i) = self.pending.take()
             && let Some(key) = self.readers[i].advance(report)?
         {
