@@ -1,25 +1,6 @@
-//! Decodes arbitrary bytes as paper 1's 16-byte header, for a file as long as the input
-//! (and, to reach the overflow checks, for a length read from the input's bytes 16..24).
+//! See `lidx_fuzz::paper1_header`: the body lives in crates/lidx-fuzz, where a stable property test
+//! also runs it.
 
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use lidx::storage::paper1::{HEADER_LEN, decode_header, encode_header};
-
-fuzz_target!(|data: &[u8]| {
-    let check = |file_len: u64| {
-        if let Ok(count) = decode_header(data, file_len) {
-            assert_eq!(
-                count
-                    .checked_mul(16)
-                    .and_then(|b| b.checked_add(HEADER_LEN as u64)),
-                Some(file_len)
-            );
-            assert_eq!(encode_header(count)[..], data[..HEADER_LEN]);
-        }
-    };
-    check(data.len() as u64);
-    if let Some(len) = data.get(16..24) {
-        check(u64::from_le_bytes(len.try_into().expect("8 bytes")));
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| lidx_fuzz::paper1_header::run(data));

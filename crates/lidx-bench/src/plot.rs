@@ -1,10 +1,13 @@
-//! PNG plots of study results (plotters, bitmap backend, system fonts), in the shape of the
-//! papers' figures.
+//! PNG plots of study results (plotters, bitmap backend), in the shape of the papers' figures.
+//! Text is drawn by plotters' pure-Rust path (`ab_glyph`) in DejaVu Sans, which the build
+//! carries (the `dejavu` crate), so a machine without fontconfig or any font draws the same.
 
 use std::ops::Range;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use anyhow::Context as _;
+use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 use plotters::style::text_anchor;
@@ -36,6 +39,21 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(227, 119, 194),
     RGBColor(127, 127, 127),
 ];
+
+/// A white canvas of `size` pixels that will be written to `path` as a PNG, with the font
+/// every plot draws in ("sans-serif": DejaVu Sans) registered.
+fn canvas(path: &Path, size: (u32, u32)) -> anyhow::Result<DrawingArea<BitMapBackend<'_>, Shift>> {
+    static FONT: OnceLock<Result<(), String>> = OnceLock::new();
+    FONT.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+            .map_err(|_| "the bundled DejaVu Sans font does not load".to_owned())
+    })
+    .clone()
+    .map_err(anyhow::Error::msg)?;
+    let root = BitMapBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE)?;
+    Ok(root)
+}
 
 /// Short tick labels: 1.5k, 20M, 3G, and below 1 as many decimals as two significant
 /// digits need (0.05, 0.0012), so small times do not all read 0.
@@ -193,8 +211,7 @@ pub fn bars(
         }
     };
     {
-        let root = BitMapBackend::new(&tmp, (1000, 650)).into_drawing_area();
-        root.fill(&WHITE)?;
+        let root = canvas(&tmp, (1000, 650))?;
         let mut builder = ChartBuilder::on(&root);
         builder
             .caption(title, ("sans-serif", 22))
@@ -300,8 +317,7 @@ pub fn heatmaps(
             (per_row * panel_width).max(900) as u32,
             (panel_rows * 420 + 60) as u32,
         );
-        let root = BitMapBackend::new(&tmp, size).into_drawing_area();
-        root.fill(&WHITE)?;
+        let root = canvas(&tmp, size)?;
         let root = root.titled(title, ("sans-serif", 24))?;
         let areas = root.split_evenly((panel_rows, per_row));
         for (panel, area) in panels.iter().zip(areas) {
@@ -437,8 +453,7 @@ where
     X::CoordDescType: ValueFormatter<f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
-    let root = BitMapBackend::new(path, (1000, 650)).into_drawing_area();
-    root.fill(&WHITE)?;
+    let root = canvas(path, (1000, 650))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))
         .margin(15)

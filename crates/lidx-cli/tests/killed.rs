@@ -14,13 +14,10 @@
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Bytes of a table per key: the key and its row id.
 const TUPLE: u64 = 16;
-
-/// How long the child may take to start writing before the test gives up.
-const START_LIMIT: Duration = Duration::from_secs(30);
 
 fn lidx() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lidx"));
@@ -95,7 +92,8 @@ enum Run {
 
 /// Starts `lidx table build` of `keys.keys` into `out.tbl` in `dir`, waits until it is
 /// writing (its temporary file open and growing, less than half written) and kills it with
-/// SIGKILL.
+/// SIGKILL. The wait is bounded by the build, which ends, not by a clock: a machine under
+/// load makes it slower, not a failure.
 fn kill_mid_write(dir: &Path, keys: u64) -> Run {
     let mut child = lidx()
         .current_dir(dir)
@@ -106,7 +104,6 @@ fn kill_mid_write(dir: &Path, keys: u64) -> Run {
         .unwrap();
     let pid = child.id();
     let half = keys * TUPLE / 2;
-    let started = Instant::now();
     let mut first_size = None;
     // Seen half written or more: too far along to be sure a kill lands before the end.
     let mut too_late = false;
@@ -122,11 +119,6 @@ fn kill_mid_write(dir: &Path, keys: u64) -> Run {
                 Some(first) if size > first => break Some(temp),
                 Some(_) => {}
             }
-        }
-        if started.elapsed() > START_LIMIT {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("lidx table build of {keys} keys neither wrote nor finished in {START_LIMIT:?}");
         }
         std::thread::sleep(Duration::from_micros(200));
     };

@@ -54,7 +54,7 @@ pub struct RocksReads {
     pub index_block_hits: u64,
 }
 
-fn db_options(o: &RocksKvOptions, dir: &Path) -> Result<(Options, Option<Cache>)> {
+fn db_options(o: &RocksKvOptions) -> (Options, Option<Cache>) {
     let mut table = BlockBasedOptions::default();
     table.set_block_size(o.block_size);
     table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
@@ -65,8 +65,7 @@ fn db_options(o: &RocksKvOptions, dir: &Path) -> Result<(Options, Option<Cache>)
             None
         }
         bytes => {
-            let cache = Cache::new_lru_cache(usize::try_from(bytes).unwrap_or(usize::MAX))
-                .map_err(rocks(dir, "make a block cache"))?;
+            let cache = Cache::new_lru_cache(usize::try_from(bytes).unwrap_or(usize::MAX));
             table.set_block_cache(&cache);
             table.set_cache_index_and_filter_blocks(true);
             table.set_pin_top_level_index_and_filter(true);
@@ -82,7 +81,7 @@ fn db_options(o: &RocksKvOptions, dir: &Path) -> Result<(Options, Option<Cache>)
     });
     options.set_use_direct_reads(o.direct);
     options.enable_statistics();
-    Ok((options, cache))
+    (options, cache)
 }
 
 impl RocksKv {
@@ -99,7 +98,7 @@ impl RocksKv {
             )
             .into());
         }
-        let (options, _cache) = db_options(o, dir)?;
+        let (options, _cache) = db_options(o);
         let sst = dir.with_extension("sst");
         let mut writer = SstFileWriter::create(&options);
         writer
@@ -129,7 +128,7 @@ impl RocksKv {
     /// Opens the database at `dir` (made by [`build`](Self::build)) with `o`'s cache and
     /// reads.
     pub fn open(dir: &Path, o: &RocksKvOptions) -> Result<RocksKv> {
-        let (options, cache) = db_options(o, dir)?;
+        let (options, cache) = db_options(o);
         let db = DB::open_for_read_only(&options, dir, false)
             .map_err(rocks(dir, "open the database"))?;
         Ok(RocksKv {

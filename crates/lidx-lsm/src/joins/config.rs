@@ -114,7 +114,7 @@ impl LsmConfig {
                 None
             }
             bytes => {
-                let cache = Cache::new_lru_cache(usize::try_from(bytes).unwrap_or(usize::MAX))?;
+                let cache = Cache::new_lru_cache(usize::try_from(bytes).unwrap_or(usize::MAX));
                 table.set_block_cache(&cache);
                 Some(cache)
             }

@@ -263,20 +263,26 @@ fn indexes_in_place_before_the_load_are_kept_through_it() {
     assert_eq!(db.index_specs().len(), 12, "{:?}", db.index_specs());
     assert!(db.rows(Side::S).expect("rows").is_empty());
     let times = db.apply_next_batch().expect("batch 0");
-    assert!(times.index_s > 0.0, "{times:?}");
+    // The time is reported, not judged; the rows reached every index.
+    assert!(
+        times.index_s.is_finite() && times.index_s >= 0.0,
+        "{times:?}"
+    );
+    db.check_indexes()
+        .expect("every index keeps its table's rows");
     // A batch cut in parts, as the join-frequency experiments apply one.
     for part in workload.batch(1).split(3) {
         db.apply(&part).expect("a part of batch 1");
     }
     check_every_method(&mut db).expect("every method");
-    // Nothing was left to build.
-    let report = join(
+    // Nothing was left to build: the join adds no index.
+    join(
         &mut db,
         "SJ-SS/S-Eager".parse().expect("a method"),
         &mut lidx::join::CountSink::default(),
     )
     .expect("join");
-    assert_eq!(report.index_build_s, 0.0);
+    assert_eq!(db.index_specs().len(), 12, "{:?}", db.index_specs());
 }
 
 #[test]
