@@ -50,23 +50,61 @@ const TEMP_PREFIX: &str = ".lidx-tmp-";
 /// Random letters and digits at the end of a temporary file's name.
 const TEMP_RANDOM: usize = 8;
 
-/// Temporary files of unfinished outputs in this process, for [`remove_pending_files`].
-static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Temporary files and scratch directories of this process, for [`remove_pending_files`].
+static PENDING: Mutex<Vec<(PathBuf, Kind)>> = Mutex::new(Vec::new());
+
+/// What a path in [`PENDING`] names, so that a file is never removed as a directory tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A file (removed alone).
+    File,
+    /// A scratch directory lidx made (removed with everything in it).
+    Dir,
+}
 
 /// Directories this process has already removed stale temporary files from.
 static SWEPT: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
 
-/// Removes the temporary files of every unfinished output in this process. Destructors do
-/// not run when a process is killed by a signal, so a command-line program calls this from
-/// its SIGINT/SIGTERM handler before exiting; nothing partial is then left behind. (An
-/// output written to an unnamed temporary file has nothing to remove: it vanishes with the
-/// process.)
+/// Removes the temporary files of every unfinished output in this process, and every
+/// [`ScratchDir`] it holds with all that is inside. Destructors do not run when a process
+/// is killed by a signal, so a command-line program calls this from its SIGINT/SIGTERM
+/// handler before exiting; nothing partial is then left behind. (An output written to an
+/// unnamed temporary file has nothing to remove: it vanishes with the process.)
+///
+/// A scratch directory is removed without following symbolic links: a link inside it is
+/// removed, never what it points to. Best effort: what cannot be removed is left for the
+/// sweep of a later run.
 pub fn remove_pending_files() {
+    remove_pending(|_| true);
+}
+
+/// [`remove_pending_files`] of the registered paths `which` selects (all, but for tests
+/// that must not remove the files of the tests running beside them).
+fn remove_pending(which: impl Fn(&Path) -> bool) {
     let pending = PENDING
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    for path in pending.iter() {
-        let _ = std::fs::remove_file(path);
+    for (path, kind) in pending.iter().filter(|(path, _)| which(path)) {
+        match kind {
+            Kind::File => {
+                let _ = std::fs::remove_file(path);
+            }
+            Kind::Dir => remove_tree(path),
+        }
+    }
+}
+
+/// Removes the directory `path` and everything in it, never following a symbolic link
+/// (`std::fs::remove_dir_all` removes a link, not its target, and does not follow one at
+/// `path` itself). Tries a few times: another thread of this process may still be adding
+/// files while a signal handler removes the tree. Best effort.
+fn remove_tree(path: &Path) {
+    for _ in 0..5 {
+        match std::fs::remove_dir_all(path) {
+            Ok(()) => return,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(_) => {}
+        }
     }
 }
 
@@ -88,6 +126,167 @@ pub fn scratch_path(dir: &Path) -> Result<(TempPath, PendingGuard)> {
     Ok((path, guard))
 }
 
+/// A scratch directory: made in `parent` with the name of a temporary file of this process
+/// (`.lidx-tmp-<pid>-<host>-<random>`), so that everything a command puts in it goes at
+/// once, whichever way the command ends:
+///
+/// - dropped: removed with all that is inside;
+/// - SIGINT or SIGTERM: removed by [`remove_pending_files`] (the `lidx` program's handler);
+/// - SIGKILL or a crash: removed by the first lidx of a later run (same machine and pid
+///   namespace) that writes into `parent`, once this process is gone.
+///
+/// Nothing is ever removed but this directory and what is inside it; a symbolic link in it
+/// is removed, not followed. [`ScratchDir::persist`] instead gives it a name of its own, for
+/// a directory that is built whole before it appears (a database).
+pub fn scratch_dir(parent: &Path) -> Result<ScratchDir> {
+    sweep_once(parent);
+    let mut tries = 0;
+    loop {
+        let path = parent.join(temp_name());
+        // Registered first: SIGINT or SIGTERM right after the mkdir removes it.
+        let pending = PendingGuard::with_kind(&path, Kind::Dir);
+        match std::fs::create_dir(&path) {
+            Ok(()) => {
+                return Ok(ScratchDir {
+                    path,
+                    pending: Some(pending),
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 100 => {
+                tries += 1;
+            }
+            Err(e) => {
+                return Err(Error::io(parent, "create a scratch directory in", e));
+            }
+        }
+    }
+}
+
+/// A directory made by [`scratch_dir`]: removed with its contents when dropped, on SIGINT
+/// or SIGTERM, or by a later run after a SIGKILL, unless [`persist`](Self::persist)ed.
+#[derive(Debug)]
+pub struct ScratchDir {
+    path: PathBuf,
+    /// Registered for [`remove_pending_files`]; `None` once persisted.
+    pending: Option<PendingGuard>,
+}
+
+impl ScratchDir {
+    /// Where the directory is (`PARENT/.lidx-tmp-…`).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Makes the directory `dest`, durably: fsyncs every file and directory in it (symbolic
+    /// links are not followed), renames it to `dest` and fsyncs the directories that the
+    /// rename changed. `dest` must be on the same file system as the scratch directory (in
+    /// practice: in the same parent directory, or below it).
+    ///
+    /// Refuses when anything at all exists at `dest` (a file, a directory, even empty, a
+    /// symbolic link): the rename is `RENAME_NOREPLACE`, so that even a concurrent creator
+    /// of `dest` is never replaced. Only on file systems without `RENAME_NOREPLACE` does it
+    /// check first and then rename, where a directory made empty at `dest` in between would
+    /// be replaced. On any error the scratch directory is removed, as on drop.
+    pub fn persist(mut self, dest: &Path) -> Result<()> {
+        sync_tree(&self.path)?;
+        rename_noreplace(&self.path, dest)?;
+        // Renamed: nothing is left to remove, at the old name or by a signal.
+        self.pending = None;
+        let dest_parent = super::parent_dir(dest);
+        sync_dir(dest_parent)?;
+        let old_parent = super::parent_dir(&self.path);
+        if same_dir(old_parent, dest_parent) != Some(true) {
+            sync_dir(old_parent)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        if self.pending.is_some() {
+            remove_tree(&self.path);
+        }
+    }
+}
+
+/// Whether two directories are the same one (`None` where either cannot be read).
+fn same_dir(a: &Path, b: &Path) -> Option<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let (a, b) = (std::fs::metadata(a).ok()?, std::fs::metadata(b).ok()?);
+    Some((a.dev(), a.ino()) == (b.dev(), b.ino()))
+}
+
+/// Fsyncs every regular file and directory under `dir`, and `dir` itself, without
+/// following symbolic links.
+fn sync_tree(dir: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, "read the directory", e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, "read the directory", e))?;
+        let path = entry.path();
+        let kind = entry
+            .file_type()
+            .map_err(|e| Error::io(&path, "read the metadata of", e))?;
+        if kind.is_dir() {
+            sync_tree(&path)?;
+        } else if kind.is_file() {
+            File::open(&path)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| Error::io(&path, "fsync", e))?;
+        }
+    }
+    sync_dir(dir)
+}
+
+/// Renames `from` to `to`, failing if anything exists at `to`: `renameat2` with
+/// `RENAME_NOREPLACE`, or, where the file system does not support that, a check and a
+/// plain rename.
+fn rename_noreplace(from: &Path, to: &Path) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::RenameFlags;
+        use rustix::io::Errno;
+        match rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            from,
+            rustix::fs::CWD,
+            to,
+            RenameFlags::NOREPLACE,
+        ) {
+            Ok(()) => return Ok(()),
+            Err(Errno::EXIST) => return Err(already_exists(to)),
+            // No RENAME_NOREPLACE on this file system (or kernel): check, then rename.
+            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {}
+            Err(e) => return Err(Error::io(to, RENAME_DIR, e.into())),
+        }
+    }
+    rename_checked(from, to)
+}
+
+/// The fallback of [`rename_noreplace`]: refuses when anything exists at `to`, else renames.
+fn rename_checked(from: &Path, to: &Path) -> Result<()> {
+    if std::fs::symlink_metadata(to).is_ok() {
+        return Err(already_exists(to));
+    }
+    std::fs::rename(from, to).map_err(|e| Error::io(to, RENAME_DIR, e))
+}
+
+/// What [`ScratchDir::persist`] was doing, in its errors.
+const RENAME_DIR: &str = "move the finished directory into place";
+
+/// The refusal to rename a directory over `to`.
+fn already_exists(to: &Path) -> Error {
+    Error::io(
+        to,
+        RENAME_DIR,
+        std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "something already exists there, and lidx replaces nothing it did not make: \
+             remove it or choose another path",
+        ),
+    )
+}
+
 /// Whether `path` is named as a [`scratch_path`] is: such a file is removed after a crash
 /// anyway, so finishing it needs no fsync.
 fn is_scratch(path: &Path) -> bool {
@@ -97,15 +296,22 @@ fn is_scratch(path: &Path) -> bool {
 
 /// Registers a path for [`remove_pending_files`] for as long as the guard lives: the
 /// temporary file of an [`AtomicFile`], or a scratch file a program removes when done.
+#[derive(Debug)]
 pub struct PendingGuard(PathBuf);
 
 impl PendingGuard {
-    /// Registers `path` until the guard is dropped.
+    /// Registers the file `path` until the guard is dropped (only that file is ever
+    /// removed: a directory at `path` is left alone).
     pub fn new(path: &Path) -> Self {
+        Self::with_kind(path, Kind::File)
+    }
+
+    /// Registers `path`, a file or a scratch directory, until the guard is dropped.
+    fn with_kind(path: &Path, kind: Kind) -> Self {
         let mut pending = PENDING
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        pending.push(path.to_path_buf());
+        pending.push((path.to_path_buf(), kind));
         PendingGuard(path.to_path_buf())
     }
 }
@@ -115,7 +321,7 @@ impl Drop for PendingGuard {
         let mut pending = PENDING
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(i) = pending.iter().position(|p| *p == self.0) {
+        if let Some(i) = pending.iter().position(|(p, _)| *p == self.0) {
             pending.swap_remove(i);
         }
     }
@@ -356,7 +562,11 @@ fn link_into_place(_file: &File, path: &Path) -> Result<()> {
 
 /// Fsyncs the directory holding `path`, so a rename into it is durable.
 fn sync_parent_dir(path: &Path) -> Result<()> {
-    let dir = super::parent_dir(path);
+    sync_dir(super::parent_dir(path))
+}
+
+/// Fsyncs the directory `dir` (its entries: names made, renamed or removed in it).
+fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir, "fsync the directory", e))
@@ -397,7 +607,6 @@ fn temp_prefix() -> String {
 }
 
 /// A fresh temporary file name of this process.
-#[cfg(target_os = "linux")]
 fn temp_name() -> String {
     use rand::Rng;
     let random: String = rand::rng()
@@ -446,9 +655,11 @@ fn sweep_once(dir: &Path) {
     }
 }
 
-/// Removes from `dir` the temporary files that processes of this machine and pid namespace
-/// left when killed (see the module documentation); returns how many. Best effort: a file
-/// that cannot be removed, or a directory that cannot be read, is left as it is.
+/// Removes from `dir` the temporary files and scratch directories (with their contents)
+/// that processes of this machine and pid namespace left when killed (see the module
+/// documentation); returns how many. Best effort: an entry that cannot be removed, or a
+/// directory that cannot be read, is left as it is. A symbolic link is never followed nor
+/// removed, whatever its name.
 fn remove_stale_temp_files(dir: &Path) -> usize {
     // Without /proc no owner can be told apart from a dead one.
     let Some(tag) = host_tag() else { return 0 };
@@ -464,10 +675,20 @@ fn remove_stale_temp_files(dir: &Path) -> usize {
         let Some(pid) = name.to_str().and_then(|name| temp_owner(name, tag)) else {
             continue;
         };
-        if entry.file_type().is_ok_and(|t| t.is_file())
-            && process_is_gone(pid)
-            && std::fs::remove_file(entry.path()).is_ok()
-        {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if !(kind.is_file() || kind.is_dir()) || !process_is_gone(pid) {
+            continue;
+        }
+        let path = entry.path();
+        let gone = if kind.is_dir() {
+            remove_tree(&path);
+            std::fs::symlink_metadata(&path).is_err()
+        } else {
+            std::fs::remove_file(&path).is_ok()
+        };
+        if gone {
             removed += 1;
         }
     }
@@ -675,14 +896,160 @@ mod tests {
         for name in keep.iter().chain([&stale]) {
             std::fs::write(dir.path().join(name), b"x").unwrap();
         }
-        // A directory of the exact naming is not a temporary file of lidx.
-        let stale_dir = format!("{TEMP_PREFIX}{dead}-{tag}-d");
-        std::fs::create_dir(dir.path().join(&stale_dir)).unwrap();
-
         assert_eq!(remove_stale_temp_files(dir.path()), 1);
-        let mut want: Vec<String> = keep.iter().cloned().chain([stale_dir]).collect();
+        let mut want = keep.to_vec();
         want.sort();
         assert_eq!(listing(dir.path()), want);
+    }
+
+    /// A directory named so, its files, subdirectories and a symbolic link out of it.
+    fn fill(dir: &Path, outside: &Path) {
+        std::fs::create_dir_all(dir.join("sub/deeper")).unwrap();
+        std::fs::write(dir.join("a.tbl"), b"a").unwrap();
+        std::fs::write(dir.join("sub/deeper/b.tbl"), b"b").unwrap();
+        std::os::unix::fs::symlink(outside, dir.join("sub/link")).unwrap();
+        std::os::unix::fs::symlink(outside.parent().unwrap(), dir.join("dirlink")).unwrap();
+    }
+
+    /// A file outside the directories under test, which no removal may reach.
+    fn outside_file() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("keep.txt");
+        std::fs::write(&file, b"mine").unwrap();
+        (dir, file)
+    }
+
+    #[test]
+    fn stale_scratch_dirs_of_dead_processes_are_removed_whole_and_nothing_else() {
+        let Some(tag) = host_tag() else {
+            eprintln!("no /proc: nothing is ever removed");
+            return;
+        };
+        let (_outside_dir, outside) = outside_file();
+        let dir = tempfile::tempdir().unwrap();
+        let dead = dead_pid();
+        let live = std::process::id();
+        let stale = format!("{TEMP_PREFIX}{dead}-{tag}-Dd1");
+        fill(&dir.path().join(&stale), &outside);
+        let keep = [
+            format!("{TEMP_PREFIX}{live}-{tag}-Dd2"),
+            format!("{TEMP_PREFIX}{dead}-0000000g-Dd3"),
+            format!("{TEMP_PREFIX}{dead}-{tag}-Dd.4"),
+            format!("cell0-{dead}-{tag}-Dd5"),
+        ];
+        for name in &keep {
+            fill(&dir.path().join(name), &outside);
+        }
+        // A symbolic link named as a stale directory is neither followed nor removed.
+        let link = format!("{TEMP_PREFIX}{dead}-{tag}-Ln6");
+        let target = tempfile::tempdir().unwrap();
+        std::fs::write(target.path().join("x"), b"x").unwrap();
+        std::os::unix::fs::symlink(target.path(), dir.path().join(&link)).unwrap();
+
+        assert_eq!(remove_stale_temp_files(dir.path()), 1);
+        let mut want: Vec<String> = keep.iter().cloned().chain([link]).collect();
+        want.sort();
+        assert_eq!(listing(dir.path()), want);
+        for name in &keep {
+            assert_eq!(
+                std::fs::read(dir.path().join(name).join("sub/deeper/b.tbl")).unwrap(),
+                b"b"
+            );
+        }
+        assert_eq!(listing(target.path()), ["x"]);
+        assert_eq!(std::fs::read(&outside).unwrap(), b"mine");
+    }
+
+    #[test]
+    fn scratch_dirs_are_named_as_temp_files_and_removed_whole_on_drop() {
+        let (_outside_dir, outside) = outside_file();
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = scratch_dir(dir.path()).unwrap();
+        let name = scratch.path().file_name().unwrap().to_str().unwrap();
+        let tag = host_tag().unwrap_or("x");
+        assert_eq!(temp_owner(name, tag), Some(std::process::id()), "{name}");
+        assert_eq!(scratch.path().parent(), Some(dir.path()));
+        fill(scratch.path(), &outside);
+        drop(scratch);
+        assert!(listing(dir.path()).is_empty());
+        assert_eq!(std::fs::read(&outside).unwrap(), b"mine");
+        assert_eq!(listing(_outside_dir.path()), ["keep.txt"]);
+    }
+
+    #[test]
+    fn pending_scratch_dirs_are_removed_whole_as_on_a_signal() {
+        let (_outside_dir, outside) = outside_file();
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = scratch_dir(dir.path()).unwrap();
+        fill(scratch.path(), &outside);
+        // A file registered by path is removed alone, even where a directory took its place.
+        let not_a_file = dir.path().join("registered-as-a-file");
+        std::fs::create_dir(&not_a_file).unwrap();
+        std::fs::write(not_a_file.join("inside"), b"i").unwrap();
+        let _guard = PendingGuard::new(&not_a_file);
+        // What the signal handler does, limited to this test's directory (other tests of
+        // this process run beside it).
+        remove_pending(|p| p.starts_with(dir.path()));
+        assert_eq!(listing(dir.path()), ["registered-as-a-file"]);
+        assert_eq!(listing(&not_a_file), ["inside"]);
+        assert_eq!(std::fs::read(&outside).unwrap(), b"mine");
+        drop(scratch);
+        assert_eq!(listing(dir.path()), ["registered-as-a-file"]);
+    }
+
+    #[test]
+    fn persist_renames_the_whole_directory_into_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = scratch_dir(dir.path()).unwrap();
+        std::fs::create_dir(scratch.path().join("s")).unwrap();
+        std::fs::write(scratch.path().join("s/CURRENT"), b"MANIFEST-1\n").unwrap();
+        let dest = dir.path().join("db");
+        scratch.persist(&dest).unwrap();
+        assert_eq!(listing(dir.path()), ["db"]);
+        assert_eq!(
+            std::fs::read(dest.join("s/CURRENT")).unwrap(),
+            b"MANIFEST-1\n"
+        );
+        // No longer registered: a signal now removes nothing.
+        remove_pending(|p| p.starts_with(dir.path()));
+        assert_eq!(listing(dir.path()), ["db"]);
+    }
+
+    #[test]
+    fn persist_refuses_anything_at_the_destination_and_leaves_it() {
+        let (_outside_dir, outside) = outside_file();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, b"old").unwrap();
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        let full = dir.path().join("full");
+        std::fs::create_dir(&full).unwrap();
+        std::fs::write(full.join("notes.txt"), b"mine").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        for dest in [&file, &empty, &full, &link, &dangling] {
+            let scratch = scratch_dir(dir.path()).unwrap();
+            std::fs::write(scratch.path().join("new"), b"new").unwrap();
+            // The fallback for file systems without RENAME_NOREPLACE refuses as well.
+            let err = rename_checked(scratch.path(), dest).unwrap_err();
+            assert!(err.to_string().contains("already exists"), "{err}");
+            let err = scratch.persist(dest).unwrap_err();
+            assert!(err.to_string().contains("already exists"), "{err}");
+            assert!(err.to_string().contains(&*dest.to_string_lossy()), "{err}");
+        }
+        // Every destination as it was; every scratch directory gone.
+        assert_eq!(
+            listing(dir.path()),
+            ["dangling", "empty", "file", "full", "link"]
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), b"old");
+        assert!(listing(&empty).is_empty());
+        assert_eq!(listing(&full), ["notes.txt"]);
+        assert_eq!(std::fs::read_link(&link).unwrap(), outside);
+        assert_eq!(std::fs::read(&outside).unwrap(), b"mine");
     }
 
     #[test]

@@ -28,7 +28,9 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-pub use atomic::{AtomicFile, PendingGuard, remove_pending_files, scratch_path};
+pub use atomic::{
+    AtomicFile, PendingGuard, ScratchDir, remove_pending_files, scratch_dir, scratch_path,
+};
 pub(crate) use map::map_readonly;
 
 use crate::{Error, Result};
