@@ -26,6 +26,14 @@ pub enum Error {
         #[source]
         source: rocksdb::Error,
     },
+    /// The database is damaged: a tree is missing, or RocksDB found its files corrupt.
+    #[error("{}: the database is damaged: {problem}", path.display())]
+    Damaged {
+        /// The tree (or database) directory.
+        path: std::path::PathBuf,
+        /// What is wrong, in RocksDB's words where it found it.
+        problem: String,
+    },
     /// lidx's own error (files, parameters).
     #[error(transparent)]
     Lidx(#[from] lidx::Error),
@@ -34,27 +42,21 @@ pub enum Error {
 /// Result with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Maps RocksDB's error of `op` on the database at `path`, naming a lock held by another
-/// process as such.
+/// Maps RocksDB's error of `op` on the database at `path` by its status code: corruption
+/// is [`Error::Damaged`], anything else [`Error::RocksDb`].
 pub(crate) fn rocks<'p>(
     path: &'p std::path::Path,
     op: &'static str,
 ) -> impl FnOnce(rocksdb::Error) -> Error + 'p {
-    move |source| {
-        if source.to_string().contains("lock") {
-            Error::Lidx(lidx::Error::param(
-                "database",
-                format!(
-                    "{}: another process has it open (RocksDB's lock is held): {source}",
-                    path.display()
-                ),
-            ))
-        } else {
-            Error::RocksDb {
-                path: path.to_path_buf(),
-                op,
-                source,
-            }
-        }
+    move |source| match source.kind() {
+        rocksdb::ErrorKind::Corruption => Error::Damaged {
+            path: path.to_path_buf(),
+            problem: format!("RocksDB could not {op}: {source}"),
+        },
+        _ => Error::RocksDb {
+            path: path.to_path_buf(),
+            op,
+            source,
+        },
     }
 }

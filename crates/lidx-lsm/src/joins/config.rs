@@ -120,7 +120,6 @@ impl LsmConfig {
             }
         };
         let mut options = Options::default();
-        options.create_if_missing(true);
         options.set_compression_type(DBCompressionType::None);
         options.set_write_buffer_size(self.write_buffer);
         options.set_max_bytes_for_level_base((self.write_buffer as f64 * self.size_ratio) as u64);

@@ -3,6 +3,10 @@
 //! (`lidx-lsm.json`: the settings, the workload, the batches applied, the indexes, and the
 //! key files the attributes come from, if they do).
 //!
+//! A database changes all at once or not at all: a killed load leaves nothing, a killed
+//! batch of updates is rolled back and a killed index build removed at the next open (see
+//! [`super::recovery`]).
+//!
 //! Every change to a data table goes to every index of that table, as paper 5's
 //! consistency strategies say (section 3.2): a synchronous index first looks the row's old
 //! attribute up in the data table and removes its entry (Algorithm 1), a validation index
@@ -20,6 +24,7 @@ use super::config::{LsmConfig, TreeKind};
 use super::data::{Batch, Change, Workload, attr_of, encode_key, row_value};
 use super::keys::{AttrFiles, GivenAttrs};
 use super::method::{IndexSpec, Maintenance, Side};
+use super::recovery::{self, DbLock, Pending};
 use super::tree::{SecondaryIndex, Tree};
 use crate::{Error, Result};
 
@@ -41,6 +46,18 @@ struct Manifest {
     /// The key files the join attributes come from, where they are not drawn.
     #[serde(default)]
     attributes: Option<AttrFiles>,
+    /// A change begun and not finished; the next open undoes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pending: Option<Pending>,
+}
+
+impl Manifest {
+    /// The directory names of every tree: R, S, then each index.
+    fn trees(&self) -> Vec<String> {
+        let mut names = vec!["r".to_string(), "s".to_string()];
+        names.extend(self.indexes.iter().map(IndexSpec::dir_name));
+        names
+    }
 }
 
 /// Time spent applying changes: writing the data tables, and keeping the indexes.
@@ -77,28 +94,30 @@ impl UpdateMix {
     }
 }
 
-/// An open join database.
+/// An open join database, locked for this process while it lives.
 pub struct LsmDb {
     dir: PathBuf,
     manifest: Manifest,
     pub(crate) r: Tree,
     pub(crate) s: Tree,
     pub(crate) indexes: Vec<SecondaryIndex>,
+    /// What the open undid: a change an earlier process began and did not finish.
+    recovered: Option<Pending>,
+    /// Dropped last, once every tree is closed.
+    _lock: DbLock,
 }
 
 impl LsmDb {
-    /// Creates a database at `dir` (which must not exist, or be empty) and loads batch 0
-    /// of `workload` into R and S.
+    /// Creates a database at `dir` (which must not exist, or be an empty directory) and
+    /// loads batch 0 of `workload` into R and S. The database is made in a scratch
+    /// directory beside `dir` and renamed into place when loaded: if this fails or the
+    /// process is killed, nothing is left at `dir`.
     pub fn create(
         dir: &Path,
         config: LsmConfig,
         workload: Workload,
     ) -> Result<(LsmDb, ApplyTimes)> {
-        Self::create_dir(dir, || {
-            let mut db = Self::create_in(dir, config, workload, &[])?;
-            let times = db.apply_next_batch()?;
-            Ok((db, times))
-        })
+        Self::create_then(dir, config, workload, &[], LsmDb::apply_next_batch)
     }
 
     /// Creates a database at `dir` as [`create`](Self::create) does, its join attributes
@@ -110,11 +129,9 @@ impl LsmDb {
         workload: Workload,
         files: AttrFiles,
     ) -> Result<(LsmDb, ApplyTimes)> {
-        Self::create_dir(dir, || {
-            let mut db = Self::create_in(dir, config, workload, &[])?;
+        Self::create_then(dir, config, workload, &[], |db| {
             db.use_key_files(files)?;
-            let times = db.apply_next_batch()?;
-            Ok((db, times))
+            db.apply_next_batch()
         })
     }
 
@@ -129,30 +146,37 @@ impl LsmDb {
         workload: Workload,
         indexes: &[IndexSpec],
     ) -> Result<LsmDb> {
-        Self::create_dir(dir, || Self::create_in(dir, config, workload, indexes))
+        Ok(Self::create_then(dir, config, workload, indexes, |_| Ok(()))?.0)
     }
 
-    /// Runs `create` in `dir`, which must be new or empty; removes what it made if
-    /// `create` fails.
-    fn create_dir<T>(dir: &Path, create: impl FnOnce() -> Result<T>) -> Result<T> {
-        if dir.exists() && std::fs::read_dir(dir).map_or(true, |mut d| d.next().is_some()) {
-            return Err(lidx::Error::param(
-                "directory",
-                format!(
-                    "{} exists and is not empty; a database is created in a new directory",
-                    dir.display()
-                ),
-            )
-            .into());
+    /// Makes a database in a scratch directory beside `dir`, runs `fill` on it, and moves
+    /// it to `dir` (which must be new or an empty directory); returns it open at `dir`,
+    /// with what `fill` returned. On failure the scratch directory is removed and `dir`
+    /// is as it was.
+    fn create_then<T>(
+        dir: &Path,
+        config: LsmConfig,
+        workload: Workload,
+        specs: &[IndexSpec],
+        fill: impl FnOnce(&mut LsmDb) -> Result<T>,
+    ) -> Result<(LsmDb, T)> {
+        config.check()?;
+        workload.check()?;
+        // Refused before any work where it is plainly taken (publishing checks again).
+        if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
+            return Err(recovery::not_empty(
+                dir,
+                std::io::Error::from(std::io::ErrorKind::DirectoryNotEmpty),
+            ));
         }
-        let made = !dir.exists();
-        std::fs::create_dir_all(dir).map_err(|e| lidx::Error::io(dir, "create", e))?;
-        let created = create();
-        if created.is_err() && made {
-            // No half-loaded database is left behind.
-            let _ = std::fs::remove_dir_all(dir);
-        }
-        created
+        let parent = lidx::files::parent_dir(dir);
+        std::fs::create_dir_all(parent).map_err(|e| lidx::Error::io(parent, "create", e))?;
+        let scratch = lidx::files::scratch_dir(parent)?;
+        let mut db = Self::create_in(scratch.path(), config, workload, specs)?;
+        let filled = fill(&mut db)?;
+        drop(db);
+        recovery::publish(scratch, dir)?;
+        Ok((LsmDb::open(dir)?, filled))
     }
 
     fn create_in(
@@ -161,17 +185,16 @@ impl LsmDb {
         workload: Workload,
         specs: &[IndexSpec],
     ) -> Result<LsmDb> {
-        config.check()?;
-        workload.check()?;
         let mut unique: Vec<IndexSpec> = Vec::new();
         for &spec in specs {
             if !unique.contains(&spec) {
                 unique.push(spec);
             }
         }
+        let lock = DbLock::take(dir)?;
         let indexes = unique
             .iter()
-            .map(|&spec| SecondaryIndex::open(dir, spec, &config, workload.entry_size))
+            .map(|&spec| SecondaryIndex::create(dir, spec, &config, workload.entry_size))
             .collect::<Result<Vec<_>>>()?;
         let manifest = Manifest {
             format: FORMAT.to_string(),
@@ -181,53 +204,51 @@ impl LsmDb {
             batches: 0,
             indexes: unique,
             attributes: None,
+            pending: None,
         };
         let db = LsmDb {
-            r: Tree::open(&dir.join("r"), &config, TreeKind::Plain)?,
-            s: Tree::open(&dir.join("s"), &config, TreeKind::Plain)?,
+            r: Tree::create(&dir.join("r"), &config, TreeKind::Plain)?,
+            s: Tree::create(&dir.join("s"), &config, TreeKind::Plain)?,
             indexes,
             dir: dir.to_path_buf(),
             manifest,
+            recovered: None,
+            _lock: lock,
         };
         db.save_manifest()?;
         Ok(db)
     }
 
-    /// Opens the database at `dir`: fails with one clear error where it is missing, is not
-    /// a database of this kind (no or a foreign manifest), or is open in another process.
+    /// Opens the database at `dir` and locks it for this process: fails with one clear
+    /// error where it is missing, is not a database of this kind (no or a foreign
+    /// manifest), is open in another process, or has lost a tree. A change an earlier
+    /// process began and did not finish (it was killed) is undone first: see
+    /// [`recovered`](Self::recovered).
     pub fn open(dir: &Path) -> Result<LsmDb> {
         let path = dir.join(MANIFEST);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                lidx::Error::param(
-                    "database",
-                    format!(
-                        "{}: no lidx LSM database here (no {MANIFEST}; `lidx lsm load` makes one)",
-                        dir.display()
-                    ),
-                )
-            } else {
-                lidx::Error::io(&path, "read", e)
-            }
-        })?;
-        let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
-            lidx::Error::format(
-                &path,
-                lidx::FormatError::Inconsistent(format!("not a lidx LSM manifest: {e}")),
-            )
-        })?;
-        if manifest.format != FORMAT || manifest.version != VERSION {
-            return Err(lidx::Error::format(
-                &path,
-                lidx::FormatError::Inconsistent(format!(
-                    "a manifest of {} version {}, where this lidx reads {FORMAT} version {VERSION}",
-                    manifest.format, manifest.version
-                )),
+        if path.symlink_metadata().is_err() {
+            return Err(lidx::Error::param(
+                "database",
+                format!(
+                    "{}: no lidx LSM database here (no {MANIFEST}; `lidx lsm load` makes one)",
+                    dir.display()
+                ),
             )
             .into());
         }
-        manifest.config.check()?;
-        manifest.workload.check()?;
+        let lock = DbLock::take(dir)?;
+        let mut manifest = read_manifest(&path)?;
+        let recovered = match manifest.pending {
+            Some(pending) => {
+                recovery::recover(dir, pending, &manifest.trees())?;
+                manifest.pending = None;
+                save_manifest(dir, &manifest)?;
+                Some(pending)
+            }
+            None => None,
+        };
+        // Checkpoints of a change that finished (or was never begun) go.
+        recovery::finish(dir)?;
         let config = manifest.config;
         let entry_size = manifest.workload.entry_size;
         let indexes = manifest
@@ -241,7 +262,44 @@ impl LsmDb {
             indexes,
             dir: dir.to_path_buf(),
             manifest,
+            recovered,
+            _lock: lock,
         })
+    }
+
+    /// What opening undid, described: a batch of changes or an index build that an
+    /// earlier process began and did not finish (it was killed), or `None`.
+    pub fn recovered(&self) -> Option<String> {
+        self.recovered.map(|p| match p {
+            Pending::Changes => "an interrupted batch of changes was rolled back".to_string(),
+            Pending::Index(spec) => {
+                format!(
+                    "the interrupted build of index {} was removed",
+                    spec.dir_name()
+                )
+            }
+        })
+    }
+
+    /// Fails naming both paths where `output` lies inside this
+    /// database's directory: writing it would damage the database (its manifest, a tree's
+    /// `CURRENT`).
+    pub fn refuse_output_inside(&self, output: &Path) -> Result<()> {
+        let parent = lidx::files::parent_dir(output);
+        if let (Ok(db), Ok(parent)) = (self.dir.canonicalize(), parent.canonicalize())
+            && parent.starts_with(&db)
+        {
+            return Err(lidx::Error::param(
+                "output",
+                format!(
+                    "{} is inside the database {} it reads, and writing it could damage it; choose a path outside",
+                    output.display(),
+                    self.dir.display()
+                ),
+            )
+            .into());
+        }
+        Ok(())
     }
 
     /// The database's directory.
@@ -316,23 +374,29 @@ impl LsmDb {
             .transpose()
     }
 
-    /// Generates the workload's next batch and applies it.
+    /// Generates the workload's next batch and applies it, all at once or not at all.
     pub fn apply_next_batch(&mut self) -> Result<ApplyTimes> {
-        let workload = self.manifest.workload;
-        let given = self.next_attrs(workload.rows, workload.r_rows())?;
-        let batch = workload.batch_with(self.manifest.batches, given.as_ref());
-        let times = self.apply(&batch)?;
-        self.manifest.batches += 1;
-        self.save_manifest()?;
-        Ok(times)
+        self.change(Pending::Changes, |db| {
+            let workload = db.manifest.workload;
+            let given = db.next_attrs(workload.rows, workload.r_rows())?;
+            let batch = workload.batch_with(db.manifest.batches, given.as_ref());
+            let times = db.apply_changes(&batch)?;
+            db.manifest.batches += 1;
+            Ok(times)
+        })
     }
 
     /// Applies `n` updates spread over R and S in proportion to their sizes: a share
     /// `mix.changes` give a live row a new attribute (drawn from the workload's), a share
     /// `mix.deletes` remove a live row, and the rest insert rows generated as the load's
     /// (batch number [`batches`](Self::batches), seeded from `seed`).
+    /// All at once or not at all.
     pub fn update(&mut self, n: u64, mix: UpdateMix, seed: u64) -> Result<ApplyTimes> {
         mix.check()?;
+        self.change(Pending::Changes, |db| db.update_in(n, mix, seed))
+    }
+
+    fn update_in(&mut self, n: u64, mix: UpdateMix, seed: u64) -> Result<ApplyTimes> {
         let workload = self.manifest.workload;
         let changed = (n as f64 * mix.changes).round() as u64;
         let deleted = (n as f64 * mix.deletes).round() as u64;
@@ -396,14 +460,68 @@ impl LsmDb {
                 }
             }
         }
-        let times = self.apply(&batch)?;
+        let times = self.apply_changes(&batch)?;
         self.manifest.batches += 1;
-        self.save_manifest()?;
         Ok(times)
     }
 
-    /// Applies `batch` to the data tables and to every index of each.
+    /// Applies `batch` to the data tables and to every index of each, all at once or not
+    /// at all.
     pub fn apply(&mut self, batch: &Batch) -> Result<ApplyTimes> {
+        self.change(Pending::Changes, |db| db.apply_changes(batch))
+    }
+
+    /// Runs `body`, a change of kind `pending`, so that it happens all at once or not at
+    /// all: before it, a batch of changes checkpoints every tree, and the manifest marks
+    /// the change; after it, every tree flushes and the mark goes. A kill in between is
+    /// undone by the next [`open`](Self::open); an error leaves the mark, so this database
+    /// refuses further work (see [`ensure_whole`](Self::ensure_whole)) until it is opened
+    /// again.
+    fn change<T>(
+        &mut self,
+        pending: Pending,
+        body: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        self.ensure_whole()?;
+        if pending == Pending::Changes {
+            recovery::checkpoint(&self.dir, self.trees().map(|(n, t)| (n, &t.db)))?;
+        }
+        self.manifest.pending = Some(pending);
+        self.save_manifest()?;
+        let out = body(self)?;
+        for (_, tree) in self.trees() {
+            tree.flush()?;
+        }
+        self.manifest.pending = None;
+        self.save_manifest()?;
+        recovery::finish(&self.dir)?;
+        Ok(out)
+    }
+
+    /// Fails where a change to this database failed part-way in this process: its trees
+    /// may disagree until it is opened again, which undoes the change.
+    pub(crate) fn ensure_whole(&self) -> Result<()> {
+        if self.manifest.pending.is_some() {
+            return Err(lidx::Error::misuse(
+                "LsmDb",
+                format!(
+                    "{}: a change failed part-way; open the database again to undo it",
+                    self.dir.display()
+                ),
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Every tree with its directory name: R, S, then each index.
+    fn trees(&self) -> impl Iterator<Item = (String, &Tree)> {
+        [("r".to_string(), &self.r), ("s".to_string(), &self.s)]
+            .into_iter()
+            .chain(self.indexes.iter().map(|i| (i.spec.dir_name(), &i.tree)))
+    }
+
+    fn apply_changes(&mut self, batch: &Batch) -> Result<ApplyTimes> {
         let mut times = ApplyTimes::default();
         for side in [Side::S, Side::R] {
             let changes = match side {
@@ -423,6 +541,7 @@ impl LsmDb {
     }
 
     fn apply_change(&self, side: Side, change: Change, times: &mut ApplyTimes) -> Result<()> {
+        crash_point()?;
         let entry_size = self.manifest.workload.entry_size;
         let table = self.table(side);
         if self.indexes.iter().any(|i| i.spec.side == side) {
@@ -464,23 +583,38 @@ impl LsmDb {
     }
 
     /// Builds the index `spec` from its table's rows (a scan, each row's entry inserted as
-    /// an update would) and records it; returns the seconds it took, flushes and
-    /// compactions included. An index already there is left as it is (0 seconds).
+    /// an update would) and records it, all at once or not at all; returns the seconds it
+    /// took, flushes and compactions included. An index already there is left as it is
+    /// (0 seconds).
     pub fn build_index(&mut self, spec: IndexSpec) -> Result<f64> {
         if self.has_index(spec) {
             return Ok(0.0);
         }
-        let entry_size = self.manifest.workload.entry_size;
-        let started = Instant::now();
-        let index = SecondaryIndex::open(&self.dir, spec, &self.manifest.config, entry_size)?;
-        self.table(spec.side)
-            .scan_rows(|pk, attr| index.insert(attr, pk, entry_size))?;
-        index.tree.settle()?;
-        let seconds = started.elapsed().as_secs_f64();
-        self.indexes.push(index);
-        self.manifest.indexes.push(spec);
-        self.save_manifest()?;
-        Ok(seconds)
+        let path = self.dir.join(spec.dir_name());
+        if path.symlink_metadata().is_ok() {
+            return Err(lidx::Error::param(
+                "database",
+                format!(
+                    "{}: exists, but the manifest lists no such index (left by an older lidx?); remove it to build the index",
+                    path.display()
+                ),
+            )
+            .into());
+        }
+        self.change(Pending::Index(spec), |db| {
+            let entry_size = db.manifest.workload.entry_size;
+            let started = Instant::now();
+            let index = SecondaryIndex::create(&db.dir, spec, &db.manifest.config, entry_size)?;
+            db.table(spec.side).scan_rows(|pk, attr| {
+                crash_point()?;
+                index.insert(attr, pk, entry_size)
+            })?;
+            index.tree.settle()?;
+            let seconds = started.elapsed().as_secs_f64();
+            db.indexes.push(index);
+            db.manifest.indexes.push(spec);
+            Ok(seconds)
+        })
     }
 
     /// The live rows of `side`, as (primary key, attribute), in key order.
@@ -534,44 +668,79 @@ impl LsmDb {
 
     /// Flushes every tree's memtable and waits for the flushes and compactions that causes.
     pub fn settle(&self) -> Result<()> {
-        for tree in [&self.r, &self.s]
-            .into_iter()
-            .chain(self.indexes.iter().map(|i| &i.tree))
-        {
-            tree.settle()?;
-        }
-        Ok(())
+        self.trees().try_for_each(|(_, tree)| tree.settle())
     }
 
     /// Every tree's statistics tickers since the database was opened, summed.
     pub fn stats(&self) -> super::tree::TreeStats {
-        let parts: Vec<_> = [&self.r, &self.s]
-            .into_iter()
-            .chain(self.indexes.iter().map(|i| &i.tree))
-            .map(Tree::stats)
-            .collect();
+        let parts: Vec<_> = self.trees().map(|(_, tree)| tree.stats()).collect();
         super::tree::TreeStats::sum(&parts)
     }
 
     /// Levels holding data in each tree: `r`, `s`, then each index by its directory name.
     pub fn levels(&self) -> Result<Vec<(String, u64)>> {
-        let mut out = vec![
-            ("r".to_string(), self.r.levels()?),
-            ("s".to_string(), self.s.levels()?),
-        ];
-        for i in &self.indexes {
-            out.push((i.spec.dir_name(), i.tree.levels()?));
-        }
-        Ok(out)
+        self.trees()
+            .map(|(name, tree)| Ok((name, tree.levels()?)))
+            .collect()
     }
 
     fn save_manifest(&self) -> Result<()> {
-        let path = self.dir.join(MANIFEST);
-        let text = serde_json::to_string_pretty(&self.manifest)
-            .map_err(|e| lidx::Error::misuse("LsmDb::save_manifest", e.to_string()))?;
-        let mut file = lidx::files::AtomicFile::create(&path)?;
-        file.write_all(text.as_bytes())?;
-        file.finish()?;
-        Ok(())
+        save_manifest(&self.dir, &self.manifest)
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: the writes a change may still make before it fails, as a process
+    /// killed in the middle of it would stop (`None`: no limit).
+    pub(crate) static WRITES_BEFORE_CRASH: std::cell::Cell<Option<u64>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Fails where a test asked for a crash at this write (see `WRITES_BEFORE_CRASH`);
+/// nothing otherwise.
+fn crash_point() -> Result<()> {
+    #[cfg(test)]
+    if let Some(left) = WRITES_BEFORE_CRASH.get() {
+        if left == 0 {
+            return Err(lidx::Error::misuse("crash point", "a crash injected by a test").into());
+        }
+        WRITES_BEFORE_CRASH.set(Some(left - 1));
+    }
+    Ok(())
+}
+
+/// Reads and checks the manifest at `path`.
+fn read_manifest(path: &Path) -> Result<Manifest> {
+    let text = std::fs::read_to_string(path).map_err(|e| lidx::Error::io(path, "read", e))?;
+    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
+        lidx::Error::format(
+            path,
+            lidx::FormatError::Inconsistent(format!("not a lidx LSM manifest: {e}")),
+        )
+    })?;
+    if manifest.format != FORMAT || manifest.version != VERSION {
+        return Err(lidx::Error::format(
+            path,
+            lidx::FormatError::Inconsistent(format!(
+                "a manifest of {} version {}, where this lidx reads {FORMAT} version {VERSION}",
+                manifest.format, manifest.version
+            )),
+        )
+        .into());
+    }
+    manifest.config.check()?;
+    manifest.workload.check()?;
+    Ok(manifest)
+}
+
+/// Writes `manifest` into `dir`, replacing the old one at once (durably).
+fn save_manifest(dir: &Path, manifest: &Manifest) -> Result<()> {
+    let path = dir.join(MANIFEST);
+    let text = serde_json::to_string_pretty(manifest)
+        .map_err(|e| lidx::Error::misuse("LsmDb::save_manifest", e.to_string()))?;
+    let mut file = lidx::files::AtomicFile::create(&path)?;
+    file.write_all(text.as_bytes())?;
+    file.finish()?;
+    Ok(())
 }

@@ -16,6 +16,7 @@ pub mod data;
 pub mod db;
 pub mod keys;
 pub mod method;
+mod recovery;
 pub mod run;
 mod tree;
 

@@ -89,6 +89,7 @@ pub fn join_with_threads(
     threads: usize,
     sink: &mut impl JoinSink,
 ) -> Result<LsmJoinReport> {
+    db.ensure_whole()?;
     let threads = threads.clamp(1, MAX_THREADS);
     let mut report = LsmJoinReport {
         method: method.to_string(),

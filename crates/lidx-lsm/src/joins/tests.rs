@@ -399,3 +399,214 @@ fn attributes_from_key_files_join_alike_in_every_method() {
         .map(|e| e.to_string());
     assert!(err.is_some_and(|e| e.contains("before the load")));
 }
+
+/// A database of `rows` rows a batch with an index of every design and consistency on S
+/// and two on R, and the live rows of both tables.
+fn indexed_db(path: &std::path::Path, rows: u64) -> LsmDb {
+    let workload = Workload {
+        rows,
+        match_rate: 0.5,
+        dup_attr: 2,
+        ..Workload::default()
+    };
+    let (mut db, _) = LsmDb::create(path, small_trees(), workload).expect("create");
+    for maintenance in [Maintenance::Sync, Maintenance::Validation] {
+        for design in [Design::Eager, Design::Lazy, Design::Comp] {
+            db.build_index(IndexSpec::of_method(Side::S, design, maintenance))
+                .expect("an index on S");
+        }
+        db.build_index(IndexSpec::of_method(Side::R, Design::Lazy, maintenance))
+            .expect("an index on R");
+    }
+    db
+}
+
+fn live_rows(db: &LsmDb) -> [Vec<(u64, u64)>; 2] {
+    [
+        db.rows(Side::R).expect("R's rows"),
+        db.rows(Side::S).expect("S's rows"),
+    ]
+}
+
+/// Runs `change` on `db` with a crash injected after `writes` writes; expects it to fail.
+fn crash_after(writes: u64, db: &mut LsmDb, change: impl FnOnce(&mut LsmDb) -> crate::Result<f64>) {
+    db::WRITES_BEFORE_CRASH.set(Some(writes));
+    let outcome = change(db);
+    db::WRITES_BEFORE_CRASH.set(None);
+    let err = outcome.err().map(|e| e.to_string());
+    assert!(err.is_some_and(|e| e.contains("injected")));
+}
+
+#[test]
+fn a_batch_of_changes_interrupted_anywhere_is_rolled_back_at_the_next_open() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("db");
+    let mut db = indexed_db(&path, 1_500);
+    let before = live_rows(&db);
+    let batches = db.batches();
+    let mix = UpdateMix {
+        changes: 0.4,
+        deletes: 0.2,
+    };
+    // Early, in the middle, and at the last change: each leaves trees that disagree.
+    for writes in [0, 1, 700, 1_999] {
+        crash_after(writes, &mut db, |db| db.update(2_000, mix, 9).map(|_| 0.0));
+        // The half-changed database refuses work until it is opened again.
+        let join_err = join(&mut db, "HJ-N".parse().expect("a method"), &mut Vec::new())
+            .err()
+            .map(|e| e.to_string());
+        assert!(join_err.is_some_and(|e| e.contains("open the database again")));
+        drop(db);
+        db = LsmDb::open(&path).expect("reopen");
+        assert!(
+            db.recovered().is_some_and(|r| r.contains("rolled back")),
+            "after {writes} writes: {:?}",
+            db.recovered()
+        );
+        assert_eq!(live_rows(&db), before, "after {writes} writes");
+        assert_eq!(db.batches(), batches);
+        db.check_indexes().expect("indexes agree with their tables");
+        assert!(!path.join("rollback").exists());
+    }
+    // Opening again finds nothing to undo; the same update then goes through whole.
+    drop(db);
+    let mut db = LsmDb::open(&path).expect("reopen");
+    assert_eq!(db.recovered(), None);
+    db.update(2_000, mix, 9).expect("the update");
+    assert_ne!(live_rows(&db), before);
+    assert_eq!(db.batches(), batches + 1);
+    check_every_method(&mut db).expect("every method after the update");
+}
+
+#[test]
+fn an_interrupted_index_build_is_removed_and_builds_again_without_duplicates() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("db");
+    let workload = Workload {
+        rows: 1_000,
+        match_rate: 0.5,
+        dup_attr: 2,
+        ..Workload::default()
+    };
+    let (mut db, _) = LsmDb::create(&path, small_trees(), workload).expect("create");
+    for design in [Design::Eager, Design::Lazy, Design::Comp] {
+        let spec = IndexSpec::of_method(Side::S, design, Maintenance::Sync);
+        crash_after(600, &mut db, |db| db.build_index(spec));
+        drop(db);
+        db = LsmDb::open(&path).expect("reopen");
+        assert!(
+            db.recovered().is_some_and(|r| r.contains(&spec.dir_name())),
+            "{:?}",
+            db.recovered()
+        );
+        assert!(!db.has_index(spec));
+        assert!(!path.join(spec.dir_name()).exists());
+        db.build_index(spec).expect("the build, again");
+        // A synchronous index holds each live row once: none twice.
+        db.check_indexes().expect("no posting twice");
+    }
+    check_every_method(&mut db).expect("every method");
+}
+
+#[test]
+fn a_failed_load_leaves_nothing_and_an_empty_directory_is_taken() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("db");
+    let workload = Workload {
+        rows: 500,
+        ..Workload::default()
+    };
+    db::WRITES_BEFORE_CRASH.set(Some(300));
+    let failed = LsmDb::create(&path, small_trees(), workload);
+    db::WRITES_BEFORE_CRASH.set(None);
+    assert!(failed.is_err());
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("an entry").file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // An empty directory (one the user made for it) is replaced by the database.
+    std::fs::create_dir(&path).expect("mkdir");
+    let (db, _) = LsmDb::create(&path, small_trees(), workload).expect("create");
+    assert_eq!(db.rows(Side::S).expect("S").len(), 500);
+}
+
+#[test]
+fn a_missing_tree_is_damage_not_an_empty_table() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("db");
+    let db = indexed_db(&path, 200);
+    let spec = IndexSpec::of_method(Side::S, Design::Eager, Maintenance::Sync);
+    drop(db);
+    for tree in ["r".to_string(), "s".to_string(), spec.dir_name()] {
+        let copy = dir.path().join(format!("without-{tree}"));
+        copy_dir(&path, &copy);
+        std::fs::remove_dir_all(copy.join(&tree)).expect("remove the tree");
+        let err = LsmDb::open(&copy).err().map(|e| e.to_string());
+        assert!(
+            err.as_deref()
+                .is_some_and(|e| e.contains("damaged") && e.contains(&tree)),
+            "{err:?}"
+        );
+        assert!(!copy.join(&tree).exists(), "{tree} was made again");
+    }
+}
+
+#[test]
+fn corruption_is_reported_as_damage_not_as_a_held_lock() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("db");
+    let db = indexed_db(&path, 3_000);
+    drop(db);
+    let mut flipped = 0;
+    for entry in std::fs::read_dir(path.join("s")).expect("list s") {
+        let file = entry.expect("an entry").path();
+        if file.extension().is_some_and(|e| e == "sst") {
+            let mut bytes = std::fs::read(&file).expect("read");
+            let at = bytes.len() / 3;
+            bytes[at] ^= 0x40;
+            std::fs::write(&file, bytes).expect("write");
+            flipped += 1;
+        }
+    }
+    assert!(flipped > 0);
+    let err = LsmDb::open(&path)
+        .and_then(|mut db| join(&mut db, "SJ-P".parse().expect("a method"), &mut Vec::new()))
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| e.contains("damaged") && !e.contains("another process")),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn an_output_inside_the_database_is_refused() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("db");
+    let workload = Workload {
+        rows: 50,
+        ..Workload::default()
+    };
+    let (db, _) = LsmDb::create(&path, small_trees(), workload).expect("create");
+    for inside in [path.join("lidx-lsm.json"), path.join("s").join("CURRENT")] {
+        assert!(db.refuse_output_inside(&inside).is_err(), "{inside:?}");
+    }
+    db.refuse_output_inside(&dir.path().join("rs.tbl"))
+        .expect("beside the database is fine");
+}
+
+/// Copies the directory tree `from` to `to` (files and directories only).
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("list") {
+        let entry = entry.expect("an entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("a type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! One LSM-tree of a join database (a data table or a secondary index): a RocksDB instance
-//! in a directory of its own, written without a write-ahead log, and the secondary index
+//! in a directory of its own, written without a write-ahead log (how changes survive a
+//! kill anyway: [`super::recovery`]), and the secondary index
 //! designs of paper 5, section 3.1, over such a tree.
 
 use std::ops::Range;
@@ -11,7 +12,7 @@ use rocksdb::{Cache, DB, DBRawIterator, Options, ReadOptions, WriteOptions};
 use super::config::{LsmConfig, TreeKind};
 use super::data::{KEY_BYTES, KEY_LIMIT, decode_key, encode_key, rest_pattern};
 use super::method::{Design, IndexSpec};
-use crate::{Result, rocks};
+use crate::{Error, Result, rocks};
 
 /// RocksDB's statistics tickers a join is judged by, summed over trees.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -129,11 +130,29 @@ pub(crate) struct Tree {
 }
 
 impl Tree {
-    /// Opens (creating where missing) the tree at `path`.
+    /// Creates the tree at `path`, which must not hold one.
+    pub(crate) fn create(path: &Path, config: &LsmConfig, kind: TreeKind) -> Result<Tree> {
+        Self::start(path, config, kind, true)
+    }
+
+    /// Opens the tree at `path`; fails with [`Error::Damaged`] where it is missing (a
+    /// database never loses a tree but by damage: RocksDB would make an empty one).
     pub(crate) fn open(path: &Path, config: &LsmConfig, kind: TreeKind) -> Result<Tree> {
-        let (options, cache) = config
+        if !path.join("CURRENT").is_file() {
+            return Err(Error::Damaged {
+                path: path.to_path_buf(),
+                problem: "this tree is missing (no RocksDB database here)".into(),
+            });
+        }
+        Self::start(path, config, kind, false)
+    }
+
+    fn start(path: &Path, config: &LsmConfig, kind: TreeKind, create: bool) -> Result<Tree> {
+        let (mut options, cache) = config
             .options(kind)
             .map_err(rocks(path, "make a block cache for"))?;
+        options.create_if_missing(create);
+        options.set_error_if_exists(create);
         let db = DB::open(&options, path).map_err(rocks(path, "open"))?;
         let mut write = WriteOptions::default();
         write.disable_wal(true);
@@ -144,6 +163,12 @@ impl Tree {
             path: path.to_path_buf(),
             write,
         })
+    }
+
+    /// Writes the memtable to an SST file and waits for it (durable: RocksDB syncs the
+    /// file and its manifest).
+    pub(crate) fn flush(&self) -> Result<()> {
+        self.db.flush().map_err(rocks(&self.path, "flush"))
     }
 
     pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -213,7 +238,7 @@ impl Tree {
     /// Flushes the memtable and waits until no flush or compaction is pending or running,
     /// so a build's time includes the work it caused (as the paper waits).
     pub(crate) fn settle(&self) -> Result<()> {
-        self.db.flush().map_err(rocks(&self.path, "flush"))?;
+        self.flush()?;
         let busy = |name: &str| -> Result<bool> {
             Ok(self
                 .db
@@ -268,18 +293,39 @@ pub(crate) struct SecondaryIndex {
 }
 
 impl SecondaryIndex {
+    /// Creates the index `spec`'s tree in the database directory `dir`, empty.
+    pub(crate) fn create(
+        dir: &Path,
+        spec: IndexSpec,
+        config: &LsmConfig,
+        entry_size: usize,
+    ) -> Result<Self> {
+        Self::start(dir, spec, config, entry_size, Tree::create)
+    }
+
+    /// Opens the index `spec`'s tree in the database directory `dir`.
     pub(crate) fn open(
         dir: &Path,
         spec: IndexSpec,
         config: &LsmConfig,
         entry_size: usize,
     ) -> Result<Self> {
+        Self::start(dir, spec, config, entry_size, Tree::open)
+    }
+
+    fn start(
+        dir: &Path,
+        spec: IndexSpec,
+        config: &LsmConfig,
+        entry_size: usize,
+        tree: fn(&Path, &LsmConfig, TreeKind) -> Result<Tree>,
+    ) -> Result<Self> {
         let kind = match spec.design {
             Design::Eager => TreeKind::Plain,
             Design::Lazy => TreeKind::Lazy,
             Design::Comp => TreeKind::Composite,
         };
-        let tree = Tree::open(&dir.join(spec.dir_name()), config, kind)?;
+        let tree = tree(&dir.join(spec.dir_name()), config, kind)?;
         let rest_len = if spec.covering {
             entry_size - 2 * KEY_BYTES
         } else {
