@@ -10,8 +10,15 @@
 //! The affine fit uses synchronous reads, one in flight at a time (queue depth 1), as paper 1
 //! reads. Random 4 KiB reads are also measured with 2 to 32 in flight (one thread each), so
 //! a user sees how much parallelism the device has to offer to deep I/O queues.
+//!
+//! A profile is a file a user may edit, so every number in it is checked when it is loaded
+//! ([`StorageProfile::check`]): latency within [`LATENCY_US`], bandwidth within
+//! [`BANDWIDTH_MB_S`], measurements finite and non-negative, queue depths within
+//! [`MAX_QUEUE_DEPTH`]. The modelled time of a read ([`LatencyModel::read_time`]) cannot
+//! panic or exceed [`MAX_READ_TIME`] even for a cost that was never checked.
 
 use std::io::Write;
+use std::ops::RangeInclusive;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -27,6 +34,62 @@ use crate::{Error, Result};
 
 /// Version of the profile's JSON layout. History: 1 = first version.
 pub const PROFILE_VERSION: u32 = 1;
+
+/// The fixed cost of one read a profile may give, in microseconds: from 0 (a device that
+/// only transfers, which a fit to cached reads can find) to 10 s (a hundred times a remote
+/// disk's 100 ms; beyond it a modelled lookup would sleep for minutes).
+pub const LATENCY_US: RangeInclusive<f64> = 0.0..=10_000_000.0;
+
+/// The transfer rate a profile may give, in MB/s (10^6 bytes per second): from 0.01
+/// (10 kB/s, slower than any disk or network share) to 1,000,000 (1 TB/s, beyond the
+/// bandwidth of any storage device and of main memory).
+pub const BANDWIDTH_MB_S: RangeInclusive<f64> = 0.01..=1_000_000.0;
+
+/// The most reads in flight [`run_disk_bench`] measures at (one thread each), and the
+/// largest queue depth a profile's measurements may give.
+pub const MAX_QUEUE_DEPTH: u64 = 1024;
+
+/// The longest time [`LatencyModel::read_time`] gives any read, whatever its cost says: one
+/// day (a checked profile reaches it only for single reads of more than 800 MiB).
+pub const MAX_READ_TIME: Duration = Duration::from_secs(24 * 3600);
+
+/// `value` as a message shows it: plain for ordinary magnitudes, in scientific notation for
+/// tiny and huge ones (`1e-300`, not three hundred zeros).
+fn show(value: f64) -> String {
+    let a = value.abs();
+    if a != 0.0 && a.is_finite() && !(1e-4..1e9).contains(&a) {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
+    }
+}
+
+/// `None` when `value` is finite and within `range`; else why not, naming `field`.
+fn out_of_range(
+    field: &str,
+    value: f64,
+    range: &RangeInclusive<f64>,
+    unit: &str,
+) -> Option<String> {
+    (!range.contains(&value)).then(|| {
+        format!(
+            "{field} is {}, outside the allowed {} to {} {unit}",
+            show(value),
+            show(*range.start()),
+            show(*range.end())
+        )
+    })
+}
+
+/// `None` when `value` is finite and not negative; else why not, naming `field`.
+fn not_a_time(field: &str, value: f64) -> Option<String> {
+    (!(value.is_finite() && value >= 0.0)).then(|| {
+        format!(
+            "{field} is {}, not a finite non-negative number",
+            show(value)
+        )
+    })
+}
 
 /// Access pattern of a measurement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,6 +169,32 @@ impl Measurement {
     pub fn bandwidth_mb_s(&self) -> f64 {
         self.bytes as f64 / self.seconds.max(f64::MIN_POSITIVE) / 1e6
     }
+
+    /// Why this measurement cannot be one of [`run_disk_bench`]'s, naming the field
+    /// (prefixed with `name`): `None` when its times are finite and non-negative, its read
+    /// size positive and its depth in 1 ..= [`MAX_QUEUE_DEPTH`].
+    fn problem(&self, name: &str) -> Option<String> {
+        let times = [
+            ("seconds", self.seconds),
+            ("mean_us", self.mean_us),
+            ("p50_us", self.p50_us),
+            ("p99_us", self.p99_us),
+        ];
+        times
+            .into_iter()
+            .find_map(|(field, v)| not_a_time(&format!("{name}.{field}"), v))
+            .or_else(|| {
+                (self.read_size == 0).then(|| format!("{name}.read_size is 0, not a read size"))
+            })
+            .or_else(|| {
+                (!(1..=MAX_QUEUE_DEPTH).contains(&self.depth)).then(|| {
+                    format!(
+                        "{name}.depth is {}, outside the allowed 1 to {MAX_QUEUE_DEPTH} reads in flight",
+                        self.depth
+                    )
+                })
+            })
+    }
 }
 
 /// Affine cost of one read: `latency_us + bytes / (bandwidth_mb_s * 1e6) * 1e6` microseconds.
@@ -118,9 +207,38 @@ pub struct AffineCost {
 }
 
 impl AffineCost {
-    /// Predicted time of one read of `bytes` bytes, in microseconds.
+    /// Predicted time of one read of `bytes` bytes, in microseconds: finite and not negative
+    /// for a cost that passes [`check`](Self::check).
     pub fn read_us(&self, bytes: u64) -> f64 {
         self.latency_us + bytes as f64 / self.bandwidth_mb_s
+    }
+
+    /// Checks that the cost is one of a real device: `latency_us` within [`LATENCY_US`] and
+    /// `bandwidth_mb_s` within [`BANDWIDTH_MB_S`] (so neither is NaN nor infinite). The
+    /// error ([`Error::InvalidParam`]) names the field and the allowed range.
+    pub fn check(&self) -> Result<()> {
+        match self.problem("") {
+            None => Ok(()),
+            Some(reason) => Err(Error::param("storage cost", reason)),
+        }
+    }
+
+    /// What [`check`](Self::check) refuses, naming the field prefixed with `name`.
+    fn problem(&self, name: &str) -> Option<String> {
+        out_of_range(
+            &format!("{name}latency_us"),
+            self.latency_us,
+            &LATENCY_US,
+            "us",
+        )
+        .or_else(|| {
+            out_of_range(
+                &format!("{name}bandwidth_mb_s"),
+                self.bandwidth_mb_s,
+                &BANDWIDTH_MB_S,
+                "MB/s",
+            )
+        })
     }
 
     /// Fits `mean_us = latency_us + read_size / bandwidth` to `points` (all of one pattern)
@@ -190,7 +308,7 @@ impl StorageProfile {
                 )
             })
         };
-        Ok(StorageProfile {
+        let profile = StorageProfile {
             version: PROFILE_VERSION,
             dir: opts.dir.display().to_string(),
             device: describe_device(&opts.dir),
@@ -201,12 +319,47 @@ impl StorageProfile {
             sequential: fit(Pattern::Sequential)?,
             random: fit(Pattern::Random)?,
             measurements,
-        })
+        };
+        match profile.problem() {
+            None => Ok(profile),
+            Some(reason) => Err(Error::param(
+                "storage profile",
+                format!(
+                    "the fit to the measurements gives {reason} (on a busy machine, measure longer: --ms-per-point)"
+                ),
+            )),
+        }
+    }
+
+    /// Checks every number of the profile: both costs as [`AffineCost::check`] does, and
+    /// each measurement's times finite and non-negative, its read size positive and its
+    /// depth in 1 ..= [`MAX_QUEUE_DEPTH`]. The error ([`Error::InvalidParam`]) names the
+    /// field (`random.bandwidth_mb_s`, `measurements[3].seconds`) and what it may be.
+    /// [`load`](Self::load) checks every profile it reads.
+    pub fn check(&self) -> Result<()> {
+        match self.problem() {
+            None => Ok(()),
+            Some(reason) => Err(Error::param("storage profile", reason)),
+        }
+    }
+
+    /// What [`check`](Self::check) refuses, naming the field.
+    fn problem(&self) -> Option<String> {
+        self.sequential
+            .problem("sequential.")
+            .or_else(|| self.random.problem("random."))
+            .or_else(|| {
+                self.measurements
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, m)| m.problem(&format!("measurements[{i}]")))
+            })
     }
 
     /// How many times the random reads per second at `depth` reads in flight exceed those
     /// at depth 1 (random 4 KiB reads), the best measured at a queue depth not above `depth` (1 where the
-    /// profile has no queue-depth measurements).
+    /// profile has no queue-depth measurements). Always finite and at least 1: rates that
+    /// are not finite are left out.
     pub fn random_speedup(&self, depth: u64) -> f64 {
         let rate = |d: u64| {
             self.measurements
@@ -214,6 +367,7 @@ impl StorageProfile {
                 .filter(|m| m.pattern == Pattern::Random && m.read_size == 4096)
                 .filter(|m| m.depth == d && m.seconds > 0.0)
                 .map(|m| m.reads as f64 / m.seconds)
+                .filter(|r| r.is_finite())
                 .reduce(f64::max)
         };
         let Some(base) = rate(1).filter(|&r| r > 0.0) else {
@@ -223,7 +377,9 @@ impl StorageProfile {
             .iter()
             .filter(|m| m.pattern == Pattern::Random && m.depth <= depth)
             .filter_map(|m| rate(m.depth))
-            .fold(1.0, |best, r| best.max(r / base))
+            .map(|r| r / base)
+            .filter(|s| s.is_finite())
+            .fold(1.0, f64::max)
     }
 
     /// The profile as pretty-printed JSON, newline-terminated.
@@ -240,7 +396,9 @@ impl StorageProfile {
         out.finish()
     }
 
-    /// Loads a profile saved by [`save`](Self::save).
+    /// Loads a profile saved by [`save`](Self::save) (or written by hand in its layout),
+    /// and [`check`](Self::check)s it: a value outside its range is an error naming the
+    /// file, the field and the range.
     pub fn load(path: &Path) -> Result<StorageProfile> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
         let profile: StorageProfile = serde_json::from_slice(&bytes).map_err(|e| {
@@ -260,7 +418,14 @@ impl StorageProfile {
                 },
             ));
         }
-        Ok(profile)
+        match profile.problem() {
+            None => Ok(profile),
+            Some(reason) => Err(Error::io(
+                path,
+                "use the storage profile",
+                std::io::Error::new(std::io::ErrorKind::InvalidData, reason),
+            )),
+        }
     }
 }
 
@@ -287,6 +452,16 @@ pub fn run_disk_bench(
         return Err(Error::param(
             "read size",
             format!("{bad} bytes is not a multiple of 4096 no larger than the scratch file"),
+        ));
+    }
+    if let Some(bad) = opts
+        .queue_depths
+        .iter()
+        .find(|d| !(1..=MAX_QUEUE_DEPTH).contains(d))
+    {
+        return Err(Error::param(
+            "queue depth",
+            format!("{bad} is outside 1 to {MAX_QUEUE_DEPTH} reads in flight"),
         ));
     }
     let mut distinct = opts.read_sizes.clone();
@@ -556,6 +731,169 @@ mod tests {
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(left.len(), 1);
     }
+
+    /// The audit's profile (issue 33, F1) with both costs set to `latency` and `bandwidth`,
+    /// as JSON text (so values JSON can write but Rust would not build pass through).
+    fn profile_json(latency: &str, bandwidth: &str) -> String {
+        format!(
+            r#"{{"version":1,"dir":".","device":"x","measured_at_unix":0,"file_size":4194304,
+ "sequential":{{"latency_us":{latency},"bandwidth_mb_s":{bandwidth}}},
+ "random":{{"latency_us":{latency},"bandwidth_mb_s":{bandwidth}}},"measurements":[]}}"#
+        )
+    }
+
+    #[test]
+    fn load_refuses_costs_outside_their_ranges_naming_file_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.json");
+        let cases = [
+            ("60.0", "0.0", "sequential.bandwidth_mb_s is 0,"),
+            ("60.0", "1e-300", "sequential.bandwidth_mb_s is 1e-300,"),
+            ("60.0", "-1", "sequential.bandwidth_mb_s is -1,"),
+            ("60.0", "1e12", "sequential.bandwidth_mb_s is 1e12,"),
+            ("1e12", "300.0", "sequential.latency_us is 1e12,"),
+            ("1e308", "300.0", "sequential.latency_us is 1e308,"),
+            ("-5", "300.0", "sequential.latency_us is -5,"),
+            ("-1e6", "300.0", "sequential.latency_us is -1000000,"),
+        ];
+        for (latency, bandwidth, field) in cases {
+            std::fs::write(&path, profile_json(latency, bandwidth)).unwrap();
+            let err = StorageProfile::load(&path).unwrap_err().to_string();
+            assert!(err.starts_with(&path.display().to_string()), "{err}");
+            assert!(err.contains(field), "{latency} {bandwidth}: {err}");
+            let range = if field.contains("latency") {
+                "outside the allowed 0 to 10000000 us"
+            } else {
+                "outside the allowed 0.01 to 1000000 MB/s"
+            };
+            assert!(err.contains(range), "{err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+        // Numbers JSON cannot hold as a float, and no number at all, fail too.
+        for (latency, bandwidth) in [("1e999", "300.0"), ("null", "300.0"), ("60.0", "\"NaN\"")] {
+            std::fs::write(&path, profile_json(latency, bandwidth)).unwrap();
+            let err = StorageProfile::load(&path).unwrap_err().to_string();
+            assert!(err.starts_with(&path.display().to_string()), "{err}");
+        }
+        // A measurement with a time that is not one, or a depth beyond the bench's.
+        let mut profile = assumed_ssd();
+        profile.measurements = vec![point(Pattern::Random, 4096, 100.0)];
+        profile.measurements[0].seconds = -1.0;
+        std::fs::write(&path, profile.to_json()).unwrap();
+        let err = StorageProfile::load(&path).unwrap_err().to_string();
+        assert!(err.contains("measurements[0].seconds is -1"), "{err}");
+        profile.measurements[0].seconds = 1.0;
+        profile.measurements[0].depth = 0;
+        std::fs::write(&path, profile.to_json()).unwrap();
+        let err = StorageProfile::load(&path).unwrap_err().to_string();
+        assert!(err.contains("measurements[0].depth is 0"), "{err}");
+        // The edges themselves are accepted.
+        std::fs::write(&path, profile_json("0", "0.01")).unwrap();
+        StorageProfile::load(&path).unwrap();
+        std::fs::write(&path, profile_json("10000000", "1000000")).unwrap();
+        StorageProfile::load(&path).unwrap();
+    }
+
+    #[test]
+    fn check_refuses_nan_and_infinity_and_passes_lidx_own_profiles() {
+        for (latency_us, bandwidth_mb_s) in [
+            (f64::NAN, 100.0),
+            (100.0, f64::NAN),
+            (f64::INFINITY, 100.0),
+            (100.0, f64::INFINITY),
+            (100.0, 0.0),
+        ] {
+            let cost = AffineCost {
+                latency_us,
+                bandwidth_mb_s,
+            };
+            let err = cost.check().unwrap_err().to_string();
+            assert!(err.contains("outside the allowed"), "{err}");
+            let profile = StorageProfile {
+                random: cost,
+                ..assumed_ssd()
+            };
+            let err = profile.check().unwrap_err().to_string();
+            assert!(err.contains("random."), "{err}");
+        }
+        assumed_ssd().check().unwrap();
+        assumed_hdd().check().unwrap();
+        for name in PROFILE_NAMES {
+            named_profile(name).unwrap().check().unwrap();
+        }
+    }
+
+    #[test]
+    fn read_time_never_panics_and_stays_within_its_cap() {
+        let costs = [
+            (60.0, 0.0),
+            (60.0, 1e-300),
+            (1e308, 300.0),
+            (1e12, 300.0),
+            (-5.0, 300.0),
+            (f64::NAN, 300.0),
+            (60.0, f64::NAN),
+            (f64::INFINITY, 1.0),
+            (f64::NEG_INFINITY, 1.0),
+            (60.0, -1.0),
+        ];
+        for (latency_us, bandwidth_mb_s) in costs {
+            let model = LatencyModel::counted(AffineCost {
+                latency_us,
+                bandwidth_mb_s,
+            });
+            for bytes in [0, 1, 4096, u64::MAX] {
+                let t = model.read_time(bytes);
+                assert!(t <= MAX_READ_TIME, "{latency_us} {bandwidth_mb_s}: {t:?}");
+                // A counting model returns at once, whatever the time.
+                assert_eq!(model.finish(Instant::now(), bytes), t);
+            }
+        }
+        let ssd = LatencyModel::counted(named_profile("ssd").unwrap().random);
+        assert_eq!(ssd.read_time(0), Duration::from_micros(250));
+        assert_eq!(
+            LatencyModel::counted(AffineCost {
+                latency_us: 1e12,
+                bandwidth_mb_s: 1.0
+            })
+            .read_time(0),
+            MAX_READ_TIME
+        );
+    }
+
+    #[test]
+    fn disk_bench_refuses_queue_depths_outside_its_range() {
+        for depth in [0, MAX_QUEUE_DEPTH + 1, 100_000] {
+            let opts = DiskBenchOptions {
+                dir: PathBuf::from("/nonexistent"),
+                file_size: 4 << 20,
+                read_sizes: vec![4096, 8192],
+                queue_depths: vec![1, depth],
+                ..DiskBenchOptions::default()
+            };
+            let err = run_disk_bench(&opts, |_| {}).unwrap_err().to_string();
+            assert!(err.contains("outside 1 to 1024 reads in flight"), "{err}");
+        }
+    }
+
+    #[test]
+    fn random_speedup_is_finite_for_any_checked_profile() {
+        let mut fast = point(Pattern::Random, 4096, 1.0);
+        fast.reads = u64::MAX;
+        fast.seconds = f64::MIN_POSITIVE;
+        fast.depth = 8;
+        let mut base = point(Pattern::Random, 4096, 1.0);
+        base.seconds = 1e300;
+        let profile = StorageProfile {
+            measurements: vec![base, fast],
+            ..assumed_ssd()
+        };
+        profile.check().unwrap();
+        for depth in [0, 1, 8, u64::MAX] {
+            let s = profile.random_speedup(depth);
+            assert!(s.is_finite() && s >= 1.0, "{depth}: {s}");
+        }
+    }
 }
 
 /// The profile lidx assumes when none was measured: a SATA-class SSD (100 µs per random
@@ -675,22 +1013,30 @@ impl LatencyModel {
         LatencyModel { cost, sleep: false }
     }
 
-    /// The modelled time of a read of `bytes`.
-    pub fn read_time(&self, bytes: u64) -> std::time::Duration {
-        std::time::Duration::from_secs_f64(self.cost.read_us(bytes).max(0.0) / 1e6)
+    /// The modelled time of a read of `bytes`: its cost's [`read_us`](AffineCost::read_us),
+    /// never more than [`MAX_READ_TIME`]. Never panics: a cost that is negative or NaN (one
+    /// that failed [`AffineCost::check`]) gives zero, an infinite one [`MAX_READ_TIME`].
+    pub fn read_time(&self, bytes: u64) -> Duration {
+        let seconds = self.cost.read_us(bytes) / 1e6;
+        if seconds.is_nan() || seconds <= 0.0 {
+            return Duration::ZERO;
+        }
+        Duration::try_from_secs_f64(seconds).map_or(MAX_READ_TIME, |d| d.min(MAX_READ_TIME))
     }
 
     /// Sleeps until `started` plus the modelled time of a read of `bytes` (a model that
     /// does not sleep returns at once); returns that modelled time.
-    pub fn finish(&self, started: std::time::Instant, bytes: u64) -> std::time::Duration {
+    pub fn finish(&self, started: Instant, bytes: u64) -> Duration {
         let modelled = self.read_time(bytes);
         if !self.sleep {
             return modelled;
         }
-        let deadline = started + modelled;
+        let Some(deadline) = started.checked_add(modelled) else {
+            return modelled;
+        };
         // `sleep` may wake early on some platforms: sleep again until the deadline.
         loop {
-            let now = std::time::Instant::now();
+            let now = Instant::now();
             if now >= deadline {
                 return modelled;
             }

@@ -38,6 +38,11 @@ crate::names::name_table!(IoBackend, "I/O backend", [
 ]);
 
 impl IoBackend {
+    /// The most reads a queue keeps in flight, on either backend. Far beyond what a device
+    /// needs to be kept busy (an NVMe SSD saturates near 256), and small enough that the
+    /// thread backend's one thread per read stays within what a system grants.
+    pub const MAX_DEPTH: usize = 4096;
+
     /// The backend a queue asking for `self` gets on this machine: `Auto` becomes `Uring`
     /// where the kernel grants a ring, `Threads` otherwise.
     pub fn resolve(self) -> IoBackend {
@@ -77,8 +82,19 @@ enum Backend {
 }
 
 impl ReadQueue {
-    /// A queue of `depth` (at least 1) reads of `file` on `backend`.
+    /// A queue of `depth` (at least 1) reads of `file` on `backend`. A depth above
+    /// [`IoBackend::MAX_DEPTH`] is refused (`InvalidInput`), as is a thread the system will
+    /// not start: an error, never a panic.
     pub(crate) fn new(file: File, depth: usize, backend: IoBackend) -> io::Result<Self> {
+        if depth > IoBackend::MAX_DEPTH {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{depth} reads in flight is more than the {} lidx keeps",
+                    IoBackend::MAX_DEPTH
+                ),
+            ));
+        }
         let depth = depth.max(1);
         let backend = match backend {
             IoBackend::Threads => Backend::Threads(Pool::new(&file, depth)?),
@@ -235,6 +251,9 @@ struct Job {
 /// What a worker hands back: the job's id, its buffer, and the bytes read or the error.
 type Done = (u64, AlignedBuf, io::Result<usize>);
 
+/// Stack of a read thread: it only waits for jobs and calls `pread`.
+const WORKER_STACK: usize = 128 << 10;
+
 /// `depth` threads, each doing blocking reads of its own handle to the file.
 struct Pool {
     jobs: Option<mpsc::Sender<Job>>,
@@ -244,38 +263,46 @@ struct Pool {
 }
 
 impl Pool {
+    /// Starts `depth` threads; an error (the threads started so far stopped and joined) when
+    /// the system refuses a file handle or a thread.
     fn new(file: &File, depth: usize) -> io::Result<Self> {
         let (jobs, job_rx) = mpsc::channel::<Job>();
         let (done_tx, done) = mpsc::channel::<Done>();
         let job_rx = Arc::new(Mutex::new(job_rx));
-        let mut workers = Vec::with_capacity(depth);
+        // Built first, so that dropping it on an error below stops and joins the threads
+        // already started.
+        let mut pool = Self {
+            jobs: Some(jobs),
+            done,
+            early: HashMap::new(),
+            workers: Vec::with_capacity(depth),
+        };
         for _ in 0..depth {
             let file = file.try_clone()?;
             let job_rx = Arc::clone(&job_rx);
             let done_tx = done_tx.clone();
-            workers.push(std::thread::spawn(move || {
-                loop {
-                    // A poisoned lock means another worker panicked: stop too.
-                    let job = match job_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(mut job) = job else { return };
-                    let read = file
-                        .read_exact_at(job.buf.get_mut(job.len), job.offset)
-                        .map(|()| job.len);
-                    if done_tx.send((job.id, job.buf, read)).is_err() {
-                        return;
+            let worker = std::thread::Builder::new()
+                .name("lidx-read".into())
+                .stack_size(WORKER_STACK)
+                .spawn(move || {
+                    loop {
+                        // A poisoned lock means another worker panicked: stop too.
+                        let job = match job_rx.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok(mut job) = job else { return };
+                        let read = file
+                            .read_exact_at(job.buf.get_mut(job.len), job.offset)
+                            .map(|()| job.len);
+                        if done_tx.send((job.id, job.buf, read)).is_err() {
+                            return;
+                        }
                     }
-                }
-            }));
+                })?;
+            pool.workers.push(worker);
         }
-        Ok(Self {
-            jobs: Some(jobs),
-            done,
-            early: HashMap::new(),
-            workers,
-        })
+        Ok(pool)
     }
 
     fn submit(&mut self, id: u64, buf: AlignedBuf, len: usize, offset: u64) -> io::Result<()> {
@@ -412,5 +439,57 @@ mod uring {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of `blocks` 4 KiB blocks, block `i` filled with byte `i`.
+    fn file_of(blocks: u8) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        for i in 0..blocks {
+            std::io::Write::write_all(&mut f, &[i; 4096]).unwrap();
+        }
+        f
+    }
+
+    #[test]
+    fn a_depth_beyond_the_cap_is_refused_on_every_backend() {
+        let f = file_of(1);
+        for backend in [IoBackend::Auto, IoBackend::Threads, IoBackend::Uring] {
+            for depth in [IoBackend::MAX_DEPTH + 1, 100_000, usize::MAX] {
+                let file = f.reopen().unwrap();
+                let err = ReadQueue::new(file, depth, backend).err().unwrap();
+                assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{backend} {depth}");
+                assert!(err.to_string().contains("more than the 4096"), "{err}");
+            }
+        }
+    }
+
+    #[test]
+    fn deep_thread_queues_read_in_submission_order() {
+        let f = file_of(8);
+        let depth = 64;
+        let mut q = ReadQueue::new(f.reopen().unwrap(), depth, IoBackend::Threads).unwrap();
+        assert_eq!(q.backend(), IoBackend::Threads);
+        let mut got = Vec::new();
+        for round in 0..3u64 {
+            for i in 0..8u64 {
+                assert!(q.has_room());
+                let range = BlockRange::default();
+                q.submit(range, ((i + round) % 8) * 4096, 4096).unwrap();
+            }
+            while let Some(done) = q.wait_oldest() {
+                let (_, buf) = done.unwrap();
+                got.push(buf.get(4096)[0]);
+                q.recycle(buf);
+            }
+        }
+        let want: Vec<u8> = (0..3u8)
+            .flat_map(|r| (0..8u8).map(move |i| (i + r) % 8))
+            .collect();
+        assert_eq!(got, want);
     }
 }
