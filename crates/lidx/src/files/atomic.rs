@@ -368,13 +368,7 @@ impl AtomicFile {
     /// (for tests of the fallback).
     fn open(path: &Path, buffer: usize, unnamed: bool) -> Result<Self> {
         let dir = super::parent_dir(path);
-        if path.is_dir() {
-            return Err(Error::io(
-                path,
-                "write the output",
-                std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"),
-            ));
-        }
+        refuse_non_regular_output(path)?;
         sweep_once(dir);
         let create_error = |e| Error::io(path, "create a temporary file beside the output", e);
         if unnamed && let Some(file) = open_unnamed(dir).map_err(create_error)? {
@@ -479,6 +473,79 @@ impl AtomicFile {
         }
         Ok(())
     }
+}
+
+/// Fails unless `path` is absent or a regular file: the rename of [`AtomicFile::finish`]
+/// would replace whatever is there, so a directory, a symbolic link (even to a regular
+/// file: the link would go, its target stay), a named pipe, a socket or a device node (as
+/// root, `--out /dev/null` would replace the system's `/dev/null`) is refused, before any
+/// work, with what it is and what to do.
+fn refuse_non_regular_output(path: &Path) -> Result<()> {
+    use std::io::ErrorKind;
+    use std::os::unix::fs::FileTypeExt;
+    const ONLY_FILES: &str =
+        "lidx writes an output only to a regular file, which it replaces whole";
+    let kind = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta.file_type(),
+        // Absent (or not to be looked at): creating the temporary file will tell.
+        Err(_) => return Ok(()),
+    };
+    let (error_kind, problem) = if kind.is_file() {
+        return Ok(());
+    } else if kind.is_dir() {
+        (ErrorKind::IsADirectory, "it is a directory".to_string())
+    } else if kind.is_symlink() {
+        let target = std::fs::read_link(path).unwrap_or_default();
+        if is_stream(&target) {
+            (
+                ErrorKind::InvalidInput,
+                format!(
+                    "it is a symbolic link to {}, a stream; {ONLY_FILES}: name a file \
+                     (a command that can print its result has an option for that, such as \
+                     --json, or --count-only to count a join's output)",
+                    target.display()
+                ),
+            )
+        } else {
+            (
+                ErrorKind::InvalidInput,
+                format!(
+                    "it is a symbolic link; lidx replaces only regular files: remove it or \
+                     name its target ({})",
+                    target.display()
+                ),
+            )
+        }
+    } else {
+        let what = if kind.is_fifo() {
+            "a named pipe (FIFO)"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device node"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        (
+            ErrorKind::InvalidInput,
+            format!("it is {what}; {ONLY_FILES}: remove it or name a file"),
+        )
+    };
+    Err(Error::io(
+        path,
+        "write the output",
+        std::io::Error::new(error_kind, problem),
+    ))
+}
+
+/// Whether a symbolic link's `target` names a process's standard stream or open file
+/// (`/dev/stdout`, `/proc/self/fd/1`, `/dev/fd/1`), rather than a file.
+fn is_stream(target: &Path) -> bool {
+    let text = target.to_string_lossy();
+    text.starts_with("/dev/std")
+        || text.starts_with("/dev/fd/")
+        || text.starts_with("/proc/self/fd/")
+        || (text.starts_with("/proc/") && text.contains("/fd/"))
 }
 
 /// Opens an unnamed (`O_TMPFILE`) file in `dir`, or `None` where that is not to be had:
@@ -838,6 +905,65 @@ mod tests {
                 "unnamed {unnamed}: {err}"
             );
         }
+    }
+
+    /// Makes a named pipe at `path`.
+    fn mkfifo(path: &Path) {
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn refuses_outputs_that_are_not_regular_files_and_leaves_them() {
+        use std::os::unix::fs::FileTypeExt;
+        let (_outside_dir, outside) = outside_file();
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo_out");
+        mkfifo(&fifo);
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        let stdout = dir.path().join("so");
+        std::os::unix::fs::symlink("/proc/self/fd/1", &stdout).unwrap();
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        let cases = [
+            (&fifo, "named pipe"),
+            (&link, "symbolic link; lidx replaces only regular files"),
+            (&stdout, "a stream"),
+            (&dangling, "symbolic link"),
+        ];
+        for (path, what) in cases {
+            for unnamed in [true, false] {
+                let err = AtomicFile::open(path, 16, unnamed).err().unwrap();
+                let text = err.to_string();
+                assert!(text.contains(what), "{text}");
+                assert!(text.contains(&*path.to_string_lossy()), "{text}");
+            }
+        }
+        // Nothing was replaced or added, and the link's target is as it was.
+        assert_eq!(listing(dir.path()), ["dangling", "fifo_out", "link", "so"]);
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+        assert_eq!(std::fs::read_link(&link).unwrap(), outside);
+        assert_eq!(std::fs::read(&outside).unwrap(), b"mine");
+        // A device node, where one is at hand (no privilege is needed to try: /dev/null
+        // itself is refused before anything is created).
+        let err = AtomicFile::create(Path::new("/dev/null")).err().unwrap();
+        assert!(err.to_string().contains("device node"), "{err}");
+        assert!(
+            std::fs::metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
     }
 
     #[test]
