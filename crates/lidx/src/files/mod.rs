@@ -2,8 +2,10 @@
 //! publishing outputs atomically and dropping cached pages. `data` and `storage` both stand
 //! on this module; it knows nothing of key sets or tables.
 //!
-//! - `open_regular` and `reopen` (crate-private): the checked ways lidx opens a file to
-//!   read; [`refuse_same_file`] keeps an output from overwriting an input.
+//! - [`open_regular`], [`open_read`] and `reopen` (crate-private): the checked ways lidx
+//!   opens a file to read, each refusing, without blocking, anything but a regular file (a
+//!   named pipe, a device, a directory); [`refuse_same_file`] keeps an output from
+//!   overwriting an input.
 //! - [`parent_dir`]: where temporary files beside an output go.
 //! - [`atomic`]: every output file is written to a temporary file (unnamed where the file
 //!   system allows, so a killed process leaves nothing), fsynced and renamed into place.
@@ -61,23 +63,42 @@ pub fn refuse_same_file(input: &Path, output: &Path) -> Result<()> {
 }
 
 /// Opens `path` for reading and returns the file and its length. Refuses anything but a
-/// regular file (a pipe or a device has no length to check a header against).
-pub(crate) fn open_regular(path: &Path) -> Result<(File, u64)> {
-    let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
-    let meta = file
+/// regular file (a pipe or a device has no length to check a header against), without
+/// blocking: a named pipe with no writer is refused at once rather than waited on.
+pub fn open_regular(path: &Path) -> Result<(File, u64)> {
+    let file = open_for_reading(path, path, false, "open")?;
+    let len = file
         .metadata()
-        .map_err(|e| Error::io(path, "read the metadata of", e))?;
-    if !meta.is_file() {
-        return Err(Error::io(
-            path,
-            "read",
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "it is not a regular file (lidx reads files, not pipes or devices)",
+        .map_err(|e| Error::io(path, "read the metadata of", e))?
+        .len();
+    Ok((file, len))
+}
+
+/// The refusal of an input that is not a regular file, saying what it is: one message for
+/// every input lidx reads.
+fn not_a_regular_file(path: &Path, kind: std::fs::FileType) -> Error {
+    use std::os::unix::fs::FileTypeExt;
+    let what = if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Error::io(
+        path,
+        "read",
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "it is {what}; lidx reads only regular files (not pipes, devices or directories)"
             ),
-        ));
-    }
-    Ok((file, meta.len()))
+        ),
+    )
 }
 
 /// Opens the same file as `file` once more, as a new open file description (so its flags,
@@ -95,34 +116,51 @@ pub(crate) fn reopen(file: &File, path: &Path, direct: bool) -> Result<File> {
 }
 
 /// Opens `path` for reading, with `O_DIRECT` when `direct` ([`Error::DirectUnsupported`]
-/// where the file system refuses it).
+/// where the file system refuses it); refuses anything but a regular file, as
+/// [`open_regular`] does.
 pub fn open_read(path: &Path, direct: bool) -> Result<File> {
     open_for_reading(path, path, direct, "open")
 }
 
 /// Asks the kernel to drop the file's clean pages from its page cache (so the next reads
-/// of it go to the device, as a cold start's do); a hint, not a guarantee.
+/// of it go to the device, as a cold start's do); a hint, not a guarantee. Refuses what is
+/// not a regular file, as [`open_regular`] does.
 pub fn drop_cached_pages(path: &Path) -> Result<()> {
-    let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+    let file = open_for_reading(path, path, false, "open")?;
     rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed)
         .map_err(|e| Error::io(path, "drop the cached pages of", e.into()))
 }
 
-/// Opens `open` for reading, with `O_DIRECT` when `direct`. Errors name `path` and say
-/// they could not `op` it; a file system that refuses `O_DIRECT` gives
-/// [`Error::DirectUnsupported`].
+/// Opens `open` for reading, with `O_DIRECT` when `direct`, and refuses anything but a
+/// regular file. Errors name `path` and say they could not `op` it; a file system that
+/// refuses `O_DIRECT` gives [`Error::DirectUnsupported`].
+///
+/// What is not a regular file is refused before it is opened (`stat`), so no device is
+/// ever opened; the file is then opened with `O_NONBLOCK` and checked again (`fstat`), so
+/// that a named pipe put in its place meanwhile is refused too rather than waited on (a
+/// plain open of a pipe waits for a writer, possibly forever). A regular file then gets its
+/// blocking mode back (it makes no difference to one, but nothing should inherit a
+/// surprising flag).
 pub(crate) fn open_for_reading(
     open: &Path,
     path: &Path,
     direct: bool,
     op: &'static str,
 ) -> Result<File> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    if direct {
-        options.custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32);
+    use rustix::fs::OFlags;
+    // Absent or unreadable: the open below says why.
+    if let Ok(meta) = std::fs::metadata(open)
+        && !meta.is_file()
+    {
+        return Err(not_a_regular_file(path, meta.file_type()));
     }
-    options.open(open).map_err(|e| {
+    let mut flags = OFlags::NONBLOCK;
+    if direct {
+        flags |= OFlags::DIRECT;
+    }
+    let mut options = OpenOptions::new();
+    options.read(true).custom_flags(flags.bits() as i32);
+    let file = options.open(open).map_err(|e| {
         if direct && e.kind() == io::ErrorKind::InvalidInput {
             Error::DirectUnsupported {
                 path: path.to_path_buf(),
@@ -131,5 +169,73 @@ pub(crate) fn open_for_reading(
         } else {
             Error::io(path, op, e)
         }
-    })
+    })?;
+    let kind = file
+        .metadata()
+        .map_err(|e| Error::io(path, "read the metadata of", e))?
+        .file_type();
+    if !kind.is_file() {
+        return Err(not_a_regular_file(path, kind));
+    }
+    rustix::fs::fcntl_getfl(&file)
+        .and_then(|flags| rustix::fs::fcntl_setfl(&file, flags - OFlags::NONBLOCK))
+        .map_err(|e| Error::io(path, op, e.into()))?;
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Makes a named pipe at `path`.
+    fn mkfifo(path: &Path) {
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+    }
+
+    /// A named pipe with no writer is refused at once (a plain open would wait for one
+    /// forever: the test would hang, not fail), by every way lidx opens an input.
+    #[test]
+    fn inputs_that_are_not_regular_files_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p");
+        mkfifo(&fifo);
+        let link = dir.path().join("link-to-p");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        for path in [&fifo, &link] {
+            let errors = [
+                open_regular(path).err().unwrap(),
+                open_read(path, false).err().unwrap(),
+                drop_cached_pages(path).err().unwrap(),
+            ];
+            for err in errors {
+                let text = err.to_string();
+                assert!(text.contains("named pipe"), "{text}");
+                assert!(text.contains("lidx reads only regular files"), "{text}");
+                assert!(text.contains(&*path.to_string_lossy()), "{text}");
+            }
+        }
+        for (path, what) in [
+            (Path::new("/dev/null"), "a device"),
+            (dir.path(), "a directory"),
+        ] {
+            let err = open_regular(path).err().unwrap();
+            assert!(err.to_string().contains(what), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_regular_file_opens_blocking_with_its_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"12345").unwrap();
+        let (file, len) = open_regular(&path).unwrap();
+        assert_eq!(len, 5);
+        let flags = rustix::fs::fcntl_getfl(&file).unwrap();
+        assert!(!flags.contains(rustix::fs::OFlags::NONBLOCK));
+    }
 }
