@@ -225,6 +225,15 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
     }
 }
 
+/// Opens the database at `dir`, saying on stderr what the open undid, if anything.
+fn open(dir: &std::path::Path) -> anyhow::Result<LsmDb> {
+    let db = LsmDb::open(dir)?;
+    if let Some(undone) = db.recovered() {
+        eprintln!("lidx: note: {}: {undone}", dir.display());
+    }
+    Ok(db)
+}
+
 fn say_times(what: &str, t: ApplyTimes) -> anyhow::Result<()> {
     say!(
         "{what}: data tables {:.2} s, indexes {:.2} s",
@@ -274,7 +283,7 @@ fn load(ctx: &Context, a: LoadArgs) -> anyhow::Result<()> {
 }
 
 fn index(ctx: &Context, a: IndexArgs) -> anyhow::Result<()> {
-    let mut db = LsmDb::open(&a.dir)?;
+    let mut db = open(&a.dir)?;
     let mut spec = IndexSpec::of_method(a.table, a.design, a.maintenance);
     if let Some(covering) = a.covering {
         spec.covering = covering;
@@ -294,7 +303,7 @@ fn index(ctx: &Context, a: IndexArgs) -> anyhow::Result<()> {
 }
 
 fn update(ctx: &Context, a: UpdateArgs) -> anyhow::Result<()> {
-    let mut db = LsmDb::open(&a.dir)?;
+    let mut db = open(&a.dir)?;
     let seed = a.seed.unwrap_or(db.workload().seed);
     let mix = UpdateMix {
         changes: a.changes,
@@ -307,16 +316,20 @@ fn update(ctx: &Context, a: UpdateArgs) -> anyhow::Result<()> {
 }
 
 fn join(ctx: &Context, a: JoinArgs) -> anyhow::Result<()> {
-    let mut db = LsmDb::open(&a.dir)?;
+    let mut db = open(&a.dir)?;
     let spinner = Context {
         quiet: ctx.quiet || a.json,
     }
     .spinner(&format!("joining by {}", a.method));
     let report = match &a.out {
         Some(out) => {
+            db.refuse_output_inside(out)?;
             let mut writer = TableWriter::create_output(out)?;
             let report = joins::join_with_threads(&mut db, a.method, a.threads.into(), &mut writer);
-            writer.finish()?;
+            // Published only when the join succeeded; else the unfinished table is dropped.
+            if report.is_ok() {
+                writer.finish()?;
+            }
             report
         }
         None => joins::join_with_threads(
@@ -377,7 +390,7 @@ fn join(ctx: &Context, a: JoinArgs) -> anyhow::Result<()> {
 }
 
 fn advise(a: AdviseArgs) -> anyhow::Result<()> {
-    let db = LsmDb::open(&a.dir)?;
+    let db = open(&a.dir)?;
     let profile = match &a.profile {
         Some(path) => lidx::storage::profile::StorageProfile::load(path)?,
         None => lidx::storage::profile::assumed_ssd(),
@@ -434,7 +447,7 @@ fn advise(a: AdviseArgs) -> anyhow::Result<()> {
 }
 
 fn info(dir: &std::path::Path) -> anyhow::Result<()> {
-    let db = LsmDb::open(dir)?;
+    let db = open(dir)?;
     let w = db.workload();
     let c = db.config();
     say!("database     {}", dir.display());
