@@ -194,8 +194,9 @@ pub struct AdviseArgs {
     /// The database directory.
     #[arg(long)]
     dir: PathBuf,
-    /// Joins in the workload (a join after each of as many equal batches of updates).
-    #[arg(long, default_value_t = 1)]
+    /// Joins in the workload (a join after each of as many equal batches of updates),
+    /// 1 ..= 1M.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     joins: u64,
     /// Rows written over the workload, across R and S.
     #[arg(long, value_parser = parse_count, default_value = "0")]

@@ -13,6 +13,12 @@ use super::data::KEY_BYTES;
 /// The least memory the sort and hash joins may be given: room for a merge of 16 runs.
 pub const MIN_JOIN_MEMORY: u64 = 1 << 20;
 
+/// The largest write buffer a tree may have (RocksDB takes up to 64 GiB).
+const MAX_WRITE_BUFFER: usize = 16 << 30;
+
+/// The largest block cache per tree, and the most join memory: 1 TiB.
+const MAX_MEMORY: u64 = 1 << 40;
+
 /// The RocksDB settings of a join database's trees, and the memory its joins work in.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LsmConfig {
@@ -70,10 +76,19 @@ impl LsmConfig {
                 format!("{} bytes is not in 512 B ..= 64 MiB", self.block_size),
             ));
         }
-        if self.write_buffer < (64 << 10) {
+        if !((64 << 10)..=MAX_WRITE_BUFFER).contains(&self.write_buffer) {
             return Err(lidx::Error::param(
                 "write buffer",
-                format!("{} bytes is below 64 KiB", self.write_buffer),
+                format!("{} bytes is not in 64 KiB ..= 16 GiB", self.write_buffer),
+            ));
+        }
+        if self.block_cache > MAX_MEMORY || self.join_memory > MAX_MEMORY {
+            return Err(lidx::Error::param(
+                "memory",
+                format!(
+                    "a block cache of {} bytes or join memory of {} bytes is above 1 TiB",
+                    self.block_cache, self.join_memory
+                ),
             ));
         }
         if !(self.size_ratio >= 2.0 && self.size_ratio <= 1000.0) {

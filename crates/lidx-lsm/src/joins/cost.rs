@@ -81,6 +81,13 @@ impl CostInputs {
     /// table is empty), so attributes read from key files bring their own; d counts the
     /// rows written, c per live one.
     pub fn of(db: &LsmDb, joins: u64, updates: u64) -> Result<CostInputs> {
+        if joins > MAX_JOINS {
+            return Err(lidx::Error::param(
+                "joins",
+                format!("{joins} is not in 1 ..= {MAX_JOINS}"),
+            )
+            .into());
+        }
         let c = db.config();
         let w = db.workload();
         let (r, s) = (db.rows(Side::R)?, db.rows(Side::S)?);
@@ -388,6 +395,9 @@ fn join_io(inputs: &CostInputs, method: Method, rows: (f64, f64)) -> Io {
         }
     }
 }
+
+/// The most joins a workload given to the model may have (each is costed at its own size).
+pub const MAX_JOINS: u64 = 1_000_000;
 
 /// The model's prediction for every method, cheapest first under `profile`.
 pub fn advise(inputs: &CostInputs, profile: &StorageProfile) -> Vec<Prediction> {

@@ -203,6 +203,15 @@ impl Workload {
         if self.dup_pk == 0 || self.dup_attr == 0 {
             return bad("duplication", "c and d are at least 1".to_string());
         }
+        if u64::from(self.dup_pk.max(self.dup_attr)) > self.rows {
+            return bad(
+                "duplication",
+                format!(
+                    "c {} and d {} must not exceed the rows per batch, {}",
+                    self.dup_pk, self.dup_attr, self.rows
+                ),
+            );
+        }
         if !(0.0..=5.0).contains(&self.skew) {
             return bad("skew", format!("{} is not in 0 ..= 5", self.skew));
         }

@@ -30,6 +30,9 @@ use crate::{Error, Result};
 
 /// The manifest's file name.
 pub const MANIFEST: &str = "lidx-lsm.json";
+/// The most updates one call of [`LsmDb::update`] applies (the most rows a batch has).
+pub const MAX_UPDATES: u64 = super::data::KEY_LIMIT / 4;
+
 /// The manifest's format tag and version.
 const FORMAT: &str = "lidx-lsm joins";
 const VERSION: u32 = 1;
@@ -393,6 +396,13 @@ impl LsmDb {
     /// All at once or not at all.
     pub fn update(&mut self, n: u64, mix: UpdateMix, seed: u64) -> Result<ApplyTimes> {
         mix.check()?;
+        if n > MAX_UPDATES {
+            return Err(lidx::Error::param(
+                "updates",
+                format!("{n} is not in 0 ..= {MAX_UPDATES}"),
+            )
+            .into());
+        }
         self.change(Pending::Changes, |db| db.update_in(n, mix, seed))
     }
 

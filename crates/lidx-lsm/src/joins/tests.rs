@@ -610,3 +610,40 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+#[test]
+fn settings_that_would_hang_or_exhaust_memory_are_refused() {
+    let rows = 10;
+    let workload = |dup_pk, dup_attr| Workload {
+        rows,
+        dup_pk,
+        dup_attr,
+        ..Workload::default()
+    };
+    // d = 10^9 over 10 rows generated runs for minutes.
+    assert!(workload(1, 1_000_000_000).check().is_err());
+    assert!(workload(11, 1).check().is_err());
+    workload(10, 10).check().expect("c and d up to the rows");
+    for config in [
+        LsmConfig {
+            write_buffer: 100 << 30,
+            ..LsmConfig::default()
+        },
+        LsmConfig {
+            block_cache: 1 << 50,
+            ..LsmConfig::default()
+        },
+        LsmConfig {
+            join_memory: 1 << 50,
+            ..LsmConfig::default()
+        },
+    ] {
+        assert!(config.check().is_err(), "{config:?}");
+    }
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (mut db, _) =
+        LsmDb::create(&dir.path().join("db"), small_trees(), workload(1, 1)).expect("create");
+    assert!(cost::CostInputs::of(&db, cost::MAX_JOINS + 1, 0).is_err());
+    let mix = UpdateMix::default();
+    assert!(db.update(db::MAX_UPDATES + 1, mix, 1).is_err());
+}
