@@ -126,11 +126,17 @@ pub(crate) fn finish(dir: &Path) -> Result<()> {
 /// Moves the database made in `scratch` to `dir`, where nothing may be but an empty
 /// directory (which it replaces); of two processes publishing to one `dir`, one fails.
 pub(crate) fn publish(scratch: lidx::files::ScratchDir, dir: &Path) -> Result<()> {
-    if dir.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+    let replaces_empty = dir.symlink_metadata().is_ok_and(|m| m.is_dir());
+    if replaces_empty {
         // Fails unless it is empty: an empty directory is all we replace.
         std::fs::remove_dir(dir).map_err(|e| not_empty(dir, e))?;
     }
-    scratch.persist(dir).map_err(|e| match e {
+    let published = scratch.persist(dir);
+    if published.is_err() && replaces_empty {
+        // The empty directory is given back (unless another process's database took it).
+        let _ = std::fs::create_dir(dir);
+    }
+    published.map_err(|e| match e {
         lidx::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::AlreadyExists => {
             not_empty(dir, source)
         }

@@ -647,3 +647,56 @@ fn settings_that_would_hang_or_exhaust_memory_are_refused() {
     let mix = UpdateMix::default();
     assert!(db.update(db::MAX_UPDATES + 1, mix, 1).is_err());
 }
+
+#[test]
+fn of_two_loads_racing_for_one_directory_one_wins_and_the_other_removes_only_its_own() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for attempt in 0..6 {
+        let path = dir.path().join(format!("race{attempt}"));
+        if attempt % 2 == 1 {
+            std::fs::create_dir(&path).expect("an empty directory to load into");
+        }
+        let results: Vec<Result<u64, String>> = std::thread::scope(|scope| {
+            let racers: Vec<_> = [1u64, 7]
+                .into_iter()
+                .map(|seed| {
+                    let path = &path;
+                    scope.spawn(move || {
+                        let workload = Workload {
+                            rows: 300,
+                            seed,
+                            ..Workload::default()
+                        };
+                        LsmDb::create(path, small_trees(), workload)
+                            .map(|(db, _)| db.workload().seed)
+                            .map_err(|e| e.to_string())
+                    })
+                })
+                .collect();
+            racers
+                .into_iter()
+                .map(|r| r.join().expect("a racer"))
+                .collect()
+        });
+        let won: Vec<u64> = results
+            .iter()
+            .filter_map(|r| r.as_ref().ok().copied())
+            .collect();
+        assert_eq!(won.len(), 1, "attempt {attempt}: {results:?}");
+        assert!(
+            results
+                .iter()
+                .any(|r| r.as_ref().is_err_and(|e| e.contains("not empty"))),
+            "{results:?}"
+        );
+        let db = LsmDb::open(&path).expect("the winner's database");
+        assert_eq!(db.workload().seed, won[0]);
+        assert_eq!(db.rows(Side::S).expect("S").len(), 300);
+    }
+    let scratch: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("an entry").file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".lidx-tmp-"))
+        .collect();
+    assert!(scratch.is_empty(), "{scratch:?}");
+}
