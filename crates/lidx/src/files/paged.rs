@@ -1,7 +1,7 @@
 //! The shape lidx's paged files share (FORMAT.md sections 6, 7 and 10: the partitions file,
 //! the inserted B+tree file, the ALEX file): a 4096-byte header block (magic, version, three
-//! `u64` fields, the tail's length and CRC32C, the header's own CRC32C), 4096-byte pages,
-//! then a tail holding the index.
+//! `u64` fields, the tail's length and CRC32C, the header's own CRC32C, then zeros to the
+//! block's end), 4096-byte pages, then a tail holding the index.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -16,6 +16,11 @@ pub(crate) const PAGE_SIZE: usize = 4096;
 
 /// Bytes of the header's fields before its own CRC.
 const HEADER_FIELDS: usize = 52;
+/// Byte offset of the reserved `u32` after the version.
+const OFF_RESERVED: usize = 12;
+/// Bytes of the header that mean something: the fields and their CRC; the rest of the
+/// block is zero.
+const HEADER_USED: usize = HEADER_FIELDS + 4;
 
 /// Byte offset of page `page`.
 pub(crate) fn page_offset(page: u64) -> u64 {
@@ -59,8 +64,9 @@ pub(crate) struct Opened {
 }
 
 /// Opens the file at `path` and checks its shape: at least a header block, `magic`,
-/// the header CRC, `version`, a length of exactly the header, `fields[pages_field]` pages
-/// and the tail, and the tail's CRC. `what` names the kind of file in errors.
+/// the header CRC, `version`, the reserved word and bytes `56..4096` of the header block
+/// zero, a length of exactly the header, `fields[pages_field]` pages and the tail, and the
+/// tail's CRC. `what` names the kind of file in errors.
 pub(crate) fn open(
     path: &Path,
     magic: [u8; 8],
@@ -77,13 +83,14 @@ pub(crate) fn open(
             actual: len,
         }));
     }
-    let mut header = [0u8; HEADER_FIELDS + 4];
-    file.read_exact_at(&mut header, 0)
+    let mut block = vec![0u8; PAGE_SIZE];
+    file.read_exact_at(&mut block, 0)
         .map_err(|e| Error::io(path, "read", e))?;
-    if header[..8] != magic {
+    let (header, unused) = block.split_at(HEADER_USED);
+    if header.get(..8) != Some(&magic[..]) {
         return Err(fail(FormatError::BadMagic {
             expected: what,
-            found: header[..8].to_vec(),
+            found: header.get(..8).unwrap_or_default().to_vec(),
         }));
     }
     let (fields, stored) = header.split_at(HEADER_FIELDS);
@@ -96,6 +103,16 @@ pub(crate) fn open(
         }));
     }
     let (fields, tail_len, tail_crc) = header_fields(fields, version, what).map_err(fail)?;
+    // The reserved word and the rest of the block: no CRC covers the latter, so a flipped
+    // bit there is only seen here.
+    let reserved = header
+        .get(OFF_RESERVED..OFF_RESERVED + 4)
+        .unwrap_or_default();
+    if let Some(problem) = nonzero_at(reserved, OFF_RESERVED, "header byte")
+        .or_else(|| nonzero_at(unused, HEADER_USED, "header byte"))
+    {
+        return Err(fail(FormatError::Inconsistent(problem)));
+    }
     let pages = fields.get(pages_field).copied().unwrap_or(0);
     let expected_len = pages
         .checked_add(1)
@@ -140,4 +157,43 @@ fn header_fields(
     let _reserved = d.u32()?;
     let fields = [d.u64()?, d.u64()?, d.u64()?];
     Ok((fields, d.u64()?, d.u32()?))
+}
+
+/// The first non-zero byte of `bytes`, which start at byte `offset` of what `what` names
+/// ("header byte"), as a sentence that names it: "header byte 100 is 0x40 where the format
+/// has zero". `None` when every byte is zero.
+pub(crate) fn nonzero_at(bytes: &[u8], offset: usize, what: &str) -> Option<String> {
+    let (i, b) = bytes.iter().enumerate().find(|(_, b)| **b != 0)?;
+    Some(format!(
+        "{what} {} is {b:#04x} where the format has zero",
+        offset + i
+    ))
+}
+
+/// Test helpers for the paged formats' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{HEADER_FIELDS, PAGE_SIZE};
+
+    /// The little-endian `u64` at byte `at` of `bytes`.
+    pub(crate) fn u64_at(bytes: &[u8], at: usize) -> u64 {
+        u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+    }
+
+    /// Makes the tail's CRC and then the header's fit the bytes as they are, as a forger
+    /// would: `pages` pages precede the tail.
+    pub(crate) fn reseal(bytes: &mut [u8], pages: u64) {
+        let tail_at = PAGE_SIZE * (1 + pages as usize);
+        let crc = crc32c::crc32c(&bytes[tail_at..]);
+        bytes[HEADER_FIELDS - 4..HEADER_FIELDS].copy_from_slice(&crc.to_le_bytes());
+        let crc = crc32c::crc32c(&bytes[..HEADER_FIELDS]);
+        bytes[HEADER_FIELDS..HEADER_FIELDS + 4].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    /// Flips bit 6 of byte `at` (0x40): the flip the audit made at bytes 100 and 4095.
+    pub(crate) fn flipped(bytes: &[u8], at: usize) -> Vec<u8> {
+        let mut out = bytes.to_vec();
+        out[at] ^= 0x40;
+        out
+    }
 }

@@ -202,6 +202,19 @@ impl Index for BTree {
                 Some(_) => lens.last().map_or(0, |&l: &usize| l.div_ceil(NODE_KEYS)),
             };
             let live = level.get(..len).unwrap_or_default();
+            // A search reads the whole last node of a level, its padding too.
+            if let Some(&pad) = level
+                .get(len..)
+                .unwrap_or_default()
+                .iter()
+                .find(|&&k| k != u64::MAX)
+            {
+                return Err(invalid(
+                    "B+tree node padding",
+                    pad,
+                    "u64::MAX after a level's keys, to the end of its last node",
+                ));
+            }
             let sorted = live.windows(2).all(|w| w[0] <= w[1]);
             let firsts_match = levels
                 .last()

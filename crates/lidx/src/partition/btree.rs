@@ -24,12 +24,13 @@ use lru::LruCache;
 use crate::files::AtomicFile;
 use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::files::paged::{self, page_offset};
+use crate::index::file::{FileKind, VerifyReport};
 use crate::memory::MemoryBudget;
 use crate::storage::{BLOCK_SIZE, Table};
 use crate::{Error, FormatError, Result};
 
 /// The first eight bytes of an inserted B+tree's file.
-pub const MAGIC: [u8; 8] = *b"LIDXBTI\0";
+pub const MAGIC: [u8; 8] = FileKind::InsertedBTree.magic();
 /// Format version written and read.
 pub const VERSION: u32 = 1;
 /// Entries a leaf holds: a 16-byte header (count, next leaf), then 16-byte entries.
@@ -546,6 +547,149 @@ impl InsertedBTree {
     }
 }
 
+impl InsertedBTree {
+    /// Opens the B+tree file at `path` and checks everything its format has: what
+    /// [`open`](Self::open) checks, then every leaf, in key order (the first leaf, then
+    /// the separators' leaves in order): its checksum, count and entry order, zero reserved
+    /// bytes and padding, its next leaf the one after it, its first entry its separator and
+    /// its last below the next separator, every position below the entry count and named
+    /// once, and the entries adding up to the count. With `table` (the (key, value) table
+    /// it was built from, in its order), also that each entry's key is the key of the
+    /// table's tuple at its position: so the tree holds exactly the table's entries, where
+    /// a lookup finds them.
+    pub fn verify_file(path: &Path, table: Option<&Table>) -> Result<VerifyReport> {
+        let tree = InsertedBTree::open(path, 1)?;
+        let corrupt = |problem: String| Error::format(path, FormatError::Inconsistent(problem));
+        let n = tree.n;
+        let leaves = tree.leaves();
+        if n > leaves.saturating_mul(LEAF_ENTRIES as u64) {
+            return Err(Error::format(
+                path,
+                FormatError::HeaderDisagrees {
+                    field: "entries",
+                    header: n,
+                    data: leaves.saturating_mul(LEAF_ENTRIES as u64),
+                },
+            ));
+        }
+        let keys = match table {
+            Some(table) => Some(tree.table_keys(table)?),
+            None => None,
+        };
+        // The leaves in key order, and the separator each starts with (none for the first).
+        let order: Vec<(u64, Option<Entry>)> = std::iter::once((tree.inner.first_leaf, None))
+            .chain(
+                tree.inner
+                    .separators
+                    .iter()
+                    .map(|(&e, &leaf)| (leaf, Some(e))),
+            )
+            .collect();
+        let mut file = OpenedFile {
+            path: &tree.path,
+            file: &tree.file,
+            crcs: &tree.crcs,
+        };
+        let mut positions = vec![0u64; usize::try_from(n.div_ceil(64)).unwrap_or(usize::MAX)];
+        let mut page = [0u8; BLOCK_SIZE];
+        let mut entries = 0u64;
+        for (i, &(id, separator)) in order.iter().enumerate() {
+            file.read_page(id, &mut page)?;
+            let leaf = Leaf::decode(&page).map_err(|e| file.format_error(e))?;
+            let used = LEAF_HEADER + 16 * leaf.entries.len();
+            if let Some(problem) = paged::nonzero_at(&page[4..8], 4, "byte")
+                .or_else(|| paged::nonzero_at(&page[used..], used, "byte"))
+            {
+                return Err(corrupt(format!("in leaf {id}, {problem}")));
+            }
+            let (next_leaf, next_separator) = order.get(i + 1).copied().unwrap_or((NO_LEAF, None));
+            if leaf.next != next_leaf {
+                return Err(corrupt(format!(
+                    "leaf {id} names {} as the next leaf, where the separators put {}",
+                    leaf.next, next_leaf
+                )));
+            }
+            if separator.is_some() && leaf.entries.first() != separator.as_ref() {
+                return Err(corrupt(format!(
+                    "leaf {id} does not start with its separator"
+                )));
+            }
+            if let (Some(last), Some(next)) = (leaf.entries.last(), next_separator)
+                && *last >= next
+            {
+                return Err(corrupt(format!(
+                    "leaf {id} holds an entry at or past the next leaf's separator"
+                )));
+            }
+            for &(key, position) in &leaf.entries {
+                let word = positions.get_mut(usize::try_from(position / 64).unwrap_or(usize::MAX));
+                let bit = 1u64 << (position % 64);
+                match word {
+                    Some(w) if position < n && *w & bit == 0 => *w |= bit,
+                    _ => {
+                        return Err(corrupt(format!(
+                            "leaf {id} names position {position}, which is past the {n} entries or named twice"
+                        )));
+                    }
+                }
+                if let (Some(keys), Some(table)) = (&keys, table)
+                    && keys.get(position as usize) != Some(&key)
+                {
+                    return Err(Error::IndexMismatch {
+                        path: path.to_path_buf(),
+                        problem: format!(
+                            "the entry ({key}, {position}) is not the key of {}'s tuple {position}; rebuild it",
+                            table.path().display()
+                        ),
+                    });
+                }
+            }
+            entries += leaf.entries.len() as u64;
+        }
+        if entries != n {
+            return Err(Error::format(
+                path,
+                FormatError::HeaderDisagrees {
+                    field: "entries",
+                    header: n,
+                    data: entries,
+                },
+            ));
+        }
+        let bytes = tree
+            .file
+            .metadata()
+            .map_err(|e| Error::io(path, "read the metadata of", e))?
+            .len();
+        Ok(VerifyReport {
+            kind: FileKind::InsertedBTree,
+            bytes,
+            checksums: 2 + leaves,
+            pages: leaves,
+            entries: n,
+            table_tuples: keys.map(|k| k.len() as u64),
+        })
+    }
+
+    /// The keys of `table`, in its order, after checking it holds as many tuples as the
+    /// tree has entries ([`Error::IndexMismatch`] otherwise).
+    fn table_keys(&self, table: &Table) -> Result<Vec<u64>> {
+        table.require_pairs("verifying a B+tree against a table")?;
+        if table.len() != self.n {
+            return Err(Error::IndexMismatch {
+                path: self.path.clone(),
+                problem: format!(
+                    "the index holds {} entries, {} holds {} tuples; rebuild it",
+                    self.n,
+                    table.path().display(),
+                    table.len()
+                ),
+            });
+        }
+        table.read_keys()
+    }
+}
+
 /// Decodes the separators and leaf checksums of a tree of `leaves` leaves.
 fn decode_tail(
     bytes: &[u8],
@@ -594,4 +738,197 @@ fn decode_tail(
         },
         crcs,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::files::paged::testing::{flipped, reseal, u64_at};
+    use crate::index::file::tests::key_set;
+    use crate::storage::{TableWriter, Tuple};
+
+    /// Writes `keys` in their order as a table whose values are the keys' positions.
+    fn table_of(dir: &Path, name: &str, keys: &[u64]) -> Table {
+        let path = dir.join(name);
+        let mut w = TableWriter::create(&path).unwrap();
+        for (i, &key) in keys.iter().enumerate() {
+            w.push(Tuple {
+                key,
+                value: i as u64,
+            })
+            .unwrap();
+        }
+        w.finish().unwrap();
+        Table::open(&path).unwrap()
+    }
+
+    /// The tree of `table` at `dir/u.bti`, built with a pool of `frames` leaves.
+    fn built(dir: &Path, table: &Table, frames: u64) -> PathBuf {
+        let out = dir.join("u.bti");
+        let budget =
+            MemoryBudget::new(min_build_memory(table.len()) + (frames - MIN_FRAMES) * FRAME_BYTES);
+        build(table, &out, &budget, |_| {}).unwrap();
+        out
+    }
+
+    /// 1,000 shuffled keys with duplicates, in leaves written out of key order.
+    fn thousand(dir: &Path) -> (Table, PathBuf, Vec<u8>) {
+        let keys: Vec<u64> = (0..1000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % 700)
+            .collect();
+        let table = table_of(dir, "u.tbl", &keys);
+        let out = built(dir, &table, MIN_FRAMES);
+        let bytes = std::fs::read(&out).unwrap();
+        (table, out, bytes)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        #[test]
+        fn valid_files_verify_against_their_table(keys in key_set(), frames in 2u64..6) {
+            let dir = tempfile::tempdir().unwrap();
+            let table = table_of(dir.path(), "u.tbl", &keys);
+            let out = built(dir.path(), &table, frames);
+            let leaves = InsertedBTree::open(&out, 1).unwrap().leaves();
+            let report = InsertedBTree::verify_file(&out, Some(&table)).unwrap();
+            prop_assert_eq!(
+                report,
+                VerifyReport {
+                    kind: FileKind::InsertedBTree,
+                    bytes: std::fs::metadata(&out).unwrap().len(),
+                    checksums: 2 + leaves,
+                    pages: leaves,
+                    entries: keys.len() as u64,
+                    table_tuples: Some(keys.len() as u64),
+                }
+            );
+            prop_assert_eq!(InsertedBTree::verify_file(&out, None).unwrap().table_tuples, None);
+        }
+    }
+
+    #[test]
+    fn a_flipped_byte_in_the_unused_header_is_refused_by_open_and_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, _, good) = thousand(dir.path());
+        let damaged = dir.path().join("d.bti");
+        let mut reserved = flipped(&good, 15);
+        reseal(&mut reserved, u64_at(&good, 24));
+        for (at, bytes) in [
+            (100, flipped(&good, 100)),
+            (4095, flipped(&good, 4095)),
+            (15, reserved),
+        ] {
+            std::fs::write(&damaged, bytes).unwrap();
+            let want = format!("d.bti: header byte {at} is 0x40 where the format has zero");
+            let err = InsertedBTree::open(&damaged, 2).err().unwrap().to_string();
+            assert!(err.contains(&want), "{err}");
+            let err = InsertedBTree::verify_file(&damaged, None)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(&want), "{err}");
+        }
+    }
+
+    /// `bytes` with leaf `leaf` changed by `change` and every checksum made to fit.
+    fn forged(bytes: &[u8], leaf: u64, change: impl FnOnce(&mut [u8])) -> Vec<u8> {
+        let mut bytes = bytes.to_vec();
+        let leaves = u64_at(&bytes, 24);
+        let at = page_offset(leaf) as usize;
+        change(&mut bytes[at..at + BLOCK_SIZE]);
+        let crc = crc32c::crc32c(&bytes[at..at + BLOCK_SIZE]);
+        let crc_at = bytes.len() - 4 * (leaves - leaf) as usize;
+        bytes[crc_at..crc_at + 4].copy_from_slice(&crc.to_le_bytes());
+        reseal(&mut bytes, leaves);
+        bytes
+    }
+
+    #[test]
+    fn forged_leaves_pass_open_and_fail_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let (table, out, good) = thousand(dir.path());
+        let leaves = InsertedBTree::open(&out, 1).unwrap().leaves();
+        assert!(leaves >= 4, "{leaves} leaves");
+        let damaged = dir.path().join("d.bti");
+        let check = |bytes: &[u8], want: &str| {
+            std::fs::write(&damaged, bytes).unwrap();
+            InsertedBTree::open(&damaged, 2).unwrap();
+            let err = InsertedBTree::verify_file(&damaged, None)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{err}");
+        };
+        let count = |leaf: u64| {
+            let at = page_offset(leaf) as usize;
+            u32::from_le_bytes(good[at..at + 4].try_into().unwrap()) as usize
+        };
+        let used = LEAF_HEADER + 16 * count(0);
+        check(
+            &forged(&good, 0, |page| page[used + 3] = 1),
+            &format!(
+                "in leaf 0, byte {} is 0x01 where the format has zero",
+                used + 3
+            ),
+        );
+        check(
+            &forged(&good, 0, |page| page[5] = 1),
+            "in leaf 0, byte 5 is 0x01",
+        );
+        check(
+            &forged(&good, 1, |page| {
+                page[8..16].copy_from_slice(&NO_LEAF.to_le_bytes())
+            }),
+            "leaf 1 names 18446744073709551615 as the next leaf",
+        );
+        // Two entries of one leaf naming one position: an entry whose key lies strictly
+        // between its neighbours' takes its left neighbour's position.
+        check(
+            &forged(&good, 2, |page| {
+                let key = |i: usize| {
+                    let at = LEAF_HEADER + 16 * i;
+                    u64::from_le_bytes(page[at..at + 8].try_into().unwrap())
+                };
+                let i = (1..count(2) - 1)
+                    .find(|&i| key(i - 1) < key(i) && key(i) < key(i + 1))
+                    .unwrap();
+                let at = LEAF_HEADER + 16 * i;
+                let left: [u8; 8] = page[at - 8..at].try_into().unwrap();
+                page[at + 8..at + 16].copy_from_slice(&left);
+            }),
+            "named twice",
+        );
+        // An entry's key changed within its leaf's range: only the table knows.
+        let bytes = forged(&good, 2, |page| {
+            let second = u64::from_le_bytes(page[32..40].try_into().unwrap());
+            let third = u64::from_le_bytes(page[48..56].try_into().unwrap());
+            assert!(second < third, "the leaf's second and third keys differ");
+            page[32..40].copy_from_slice(&(second + 1).to_le_bytes());
+        });
+        std::fs::write(&damaged, &bytes).unwrap();
+        InsertedBTree::verify_file(&damaged, None).unwrap();
+        let err = InsertedBTree::verify_file(&damaged, Some(&table))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is not the key of"), "{err}");
+    }
+
+    #[test]
+    fn verify_refuses_another_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let (table, out, _) = thousand(dir.path());
+        let keys: Vec<u64> = (0..1000).collect();
+        let other = table_of(dir.path(), "o.tbl", &keys);
+        let err = InsertedBTree::verify_file(&out, Some(&other))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("o.tbl's tuple"), "{err}");
+        let fewer = table_of(dir.path(), "f.tbl", &keys[..999]);
+        let err = InsertedBTree::verify_file(&out, Some(&fewer))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("the index holds 1000 entries"), "{err}");
+        InsertedBTree::verify_file(&out, Some(&table)).unwrap();
+    }
 }

@@ -30,12 +30,13 @@ use super::{PAGE_TUPLES, PartitionIndex};
 use crate::files::AtomicFile;
 use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::files::paged;
+use crate::index::file::{FileKind, VerifyReport};
 use crate::index::{Index, Pgm};
-use crate::storage::{BLOCK_SIZE, IoStats, TUPLE_SIZE, Tuple};
+use crate::storage::{BLOCK_SIZE, IoStats, TUPLE_SIZE, Table, Tuple};
 use crate::{Error, FormatError, Result};
 
 /// The first eight bytes of a partitions file.
-pub const MAGIC: [u8; 8] = *b"LIDXPRT\0";
+pub const MAGIC: [u8; 8] = FileKind::Partition.magic();
 /// Format version written and read.
 pub const VERSION: u32 = 1;
 
@@ -126,11 +127,8 @@ impl PartitionFile {
     /// `tuples`, reading its pages (consecutive pages in one read) and checking each
     /// page's checksum. Returns the I/O.
     pub fn read_partition(&self, p: u64, tuples: &mut Vec<Tuple>) -> Result<IoStats> {
-        self.scan_pages(p, usize::MAX, |page| {
-            tuples.extend(
-                page.chunks_exact(TUPLE_SIZE)
-                    .map(|b| *bytemuck::from_bytes::<Tuple>(b)),
-            );
+        self.scan_pages(p, usize::MAX, |_, page, live| {
+            tuples.extend(live_tuples(page, live));
             Ok(())
         })
     }
@@ -146,11 +144,8 @@ impl PartitionFile {
     ) -> Result<IoStats> {
         let mut tuples: Vec<Tuple> = Vec::new();
         let mut pages_held = 0;
-        self.scan_pages(p, max_pages, |page| {
-            tuples.extend(
-                page.chunks_exact(TUPLE_SIZE)
-                    .map(|b| *bytemuck::from_bytes::<Tuple>(b)),
-            );
+        self.scan_pages(p, max_pages, |_, page, live| {
+            tuples.extend(live_tuples(page, live));
             pages_held += 1;
             if pages_held == max_pages.max(1) {
                 visit(&tuples)?;
@@ -167,14 +162,14 @@ impl PartitionFile {
         })
     }
 
-    /// Calls `visit` with the tuple bytes of each of partition `p`'s pages in order,
-    /// reading runs of consecutive pages (at most `max_pages`) in one call each and checking
-    /// every page's checksum.
+    /// Calls `visit` with the number, the 4096 bytes and the count of tuples of each of
+    /// partition `p`'s pages in order, reading runs of consecutive pages (at most
+    /// `max_pages`) in one call each and checking every page's checksum.
     fn scan_pages(
         &self,
         p: u64,
         max_pages: usize,
-        mut visit: impl FnMut(&[u8]) -> Result<()>,
+        mut visit: impl FnMut(u64, &[u8], usize) -> Result<()>,
     ) -> Result<IoStats> {
         let pages = self.index.pages_of(p);
         let mut left = self.index.count(p);
@@ -205,7 +200,7 @@ impl PartitionFile {
                     });
                 }
                 let here = left.min(PAGE_TUPLES) as usize;
-                visit(&page[..here * TUPLE_SIZE])?;
+                visit(number, page, here)?;
                 left -= here as u64;
             }
             i = j;
@@ -228,6 +223,111 @@ impl PartitionFile {
             .map(|t| t.value)
             .collect())
     }
+
+    /// Opens the partitions file at `path` and checks everything its format has: what
+    /// [`open`](Self::open) checks, then every page, partition by partition: its checksum,
+    /// each tuple's key ranked by the model to the partition that holds it, and zeros
+    /// after the partition's last tuple. With `table` (the (key, value) table it was built
+    /// from), also that each partition holds exactly the table's tuples whose keys rank to
+    /// it, in the table's order (their count and CRC32C), so a lookup of any of the table's
+    /// keys finds all its tuples in the partition it reads.
+    pub fn verify_file(path: &Path, table: Option<&Table>) -> Result<VerifyReport> {
+        let file = PartitionFile::open(path)?;
+        let index = &file.index;
+        let corrupt = |problem: String| Error::format(path, FormatError::Inconsistent(problem));
+        // Each partition's tuples as written: their CRC32C, for the table to match.
+        let mut crcs = Vec::with_capacity(index.counts.len());
+        for p in 0..index.partitions() {
+            let mut crc = 0u32;
+            file.scan_pages(p, 64, |page_no, page, live| {
+                let (tuples, padding) = page.split_at(live * TUPLE_SIZE);
+                if let Some(problem) = paged::nonzero_at(padding, tuples.len(), "byte") {
+                    return Err(corrupt(format!(
+                        "in page {page_no}, after partition {p}'s last tuple, {problem}"
+                    )));
+                }
+                for t in live_tuples(page, live) {
+                    let q = index.partition_of(t.key);
+                    if q != p {
+                        return Err(corrupt(format!(
+                            "partition {p} holds key {}, which the model ranks to partition {q}",
+                            t.key
+                        )));
+                    }
+                }
+                crc = crc32c::crc32c_append(crc, tuples);
+                Ok(())
+            })?;
+            crcs.push(crc);
+        }
+        let pages = index.total_pages();
+        let table_tuples = match table {
+            Some(table) => Some(file.check_table(table, &crcs)?),
+            None => None,
+        };
+        let bytes = file
+            .file
+            .metadata()
+            .map_err(|e| Error::io(path, "read the metadata of", e))?
+            .len();
+        Ok(VerifyReport {
+            kind: FileKind::Partition,
+            bytes,
+            checksums: 2 + pages,
+            pages,
+            entries: index.len(),
+            table_tuples,
+        })
+    }
+
+    /// Fails with [`Error::IndexMismatch`] unless each partition `p` holds exactly the
+    /// tuples of `table` whose keys rank to it, in table order: as many as the table's, with
+    /// the CRC32C `crcs[p]` of theirs. Returns the table's tuples.
+    fn check_table(&self, table: &Table, crcs: &[u32]) -> Result<u64> {
+        table.require_pairs("verifying a partition index against a table")?;
+        let index = &self.index;
+        let mismatch = |problem: String| Error::IndexMismatch {
+            path: self.path.clone(),
+            problem: format!("{problem}; rebuild it"),
+        };
+        if table.len() != index.len() {
+            return Err(mismatch(format!(
+                "the index holds {} tuples, {} holds {}",
+                index.len(),
+                table.path().display(),
+                table.len()
+            )));
+        }
+        let mut counts = vec![0u64; index.counts.len()];
+        let mut table_crcs = vec![0u32; index.counts.len()];
+        table.scan(|tuples| {
+            for t in tuples {
+                let p = index.partition_of(t.key) as usize;
+                if let (Some(c), Some(crc)) = (counts.get_mut(p), table_crcs.get_mut(p)) {
+                    *c += 1;
+                    *crc = crc32c::crc32c_append(*crc, bytemuck::bytes_of(t));
+                }
+            }
+            Ok(())
+        })?;
+        for p in 0..index.partitions() {
+            let (file_count, table_count) = (index.count(p), counts[p as usize]);
+            if file_count != table_count || crcs[p as usize] != table_crcs[p as usize] {
+                return Err(mismatch(format!(
+                    "partition {p} holds {file_count} tuples, and not the {table_count} of {} whose keys rank to it",
+                    table.path().display()
+                )));
+            }
+        }
+        Ok(table.len())
+    }
+}
+
+/// The first `live` tuples of a page.
+fn live_tuples(page: &[u8], live: usize) -> impl Iterator<Item = Tuple> + '_ {
+    page.chunks_exact(TUPLE_SIZE)
+        .take(live)
+        .map(|b| *bytemuck::from_bytes::<Tuple>(b))
 }
 
 /// Decodes and checks the index of a file with `n` tuples, `partitions` and `pages`.
@@ -308,4 +408,229 @@ fn decode_index(
         pages: list,
         page_crcs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::files::paged::testing::{flipped, reseal, u64_at};
+    use crate::index::file::tests::key_set;
+    use crate::memory::MemoryBudget;
+    use crate::partition::{PartitionParams, build};
+    use crate::storage::TableWriter;
+
+    /// Writes `keys` in their order as a table whose values are the keys' positions.
+    fn table_of(dir: &Path, name: &str, keys: &[u64]) -> Table {
+        let path = dir.join(name);
+        let mut w = TableWriter::create(&path).unwrap();
+        for (i, &key) in keys.iter().enumerate() {
+            w.push(Tuple {
+                key,
+                value: i as u64,
+            })
+            .unwrap();
+        }
+        w.finish().unwrap();
+        Table::open(&path).unwrap()
+    }
+
+    /// Small partitions that overflow their page, or the default ones.
+    fn params(small: bool) -> PartitionParams {
+        if small {
+            PartitionParams {
+                partition_tuples: 4,
+                flush_tuples: 1,
+                sample_fraction: 0.5,
+                ..PartitionParams::default()
+            }
+        } else {
+            PartitionParams::default()
+        }
+    }
+
+    /// The partitions file of `table` at `dir/u.pidx`.
+    fn built(dir: &Path, table: &Table, small: bool) -> PathBuf {
+        let out = dir.join("u.pidx");
+        build(
+            table,
+            &out,
+            &params(small),
+            &MemoryBudget::unlimited(),
+            |_| {},
+        )
+        .unwrap();
+        out
+    }
+
+    /// 1,000 shuffled keys in small partitions, some past their first page.
+    fn thousand(dir: &Path) -> (Table, PathBuf, Vec<u8>) {
+        let keys: Vec<u64> = (0..1000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % 5000)
+            .collect();
+        let table = table_of(dir, "u.tbl", &keys);
+        let out = built(dir, &table, true);
+        let bytes = std::fs::read(&out).unwrap();
+        (table, out, bytes)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        #[test]
+        fn valid_files_verify_against_their_table(keys in key_set(), small in any::<bool>()) {
+            let dir = tempfile::tempdir().unwrap();
+            let table = table_of(dir.path(), "u.tbl", &keys);
+            let out = built(dir.path(), &table, small);
+            let pages = PartitionFile::open(&out).unwrap().index().total_pages();
+            let report = PartitionFile::verify_file(&out, Some(&table)).unwrap();
+            prop_assert_eq!(
+                report,
+                VerifyReport {
+                    kind: FileKind::Partition,
+                    bytes: std::fs::metadata(&out).unwrap().len(),
+                    checksums: 2 + pages,
+                    pages,
+                    entries: keys.len() as u64,
+                    table_tuples: Some(keys.len() as u64),
+                }
+            );
+            prop_assert_eq!(PartitionFile::verify_file(&out, None).unwrap().table_tuples, None);
+        }
+    }
+
+    #[test]
+    fn a_flipped_byte_in_the_unused_header_is_refused_by_open_and_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, _, good) = thousand(dir.path());
+        let damaged = dir.path().join("d.pidx");
+        // The reserved word is under the header's CRC: a forger's change, CRC fixed.
+        let mut reserved = flipped(&good, 12);
+        reseal(&mut reserved, u64_at(&good, 32));
+        for (at, bytes) in [
+            (100, flipped(&good, 100)),
+            (4095, flipped(&good, 4095)),
+            (12, reserved),
+        ] {
+            std::fs::write(&damaged, bytes).unwrap();
+            let want = format!("d.pidx: header byte {at} is 0x40 where the format has zero");
+            let err = PartitionFile::open(&damaged).unwrap_err().to_string();
+            assert!(err.contains(&want), "{err}");
+            let err = PartitionFile::verify_file(&damaged, None)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(&want), "{err}");
+        }
+    }
+
+    #[test]
+    fn four_flipped_bytes_in_the_middle_pass_open_and_fail_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let (table, _, good) = thousand(dir.path());
+        let mut bytes = good.clone();
+        let mid = bytes.len() / 2;
+        assert!(
+            mid < u64_at(&bytes, 32) as usize * BLOCK_SIZE,
+            "the middle is a page"
+        );
+        for b in &mut bytes[mid..mid + 4] {
+            *b ^= 0x55;
+        }
+        let damaged = dir.path().join("d.pidx");
+        std::fs::write(&damaged, &bytes).unwrap();
+        PartitionFile::open(&damaged).unwrap();
+        for t in [None, Some(&table)] {
+            let err = PartitionFile::verify_file(&damaged, t)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("checksum mismatch in data block"), "{err}");
+        }
+    }
+
+    /// `bytes` with page `page` changed by `change` and every checksum made to fit.
+    fn forged(bytes: &[u8], page: u64, change: impl FnOnce(&mut [u8])) -> Vec<u8> {
+        let mut bytes = bytes.to_vec();
+        let pages = u64_at(&bytes, 32);
+        let at = page_offset(page) as usize;
+        change(&mut bytes[at..at + BLOCK_SIZE]);
+        let crc = crc32c::crc32c(&bytes[at..at + BLOCK_SIZE]);
+        let crc_at = bytes.len() - 4 * (pages - page) as usize;
+        bytes[crc_at..crc_at + 4].copy_from_slice(&crc.to_le_bytes());
+        reseal(&mut bytes, pages);
+        bytes
+    }
+
+    #[test]
+    fn forged_pages_pass_open_and_reads_but_fail_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let (table, out, good) = thousand(dir.path());
+        let file = PartitionFile::open(&out).unwrap();
+        let index = file.index();
+        let damaged = dir.path().join("d.pidx");
+        let check = |bytes: &[u8], want: &str| {
+            std::fs::write(&damaged, bytes).unwrap();
+            let opened = PartitionFile::open(&damaged).unwrap();
+            for p in 0..index.partitions() {
+                opened.read_partition(p, &mut Vec::new()).unwrap();
+            }
+            let err = PartitionFile::verify_file(&damaged, None)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{err}");
+        };
+        // A byte after a partition's last tuple.
+        let p = (0..index.partitions())
+            .find(|&p| !index.count(p).is_multiple_of(PAGE_TUPLES))
+            .unwrap();
+        let last = *index.pages_of(p).last().unwrap();
+        let live = (index.count(p) % PAGE_TUPLES) as usize * TUPLE_SIZE;
+        check(
+            &forged(&good, last, |page| page[live + 5] = 1),
+            &format!(
+                "in page {last}, after partition {p}'s last tuple, byte {} is 0x01",
+                live + 5
+            ),
+        );
+        // A key moved to the first partition from the last one.
+        let first = index.pages_of(0)[0];
+        check(
+            &forged(&good, first, |page| {
+                page[..8].copy_from_slice(&4999u64.to_le_bytes())
+            }),
+            "partition 0 holds key 4999, which the model ranks to partition",
+        );
+        // A value changed: only the table knows.
+        let bytes = forged(&good, first, |page| page[8] ^= 1);
+        std::fs::write(&damaged, &bytes).unwrap();
+        PartitionFile::verify_file(&damaged, None).unwrap();
+        let err = PartitionFile::verify_file(&damaged, Some(&table))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("partition 0 holds") && err.contains("whose keys rank to it"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn verify_refuses_another_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let (table, out, _) = thousand(dir.path());
+        let keys: Vec<u64> = (0..1000).collect();
+        let other = table_of(dir.path(), "o.tbl", &keys);
+        let err = PartitionFile::verify_file(&out, Some(&other))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("o.tbl whose keys rank to it; rebuild it"),
+            "{err}"
+        );
+        let fewer = table_of(dir.path(), "f.tbl", &keys[..999]);
+        let err = PartitionFile::verify_file(&out, Some(&fewer))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("the index holds 1000 tuples"), "{err}");
+        PartitionFile::verify_file(&out, Some(&table)).unwrap();
+    }
 }

@@ -35,13 +35,13 @@ use super::plan::{self, Model, NodeSink, Router, place};
 use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::files::paged::{self, PAGE_SIZE, page_offset};
 use crate::files::{AtomicFile, reopen};
-use crate::index::file::KeysFingerprint;
+use crate::index::file::{self as index_file, FileKind, KeysFingerprint, VerifyReport};
 use crate::storage::aligned::AlignedBuf;
 use crate::storage::{IoStats, ReadMode, Table, Tuple};
 use crate::{Error, FormatError, Result};
 
 /// The first eight bytes of an ALEX file.
-pub const MAGIC: [u8; 8] = *b"LIDXALX\0";
+pub const MAGIC: [u8; 8] = FileKind::Alex.magic();
 /// Format version written and read.
 pub const VERSION: u32 = 1;
 /// Slots in a page: 253 keys and 253 values of 8 bytes, a 32-byte bitmap and a CRC32C fit
@@ -664,6 +664,67 @@ impl AlexFile {
     }
 }
 
+impl AlexFile {
+    /// Opens the ALEX file at `path` and checks everything its format has: what
+    /// [`open`](Self::open) checks, then every page and node ([`verify`](Self::verify)).
+    /// With `table` (the sorted (key, value) table it was built from), also
+    /// [`check_table`](Self::check_table): every key of the table is found, with exactly
+    /// the table's values.
+    pub fn verify_file(path: &Path, table: Option<&Table>) -> Result<VerifyReport> {
+        let alex = AlexFile::open(path)?;
+        let entries = alex.verify()?;
+        let table_tuples = match table {
+            Some(table) => Some(alex.check_table(table)?),
+            None => None,
+        };
+        let bytes = alex
+            .file
+            .as_ref()
+            .map(|f| f.metadata().map(|m| m.len()))
+            .transpose()
+            .map_err(|e| Error::io(path, "read the metadata of", e))?
+            .unwrap_or(0);
+        Ok(VerifyReport {
+            kind: FileKind::Alex,
+            bytes,
+            checksums: 2 + alex.pages,
+            pages: alex.pages,
+            entries,
+            table_tuples,
+        })
+    }
+
+    /// Checks the file against `table`, the sorted (key, value) table it says it was built
+    /// from: the count and key range its header gives, then a lookup of each of the
+    /// table's keys, which must return exactly the table's values for that key in table
+    /// order ([`Error::IndexMismatch`] otherwise). Returns the table's tuples.
+    pub fn check_table(&self, table: &Table) -> Result<u64> {
+        table.require_sorted("verifying an ALEX file against a table")?;
+        table.require_pairs("verifying an ALEX file against a table")?;
+        index_file::check_table(&self.path, &self.fingerprint, table)?;
+        let mut reader = AlexReader::new(self, ReadMode::Buffered)?;
+        // The run of equal keys being read from the table, and what a lookup finds.
+        let (mut key, mut values, mut found) = (None, Vec::new(), Vec::new());
+        table.scan(|tuples| {
+            for t in tuples {
+                if key != Some(t.key) {
+                    if let Some(k) = key {
+                        reader.check_run(k, &values, &mut found, table)?;
+                    }
+                    key = Some(t.key);
+                    values.clear();
+                }
+                values.push(t.value);
+            }
+            Ok(())
+        })?;
+        if let Some(k) = key {
+            reader.check_run(k, &values, &mut found, table)?;
+        }
+        Ok(table.len())
+    }
+}
+
 /// Decodes and checks the tail of a file whose header gives `n` tuples, `pages` pages and
 /// `data_nodes` data nodes.
 fn decode_tail(
@@ -933,6 +994,39 @@ impl<'f> AlexReader<'f> {
         let mut values = Vec::new();
         self.matches(key, |v| values.push(v))?;
         Ok(values)
+    }
+
+    /// Fails with [`Error::IndexMismatch`] unless a lookup of `key` finds exactly `values`,
+    /// those of `table`'s run of tuples with that key, in order (`found` is scratch).
+    fn check_run(
+        &mut self,
+        key: u64,
+        values: &[u64],
+        found: &mut Vec<u64>,
+        table: &Table,
+    ) -> Result<()> {
+        found.clear();
+        self.matches(key, |v| found.push(v))?;
+        if found == values {
+            return Ok(());
+        }
+        let problem = if found.len() != values.len() {
+            format!(
+                "a lookup of key {key} finds {} tuples, where {} holds {}",
+                found.len(),
+                table.path().display(),
+                values.len()
+            )
+        } else {
+            format!(
+                "a lookup of key {key} finds other values than {} holds",
+                table.path().display()
+            )
+        };
+        Err(Error::IndexMismatch {
+            path: self.file.path.clone(),
+            problem: format!("{problem}; rebuild it"),
+        })
     }
 
     /// The first slot of `node` whose key is at least `key` (its end when none is): the
@@ -1260,6 +1354,133 @@ mod tests {
         let err = reader.get_all(0).unwrap_err().to_string();
         assert!(err.contains("checksum mismatch in data block 1"), "{err}");
         assert!(file.verify().is_err());
+    }
+
+    mod verify {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::files::paged::testing::{flipped, reseal, u64_at};
+        use crate::index::file::tests::key_set;
+        use crate::storage::{TableWriter, ValueSource};
+
+        /// The ALEX file of the sorted `keys` at `dir/t.alex`, its table and its bytes.
+        fn built(dir: &Path, keys: &mut [u64], params: &AlexParams) -> (Table, PathBuf, Vec<u8>) {
+            keys.sort_unstable();
+            let table = table_of(dir, keys);
+            let out = dir.join("t.alex");
+            build(&table, keys, &out, params, |_| {}).unwrap();
+            let bytes = std::fs::read(&out).unwrap();
+            (table, out, bytes)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(32))]
+
+            #[test]
+            fn valid_files_verify_against_their_table(mut keys in key_set(), small in any::<bool>()) {
+                let dir = tempfile::tempdir().unwrap();
+                let params = if small {
+                    AlexParams { max_data_slots: 16, max_fanout: 2, ..AlexParams::default() }
+                } else {
+                    AlexParams::default()
+                };
+                let (table, out, bytes) = built(dir.path(), &mut keys, &params);
+                let pages = AlexFile::open(&out).unwrap().pages();
+                let report = AlexFile::verify_file(&out, Some(&table)).unwrap();
+                prop_assert_eq!(
+                    report,
+                    VerifyReport {
+                        kind: FileKind::Alex,
+                        bytes: bytes.len() as u64,
+                        checksums: 2 + pages,
+                        pages,
+                        entries: keys.len() as u64,
+                        table_tuples: Some(keys.len() as u64),
+                    }
+                );
+                prop_assert_eq!(AlexFile::verify_file(&out, None).unwrap().table_tuples, None);
+            }
+        }
+
+        #[test]
+        fn a_flipped_byte_in_the_unused_header_is_refused_by_open_and_verify() {
+            let dir = tempfile::tempdir().unwrap();
+            let (_, _, good) = built(dir.path(), &mut awkward_keys(), &AlexParams::default());
+            let damaged = dir.path().join("d.alex");
+            let mut reserved = flipped(&good, 13);
+            reseal(&mut reserved, u64_at(&good, 24));
+            for (at, bytes) in [
+                (100, flipped(&good, 100)),
+                (4095, flipped(&good, 4095)),
+                (13, reserved),
+            ] {
+                std::fs::write(&damaged, bytes).unwrap();
+                let want = format!("d.alex: header byte {at} is 0x40 where the format has zero");
+                let err = AlexFile::open(&damaged).unwrap_err().to_string();
+                assert!(err.contains(&want), "{err}");
+                let err = AlexFile::verify_file(&damaged, None)
+                    .unwrap_err()
+                    .to_string();
+                assert!(err.contains(&want), "{err}");
+            }
+        }
+
+        #[test]
+        fn a_value_forged_with_its_page_checksum_fails_verify_against_the_table() {
+            let dir = tempfile::tempdir().unwrap();
+            let mut keys = awkward_keys();
+            let (table, _, good) = built(dir.path(), &mut keys, &AlexParams::default());
+            let mut bytes = good;
+            // The first page's first occupied slot gets another value, its CRC fixed.
+            let page = &mut bytes[PAGE_SIZE..2 * PAGE_SIZE];
+            let slot = (0..SPP)
+                .find(|&i| page[BITMAP_AT + i / 8] & (1 << (i % 8)) != 0)
+                .unwrap();
+            page[VALUES_AT + 8 * slot] ^= 1;
+            let crc = crc32c::crc32c(&page[..CRC_AT]);
+            page[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+            let damaged = dir.path().join("d.alex");
+            std::fs::write(&damaged, &bytes).unwrap();
+            AlexFile::verify_file(&damaged, None).unwrap();
+            let err = AlexFile::verify_file(&damaged, Some(&table))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("finds other values than") && err.contains("rebuild it"),
+                "{err}"
+            );
+        }
+
+        #[test]
+        fn verify_refuses_another_table() {
+            let dir = tempfile::tempdir().unwrap();
+            let mut keys = awkward_keys();
+            let (table, out, _) = built(dir.path(), &mut keys, &AlexParams::default());
+            // The same keys with other values.
+            let other = dir.path().join("o.tbl");
+            build_from_keys(&keys, ValueSource::KeyHash, &other, |_| {}).unwrap();
+            let err = AlexFile::verify_file(&out, Some(&Table::open(&other).unwrap()))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("o.tbl"), "{err}");
+            // One tuple fewer.
+            let fewer = dir.path().join("f.tbl");
+            let mut w = TableWriter::create(&fewer).unwrap();
+            for (i, &key) in keys[1..].iter().enumerate() {
+                w.push(Tuple {
+                    key,
+                    value: i as u64 + 1,
+                })
+                .unwrap();
+            }
+            w.finish().unwrap();
+            let err = AlexFile::verify_file(&out, Some(&Table::open(&fewer).unwrap()))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("the index was built for other keys"), "{err}");
+            AlexFile::verify_file(&out, Some(&table)).unwrap();
+        }
     }
 
     #[test]
