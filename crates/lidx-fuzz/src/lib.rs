@@ -16,6 +16,7 @@ pub mod kv_open;
 pub mod lsm_manifest;
 pub mod paper1_header;
 pub mod partition_open;
+pub mod profile_load;
 pub mod seeds;
 pub mod sosd_parse;
 pub mod table_open;
@@ -83,6 +84,12 @@ pub const TARGETS: &[Target] = &[
         run: alex_open::run,
         seeds: seeds::alex_files,
         stable_cases: 128,
+    },
+    Target {
+        name: "profile_load",
+        run: profile_load::run,
+        seeds: seeds::profiles,
+        stable_cases: 256,
     },
     Target {
         name: "lsm_manifest",

@@ -10,6 +10,10 @@ use lidx::index::{AnyIndex, AnyParams, IndexKind};
 use lidx::kv::{BuildOptions, Layout, Record};
 use lidx::memory::MemoryBudget;
 use lidx::partition::PartitionParams;
+use lidx::storage::profile::{
+    AffineCost, BANDWIDTH_MB_S, LATENCY_US, Measurement, Pattern, StorageProfile, assumed_hdd,
+    assumed_ssd, named_profile,
+};
 use lidx::storage::table::build_from_keys;
 use lidx::storage::{BLOCK_SIZE, Table, ValueSource, paper1};
 use lidx::updatable::alex::AlexParams;
@@ -209,4 +213,60 @@ pub fn lsm_manifests() -> Vec<Vec<u8>> {
     }
     seeds.push(manifest());
     seeds
+}
+
+/// Storage profiles as `lidx bench disk` saves them: lidx's assumed SSD and HDD, paper 2's
+/// NFS, a measured-looking one with sequential, random and queue-depth points, and the
+/// extremes [`StorageProfile::check`] accepts (no latency and the slowest transfer; the
+/// longest latency and the fastest transfer).
+pub fn profiles() -> Vec<Vec<u8>> {
+    let point = |pattern, read_size: u64, mean_us: f64, depth: u64| Measurement {
+        pattern,
+        read_size,
+        reads: 100 * depth,
+        bytes: 100 * depth * read_size,
+        seconds: 100.0 * mean_us / 1e6,
+        mean_us,
+        p50_us: mean_us,
+        p99_us: 2.0 * mean_us,
+        depth,
+    };
+    let measured = StorageProfile {
+        dir: "/mnt/nvme".to_string(),
+        device: "/dev/nvme0n1 (ext4) on /mnt/nvme".to_string(),
+        measured_at_unix: 1_764_000_000,
+        file_size: 1 << 30,
+        measurements: vec![
+            point(Pattern::Sequential, 4096, 14.1, 1),
+            point(Pattern::Sequential, 1 << 20, 1058.6, 1),
+            point(Pattern::Random, 4096, 104.1, 1),
+            point(Pattern::Random, 1 << 20, 1148.6, 1),
+            point(Pattern::Random, 4096, 110.0, 8),
+            point(Pattern::Random, 4096, 130.0, 32),
+        ],
+        ..assumed_ssd()
+    };
+    let edge = |latency_us, bandwidth_mb_s| {
+        let cost = AffineCost {
+            latency_us,
+            bandwidth_mb_s,
+        };
+        StorageProfile {
+            sequential: cost,
+            random: cost,
+            ..assumed_ssd()
+        }
+    };
+    let nfs = named_profile("nfs").expect("paper 2's NFS profile");
+    [
+        assumed_ssd(),
+        assumed_hdd(),
+        nfs,
+        measured,
+        edge(*LATENCY_US.start(), *BANDWIDTH_MB_S.start()),
+        edge(*LATENCY_US.end(), *BANDWIDTH_MB_S.end()),
+    ]
+    .iter()
+    .filter_map(|profile| bytes_of(|p| profile.save(p)))
+    .collect()
 }

@@ -106,6 +106,7 @@ fn every_target_is_tested_here() {
         "kv_open",
         "alex_open",
         "lsm_manifest",
+        "profile_load",
     ];
     let mut all: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
     all.sort_unstable();
@@ -177,4 +178,9 @@ fn alex_open() {
 #[test]
 fn lsm_manifest() {
     exercise("lsm_manifest");
+}
+
+#[test]
+fn profile_load() {
+    exercise("profile_load");
 }
