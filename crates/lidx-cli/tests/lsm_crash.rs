@@ -353,3 +353,117 @@ fn the_lsm_database_survives_kills_at_random_points() {
     }
     eprintln!("crash test: {interrupted} of {rounds} steps interrupted");
 }
+
+/// Runs `lidx args` in `dir`, expects exit 1 with one error line holding every one of
+/// `words`.
+fn refused(dir: &Path, args: &[&str], words: &[&str]) {
+    let out = lidx().current_dir(dir).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "lidx {args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    for word in words {
+        assert!(err.contains(word), "lidx {args:?}: {err} (wants {word:?})");
+    }
+}
+
+fn load_small(dir: &Path, name: &str) {
+    let out = lidx()
+        .current_dir(dir)
+        .args([
+            "lsm",
+            "load",
+            "--dir",
+            name,
+            "--rows",
+            "20K",
+            "--match-rate",
+            "0.5",
+        ])
+        .args(["--dup-attr", "2", "--write-buffer", "256KiB"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
+fn a_join_that_fails_leaves_the_previous_output_and_a_damaged_database_says_so() {
+    let scratch = tempfile::tempdir().unwrap();
+    let d = scratch.path();
+    load_small(d, "db");
+    // Every SST of S gets a flipped byte in its data blocks.
+    for entry in std::fs::read_dir(d.join("db/s")).unwrap() {
+        let file = entry.unwrap().path();
+        if file.extension().is_some_and(|e| e == "sst") {
+            let mut bytes = std::fs::read(&file).unwrap();
+            let at = bytes.len() / 3;
+            bytes[at] ^= 0x40;
+            std::fs::write(&file, bytes).unwrap();
+        }
+    }
+    std::fs::write(d.join("rs.tbl"), "old").unwrap();
+    for method in ["SJ-P", "HJ-P", "INLJ-P", "SJ-N"] {
+        refused(
+            d,
+            &[
+                "lsm", "join", "--dir", "db", "--method", method, "--out", "rs.tbl",
+            ],
+            &["damaged", "Corruption"],
+        );
+        assert_eq!(std::fs::read(d.join("rs.tbl")).unwrap(), b"old", "{method}");
+    }
+    let left: Vec<String> = scratch_in(d);
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_database_that_lost_a_tree_or_is_named_as_output_is_refused() {
+    let scratch = tempfile::tempdir().unwrap();
+    let d = scratch.path();
+    load_small(d, "db");
+    let join = |out: &str| {
+        vec![
+            "lsm", "join", "--dir", "db", "--method", "HJ-P", "--out", out,
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>()
+    };
+    for inside in ["db/lidx-lsm.json", "db/s/CURRENT", "db/new.tbl"] {
+        let args = join(inside);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(d, &args, &["inside the database"]);
+    }
+    // The database still opens and joins.
+    let out = lidx()
+        .current_dir(d)
+        .args([
+            "lsm",
+            "join",
+            "--dir",
+            "db",
+            "--method",
+            "HJ-N",
+            "--count-only",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    std::fs::remove_dir_all(d.join("db/r")).unwrap();
+    refused(
+        d,
+        &[
+            "lsm",
+            "join",
+            "--dir",
+            "db",
+            "--method",
+            "HJ-N",
+            "--count-only",
+        ],
+        &["damaged", "db/r", "missing"],
+    );
+    assert!(
+        !d.join("db/r").exists(),
+        "the lost tree was made again, empty"
+    );
+}
