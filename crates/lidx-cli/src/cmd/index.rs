@@ -1,11 +1,12 @@
-//! `lidx index build|info|bench`: the index family of paper 1, sections 2.2, 4.2 and 5.2.
+//! `lidx index build|info|verify|bench`: the index family of paper 1, sections 2.2, 4.2
+//! and 5.2.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::bail;
 use lidx::files::refuse_same_file;
-use lidx::index::file::{self, KeysFingerprint};
+use lidx::index::file::{self, FileKind, KeysFingerprint, VerifyReport};
 use lidx::index::measure::Queries;
 use lidx::index::{AnyIndex, AnyParams, Index, IndexKind, RootKind, tune};
 use lidx::memory::MemoryBudget;
@@ -31,6 +32,20 @@ pub enum Command {
         #[arg(value_name = "FILE.idx")]
         index: PathBuf,
         /// A table to check the index against.
+        #[arg(long, value_name = "FILE.tbl")]
+        table: Option<PathBuf>,
+    },
+    /// Read a whole index file of any kind and check every checksum and invariant of its
+    /// format; with --table, also that it finds every tuple of that table where it is.
+    #[command(
+        after_help = "Examples:\n  lidx index verify books.idx --table books.tbl\n  lidx index verify u.pidx"
+    )]
+    Verify {
+        /// The index file: .idx (any kind), .alex, .pidx or .bti.
+        #[arg(value_name = "FILE")]
+        index: PathBuf,
+        /// The table it was built from: every key of it is looked up through the index
+        /// (learned kinds: every key must lie in its window).
         #[arg(long, value_name = "FILE.tbl")]
         table: Option<PathBuf>,
     },
@@ -513,19 +528,9 @@ fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Res
     Ok(())
 }
 
-/// The first eight bytes of a file (fewer when it is shorter).
-fn magic_of(path: &Path) -> Vec<u8> {
-    use std::io::Read;
-    let mut magic = Vec::with_capacity(8);
-    if let Ok(file) = std::fs::File::open(path) {
-        let _ = file.take(8).read_to_end(&mut magic);
-    }
-    magic
-}
-
 fn info(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> {
-    let magic = magic_of(path);
-    if magic == partition::MAGIC {
+    let kind = FileKind::of_file(path)?;
+    if kind == FileKind::Partition {
         let file = PartitionFile::open(path)?;
         let index = file.index();
         let skew = index.skew();
@@ -560,7 +565,7 @@ fn info(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> 
         }
         return check_unclustered(path, table, index.len());
     }
-    if magic == btree::MAGIC {
+    if kind == FileKind::InsertedBTree {
         let tree = InsertedBTree::open(path, 1)?;
         let rows = [
             ("file", path.display().to_string()),
@@ -577,7 +582,7 @@ fn info(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> 
         }
         return check_unclustered(path, table, tree.len());
     }
-    if magic == alex::file::MAGIC {
+    if kind == FileKind::Alex {
         return info_alex(ctx, path, table);
     }
     let (index, fp) = file::load(path)?;
@@ -699,6 +704,62 @@ fn check_unclustered(path: &Path, table: Option<&Path>, n: u64) -> anyhow::Resul
     Ok(())
 }
 
+/// `index verify`: the library's check of the file's kind, then one line of what it
+/// checked.
+fn verify(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> {
+    let kind = FileKind::of_file(path)?;
+    let table = table.map(Table::open).transpose()?;
+    let bar = ctx.spinner(&format!("verifying {}", path.display()));
+    let t = table.as_ref();
+    let report = match kind {
+        FileKind::Index => file::verify(path, t)?,
+        FileKind::Alex => AlexFile::verify_file(path, t)?,
+        FileKind::Partition => PartitionFile::verify_file(path, t)?,
+        FileKind::InsertedBTree => InsertedBTree::verify_file(path, t)?,
+    };
+    bar.finish_and_clear();
+    say!("{}", verify_line(path, &report, table.as_ref()));
+    Ok(())
+}
+
+/// The line `index verify` prints for `report`: what was read and checked, in counts.
+fn verify_line(path: &Path, report: &VerifyReport, table: Option<&Table>) -> String {
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let held = match report.kind {
+        FileKind::Index => plural(report.entries, "key", "keys"),
+        FileKind::InsertedBTree => format!(
+            "{} in {}",
+            plural(report.entries, "entry", "entries"),
+            plural(report.pages, "leaf", "leaves")
+        ),
+        _ => format!(
+            "{} in {}",
+            plural(report.entries, "tuple", "tuples"),
+            plural(report.pages, "page", "pages")
+        ),
+    };
+    let mut line = format!(
+        "{}: ok: {} file of {} bytes, {held}; {} {}, every invariant holds",
+        path.display(),
+        report.kind,
+        report.bytes,
+        plural(report.checksums, "checksum", "checksums"),
+        if report.checksums == 1 {
+            "matches"
+        } else {
+            "match"
+        }
+    );
+    if let (Some(table), Some(tuples)) = (table, report.table_tuples) {
+        line += &format!(
+            "; {} of {} found where the index says",
+            plural(tuples, "tuple", "tuples"),
+            table.path().display()
+        );
+    }
+    line
+}
+
 /// Arguments of `index bench`.
 #[derive(clap::Args)]
 pub struct BenchArgs {
@@ -750,6 +811,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
     match command {
         Command::Build(args) => build(ctx, args),
         Command::Info { index, table } => info(ctx, &index, table.as_deref()),
+        Command::Verify { index, table } => verify(ctx, &index, table.as_deref()),
         Command::Bench(args) => bench(ctx, args),
     }
 }
