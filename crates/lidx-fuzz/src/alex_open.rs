@@ -3,7 +3,8 @@
 //! instead of stopping at a CRC). Outcome: `Err`, or a file whose accessors, `verify` and
 //! lookups (fixed keys and keys from the input's first bytes) return without panicking or
 //! looping (errors allowed: pages are checked when read, and a page with a valid checksum
-//! may still hold anything).
+//! may still hold anything). `AlexFile::verify_file`, the check `lidx index verify` runs,
+//! must agree with `open` and `verify`.
 
 use std::io::Write;
 
@@ -55,6 +56,10 @@ fn open_and_look_up(data: &[u8], keys_from: &[u8]) {
     let mut file = tempfile::NamedTempFile::new().expect("create a temporary file");
     file.write_all(data).expect("write the input");
     let Ok(alex) = AlexFile::open(file.path()) else {
+        assert!(
+            AlexFile::verify_file(file.path(), None).is_err(),
+            "a file open refuses passed verify_file"
+        );
         return;
     };
     std::hint::black_box((
@@ -66,6 +71,11 @@ fn open_and_look_up(data: &[u8], keys_from: &[u8]) {
         alex.fingerprint(),
     ));
     let verified = alex.verify();
+    assert_eq!(
+        AlexFile::verify_file(file.path(), None).is_ok(),
+        verified.is_ok(),
+        "verify_file disagrees with open and verify"
+    );
     let Ok(mut reader) = AlexReader::new(&alex, ReadMode::Buffered) else {
         return;
     };

@@ -1,11 +1,19 @@
 //! Opens arbitrary bytes as a partitions file (learned partition index) and as an inserted
 //! B+tree file. Outcome: `Err`, or a file whose partitions, lookups and scans return
-//! without panicking (errors allowed: pages are checked when read).
+//! without panicking (errors allowed: pages are checked when read). Each is also checked
+//! whole (`verify_file`, what `lidx index verify` runs), which must return, not panic; a
+//! file it passes reads without error, and passes again against a table made of its own
+//! tuples (partition by partition; or entry by entry at their positions).
 
 use std::io::Write;
+use std::path::Path;
 
 use lidx::partition::PartitionFile;
 use lidx::partition::btree::InsertedBTree;
+use lidx::storage::{Table, TableWriter, Tuple};
+
+/// The most tuples a verified file is rechecked against a table of.
+const MAX_TABLE_TUPLES: u64 = 1 << 16;
 
 /// Runs the target on `data`: panics only on a bug in lidx.
 pub fn run(data: &[u8]) {
@@ -34,6 +42,21 @@ pub fn run(data: &[u8]) {
             assert!(index.partition_of(key) < index.partitions());
             let _ = parts.lookup(key);
         }
+        if PartitionFile::verify_file(file.path(), None).is_ok() && index.len() <= MAX_TABLE_TUPLES
+        {
+            let mut all = Vec::new();
+            for p in 0..index.partitions() {
+                parts
+                    .read_partition(p, &mut all)
+                    .expect("a verified file reads");
+            }
+            let (_dir, table) = table_of(&all);
+            let again = PartitionFile::verify_file(file.path(), Some(&table));
+            assert!(
+                again.is_ok(),
+                "a verified file against its own tuples: {again:?}"
+            );
+        }
     }
     if let Ok(mut tree) = InsertedBTree::open(file.path(), 4) {
         let mut seen = 0u64;
@@ -44,5 +67,41 @@ pub fn run(data: &[u8]) {
         for key in [0, 1, 1 << 32, u64::MAX] {
             let _ = tree.lookup(key, &mut Vec::new());
         }
+        if InsertedBTree::verify_file(file.path(), None).is_ok() && tree.len() <= MAX_TABLE_TUPLES {
+            // Each entry's key at its position: the table the tree was built from, up to
+            // its values.
+            let mut at = vec![Tuple::default(); tree.len() as usize];
+            tree.scan_from((0, 0), |key, position| {
+                at[position as usize] = Tuple {
+                    key,
+                    value: position,
+                };
+                true
+            })
+            .expect("a verified tree scans");
+            let (_dir, table) = table_of(&at);
+            let again = InsertedBTree::verify_file(file.path(), Some(&table));
+            assert!(
+                again.is_ok(),
+                "a verified tree against its own entries: {again:?}"
+            );
+        }
     }
+}
+
+/// A table of `tuples` in a scratch directory (kept alive by the returned guard).
+fn table_of(tuples: &[Tuple]) -> (tempfile::TempDir, Table) {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let path = dir.path().join("t.tbl");
+    write_table(&path, tuples).expect("write a table");
+    let table = Table::open(&path).expect("open the table just written");
+    (dir, table)
+}
+
+fn write_table(path: &Path, tuples: &[Tuple]) -> lidx::Result<()> {
+    let mut w = TableWriter::create(path)?;
+    for &t in tuples {
+        w.push(t)?;
+    }
+    w.finish().map(drop)
 }
