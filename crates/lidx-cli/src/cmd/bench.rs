@@ -5,11 +5,22 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use lidx::storage::profile::DiskBenchOptions;
+use lidx::storage::profile::{DiskBenchOptions, MAX_QUEUE_DEPTH};
 use lidx_bench::disk;
 
 use crate::progress::Context;
-use crate::units::parse_size;
+use crate::units::{at_most, parse_size};
+
+/// The largest read size measured: 1 GiB (one buffer of it is held).
+const MAX_READ_SIZE: u64 = 1 << 30;
+
+/// The most time spent on one point: 10 minutes (a whole run measures 18 or more points).
+const MAX_MS_PER_POINT: u64 = 600_000;
+
+/// `--read-sizes`: each a size of at most [`MAX_READ_SIZE`].
+fn read_size(s: &str) -> Result<u64, String> {
+    at_most(parse_size(s)?, MAX_READ_SIZE, "1GiB")
+}
 
 /// Benchmarks.
 #[derive(clap::Subcommand)]
@@ -24,14 +35,15 @@ pub enum Command {
         /// Scratch file size; larger than the device's cache gives honest numbers.
         #[arg(long, value_parser = parse_size, default_value = "1GiB")]
         file_size: u64,
-        /// Read sizes, comma-separated.
-        #[arg(long, value_parser = parse_size, value_delimiter = ',', default_value = "4KiB,16KiB,64KiB,256KiB,1MiB,4MiB")]
+        /// Read sizes, comma-separated: multiples of 4KiB, at most 1GiB.
+        #[arg(long, value_parser = read_size, value_delimiter = ',', default_value = "4KiB,16KiB,64KiB,256KiB,1MiB,4MiB")]
         read_sizes: Vec<u64>,
-        /// Milliseconds spent on each (pattern, read size) point.
-        #[arg(long, default_value_t = 500)]
+        /// Milliseconds spent on each (pattern, read size) point (at most 600000, ten minutes).
+        #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(0..=MAX_MS_PER_POINT))]
         ms_per_point: u64,
-        /// Queue depths (reads in flight) for random 4 KiB reads, comma-separated.
-        #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32")]
+        /// Queue depths (reads in flight, one thread each) for random 4 KiB reads,
+        /// comma-separated, each 1 to 1024.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32", value_parser = clap::value_parser!(u64).range(1..=MAX_QUEUE_DEPTH))]
         queue_depths: Vec<u64>,
         /// CSV output, one row per point [default: DIR/lidx-bench-disk.csv].
         #[arg(long)]

@@ -44,7 +44,12 @@ pub struct Args {
     seed: u64,
 
     /// Fraction in [0, 1) of keys replaced by a copy of their predecessor (runs of duplicates).
-    #[arg(long, default_value_t = 0.0, conflicts_with = "sample_of")]
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        conflicts_with = "sample_of",
+        allow_negative_numbers = true
+    )]
     duplicates: f64,
 
     /// Make the smallest key 0 and the largest u64::MAX.
@@ -69,12 +74,19 @@ pub struct Args {
         long,
         value_name = "F",
         requires = "sample_of",
-        conflicts_with = "ratio"
+        conflicts_with = "ratio",
+        allow_negative_numbers = true
     )]
     fraction: Option<f64>,
 
-    /// With --sample-of: keep a uniform random 1/R of the keys (paper 1's size ratio |S|/|R|).
-    #[arg(long, value_name = "R", requires = "sample_of")]
+    /// With --sample-of: keep a uniform random 1/R of the keys, R at least 1 (paper 1's
+    /// size ratio |S|/|R|).
+    #[arg(
+        long,
+        value_name = "R",
+        requires = "sample_of",
+        allow_negative_numbers = true
+    )]
     ratio: Option<f64>,
 
     /// Output SOSD key file.

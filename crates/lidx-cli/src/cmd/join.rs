@@ -25,6 +25,14 @@ use crate::units::{human_bytes, parse_size};
 /// The grace hash join's memory budget when none is given.
 const GRACE_BUDGET: u64 = 256 << 20;
 
+/// The most threads a join runs on: far more than any machine lidx targets has cores, and
+/// few enough that starting them cannot exhaust the system's threads.
+const MAX_THREADS: u64 = 1024;
+
+/// The most window reads an inlj thread keeps in flight (the library's cap,
+/// [`IoBackend::MAX_DEPTH`]): far beyond the 256 or so that keep an NVMe SSD busy.
+const MAX_IO_DEPTH: u64 = IoBackend::MAX_DEPTH as u64;
+
 /// `--method`: a join method, or `auto` for the cost model's pick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct MethodArg(Option<JoinMethod>);
@@ -110,8 +118,13 @@ pub struct Args {
     /// is built with the kind's defaults, and its build time is reported apart.
     #[arg(long, value_name = "S.idx")]
     index: Option<PathBuf>,
-    /// Threads, each joining a contiguous share of the outer table (of the inner for hash).
-    #[arg(long, default_value_t = 1)]
+    /// Threads, each joining a contiguous share of the outer table (of the inner for hash);
+    /// 1 to 1024.
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS)
+    )]
     threads: usize,
     /// Read the inputs with O_DIRECT (cold reads, as paper 1 measures).
     #[arg(long)]
@@ -127,8 +140,12 @@ pub struct Args {
     #[arg(long)]
     no_cursor: bool,
     /// Window reads each inlj thread keeps in flight at once (1: one at a time, as paper 1
-    /// reads); the output stays in key order.
-    #[arg(long, default_value_t = 1)]
+    /// reads; at most 4096); the output stays in key order.
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_IO_DEPTH)
+    )]
     io_depth: usize,
     /// What keeps deep reads in flight: uring (Linux io_uring), threads (anywhere), or auto.
     #[arg(long, default_value = "auto")]
@@ -172,12 +189,6 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     };
     if args.outer_index.is_some() || args.inner_index.is_some() {
         bail!("--outer-index and --inner-index apply to --method partition and btree-inserts");
-    }
-    if args.threads == 0 {
-        bail!("invalid threads: 0 is not a number of threads");
-    }
-    if args.io_depth == 0 {
-        bail!("invalid io-depth: 0 reads in flight cannot make progress");
     }
     if args.index.is_some() && !matches!(method.0, Some(JoinMethod::Inlj(_))) {
         bail!("--index applies to inlj methods only");

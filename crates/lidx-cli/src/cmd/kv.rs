@@ -1,7 +1,9 @@
 //! `lidx kv`: key-value files with a learned block layout or an SSTable index (paper 4):
 //! generate the paper's records, build a file, get, scan, inspect and verify it.
 
+use std::ffi::{OsStr, OsString};
 use std::io::Write as _;
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -16,6 +18,14 @@ use lidx_bench::text::human_bytes;
 use crate::progress::Context;
 use crate::units::{parse_count, parse_size};
 
+/// The most records `kv gen` writes: 10^10 (its distinct keys are held in memory, and the
+/// TSV of that many 1 KiB records is 10 TB).
+const MAX_GEN_ROWS: u64 = 10_000_000_000;
+
+/// The largest value `kv gen` writes: 1 GiB (one line is built in memory; `kv build`
+/// reads values up to 4 GiB).
+const MAX_GEN_VALUE: u64 = 1 << 30;
+
 /// Key-value files.
 #[derive(clap::Subcommand)]
 pub enum Command {
@@ -24,9 +34,11 @@ pub enum Command {
     Gen(GenArgs),
     /// Build a key-value file from TSV records or an SOSD key file.
     Build(BuildArgs),
-    /// Print the value of a key (exit 1 with `not found` on stderr when absent).
+    /// Print the value of a key (exit 1 with `not found` on stderr when absent). The key is
+    /// taken as the bytes given (any bytes, not only UTF-8), or as hex digits with --hex.
     Get(GetArgs),
-    /// Print `key TAB value` lines in key order from the first key at least FROM.
+    /// Print `key TAB value` lines in key order from the first key at least FROM (bytes as
+    /// given, or hex digits with --hex).
     Scan(ScanArgs),
     /// The layout, records, blocks, the index's size in memory and on disk, and the
     /// block-size distribution.
@@ -38,11 +50,11 @@ pub enum Command {
 #[derive(clap::Args)]
 #[command(after_help = "Example:\n  lidx kv gen --rows 1M --value-size 1KiB --out recs.tsv")]
 pub struct GenArgs {
-    /// Records.
-    #[arg(long, value_parser = parse_count)]
+    /// Records (at most 10G).
+    #[arg(long, value_parser = gen_rows)]
     rows: u64,
-    /// Bytes of each value.
-    #[arg(long, value_parser = parse_size, default_value = "1KiB")]
+    /// Bytes of each value (at most 1GiB).
+    #[arg(long, value_parser = gen_value_size, default_value = "1KiB")]
     value_size: u64,
     /// Seed of the keys and values.
     #[arg(long, default_value_t = 42)]
@@ -113,13 +125,31 @@ pub enum InputFormat {
     Sosd,
 }
 
+/// `kv gen --rows`: a count of at most [`MAX_GEN_ROWS`].
+fn gen_rows(s: &str) -> Result<u64, String> {
+    crate::units::at_most(parse_count(s)?, MAX_GEN_ROWS, "10G records")
+}
+
+/// `kv gen --value-size`: a size of at most [`MAX_GEN_VALUE`].
+fn gen_value_size(s: &str) -> Result<u64, String> {
+    crate::units::at_most(parse_size(s)?, MAX_GEN_VALUE, "1GiB")
+}
+
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  lidx kv get recs.kv 1234567890123456789")]
+#[command(
+    after_help = "Examples:\n  lidx kv get recs.kv 1234567890123456789\n  lidx kv get --hex keys.kv 00ff41   (the key of bytes 0x00 0xff 'A')\n  lidx kv get keys.kv -- -5         (a key that starts with '-')"
+)]
 pub struct GetArgs {
     /// The key-value file.
     file: PathBuf,
-    /// The key: its bytes, or a u64 for files of u64 keys.
-    key: String,
+    /// The key: its bytes as given (any bytes, not only UTF-8), a u64 for files of u64
+    /// keys, or with --hex the stored bytes as hex digits.
+    key: OsString,
+    /// KEY is hex digits, two per byte (`fffe` is the bytes 0xff 0xfe): the stored key's
+    /// bytes exactly, for keys a command line cannot hold (a NUL byte) and for the 8
+    /// big-endian bytes of a u64 key.
+    #[arg(long)]
+    hex: bool,
     #[command(flatten)]
     read: ReadArgs,
 }
@@ -140,12 +170,18 @@ pub struct ReadArgs {
 }
 
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  lidx kv scan recs.kv 5 --rows 100")]
+#[command(
+    after_help = "Examples:\n  lidx kv scan recs.kv 5 --rows 100\n  lidx kv scan --hex keys.kv ff --rows 10   (from the first key at least the byte 0xff)"
+)]
 pub struct ScanArgs {
     /// The key-value file.
     file: PathBuf,
-    /// Where to start: the first key at least this (bytes, or a u64 for u64 keys).
-    from: String,
+    /// Where to start: the first key at least this (its bytes as given, any bytes; a u64
+    /// for u64 keys; hex digits with --hex).
+    from: OsString,
+    /// FROM is hex digits, two per byte: stored key bytes exactly (see `kv get --hex`).
+    #[arg(long)]
+    hex: bool,
     /// Records to print at most.
     #[arg(long, value_parser = parse_count, default_value = "100")]
     rows: u64,
@@ -348,10 +384,56 @@ fn latency(profile: Option<&str>) -> anyhow::Result<Option<LatencyModel>> {
     })
 }
 
+/// The stored bytes of a key given on the command line: with `hex`, the bytes its hex
+/// digits spell; else its bytes as given for byte keys (any bytes, not only UTF-8), or the
+/// u64 it names for u64 keys.
+fn key_bytes(encoding: KeyEncoding, arg: &OsStr, hex: bool) -> anyhow::Result<Vec<u8>> {
+    if hex {
+        return decode_hex(arg.as_bytes());
+    }
+    match (encoding, arg.to_str()) {
+        (KeyEncoding::Bytes, _) => Ok(arg.as_bytes().to_vec()),
+        (_, Some(text)) => Ok(encoding.parse(text)?),
+        (_, None) => Err(lidx::Error::param(
+            "key",
+            format!(
+                "'{}' is not a u64, and the file's keys are u64s ({encoding}); or give the stored bytes with --hex",
+                arg.to_string_lossy()
+            ),
+        )
+        .into()),
+    }
+}
+
+/// The bytes hex digits spell, two digits per byte (either case).
+fn decode_hex(digits: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let refuse = || {
+        lidx::Error::param(
+            "key",
+            format!(
+                "'{}' is not hex digits, two per byte (--hex)",
+                String::from_utf8_lossy(digits)
+            ),
+        )
+    };
+    let nibble = |d: u8| char::from(d).to_digit(16).map(|v| v as u8);
+    if !digits.len().is_multiple_of(2) {
+        return Err(refuse().into());
+    }
+    digits
+        .chunks_exact(2)
+        .map(|pair| match pair {
+            &[hi, lo] => Some(nibble(hi)? << 4 | nibble(lo)?),
+            _ => None,
+        })
+        .collect::<Option<Vec<u8>>>()
+        .ok_or_else(|| refuse().into())
+}
+
 fn get(args: GetArgs) -> anyhow::Result<()> {
     let model = latency(args.read.profile.as_deref())?;
     let file = open(&args.file, args.read.direct)?;
-    let key = file.footer().key_encoding.parse(&args.key)?;
+    let key = key_bytes(file.footer().key_encoding, &args.key, args.hex)?;
     let cache = BlockCache::new(0);
     let mut reader = Reader::new(&file, &cache);
     reader.set_latency(model);
@@ -376,7 +458,7 @@ fn scan(args: ScanArgs) -> anyhow::Result<()> {
     let model = latency(args.read.profile.as_deref())?;
     let file = open(&args.file, args.read.direct)?;
     let encoding = file.footer().key_encoding;
-    let from = encoding.parse(&args.from)?;
+    let from = key_bytes(encoding, &args.from, args.hex)?;
     let cache = BlockCache::new(0);
     let mut reader = Reader::new(&file, &cache);
     reader.set_latency(model);

@@ -9,6 +9,9 @@ use lidx_bench::updatable::{RunOptions, run as run_workload};
 
 use crate::units::{human_bytes, parse_count};
 
+/// The longest scan of the scan workload: a million entries (paper 3 scans 100).
+const MAX_SCAN_LEN: u64 = 1_000_000;
+
 /// Updatable learned indexes (paper 3).
 #[derive(clap::Subcommand)]
 pub enum Command {
@@ -49,8 +52,12 @@ pub struct RunArgs {
     /// At most this many operations after the bulk load [default: the workload's own].
     #[arg(long, value_parser = parse_count)]
     ops: Option<u64>,
-    /// Entries per scan (the scan workload).
-    #[arg(long, default_value_t = 100)]
+    /// Entries per scan (the scan workload); 1 to 1000000.
+    #[arg(
+        long,
+        default_value_t = 100,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_SCAN_LEN)
+    )]
     scan_len: usize,
     /// Seed of the keys and the workload.
     #[arg(long, default_value_t = 42)]
