@@ -769,11 +769,12 @@ pub struct BenchArgs {
     /// Kinds to measure, comma-separated [default: all].
     #[arg(long, value_delimiter = ',')]
     kinds: Vec<IndexKind>,
-    /// In-memory lookups timed per configuration (half existing keys, half random).
-    #[arg(long, value_parser = parse_count, default_value = "200000")]
+    /// In-memory lookups timed per configuration (half existing keys, half random), up to
+    /// 1e9.
+    #[arg(long, value_parser = bounded_queries, default_value = "200000")]
     queries: u64,
-    /// Cold O_DIRECT lookups per configuration (0 = none).
-    #[arg(long, value_parser = parse_count, default_value = "2000")]
+    /// Cold O_DIRECT lookups per configuration (0 = none), up to 1e9.
+    #[arg(long, value_parser = bounded_queries, default_value = "2000")]
     disk_queries: u64,
     /// Time these lookups (an SOSD key file, any order, duplicates allowed) in place of
     /// drawn existing keys, so that another library can time exactly the same ones.
@@ -814,4 +815,16 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
         Command::Verify { index, table } => verify(ctx, &index, table.as_deref()),
         Command::Bench(args) => bench(ctx, args),
     }
+}
+
+/// The most lookups `index bench` times per configuration: their keys are held in memory.
+const MAX_QUERIES: u64 = 1_000_000_000;
+
+/// A count of lookups, at most [`MAX_QUERIES`].
+fn bounded_queries(text: &str) -> Result<u64, String> {
+    let n = parse_count(text)?;
+    if n > MAX_QUERIES {
+        return Err(format!("{n} is more than {MAX_QUERIES} lookups"));
+    }
+    Ok(n)
 }

@@ -63,13 +63,18 @@ pub struct LoadArgs {
     #[arg(long, value_parser = parse_count)]
     rows: u64,
     /// |S| / |R|.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1.0)]
     ratio: f64,
     /// Bytes of an entry: a 10-byte key, a 10-byte attribute and the rest of the row.
     #[arg(long, value_parser = parse_size, default_value = "64")]
     entry_size: u64,
     /// ε: the share of R's attributes that S holds.
-    #[arg(long, default_value_t = 1.0, conflicts_with = "keys")]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        default_value_t = 1.0,
+        conflicts_with = "keys"
+    )]
     match_rate: f64,
     /// c: times each primary key is written (the later copies overwrite).
     #[arg(long, default_value_t = 1)]
@@ -78,7 +83,12 @@ pub struct LoadArgs {
     #[arg(long, default_value_t = 1, conflicts_with = "keys")]
     dup_attr: u32,
     /// θ: Zipf exponent of S's attributes (0: uniform).
-    #[arg(long, default_value_t = 0.0, conflicts_with = "keys")]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        default_value_t = 0.0,
+        conflicts_with = "keys"
+    )]
     skew: f64,
     /// Take the join attributes from this SOSD key file (each key modulo 10^10), R's and
     /// S's alike, in consecutive chunks, one a batch, as the paper's Face and Wiki; the
@@ -106,10 +116,10 @@ struct TreeArgs {
     #[arg(long, value_parser = parse_size, default_value = "16MiB")]
     write_buffer: u64,
     /// Size ratio between levels.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 5.0)]
     size_ratio: f64,
     /// Bloom filter bits per key (0: none).
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 10.0)]
     bloom_bits: f64,
     /// Block cache per tree (0: none).
     #[arg(long, value_parser = parse_size, default_value = "0")]
@@ -149,10 +159,10 @@ pub struct UpdateArgs {
     #[arg(long, value_parser = parse_count)]
     updates: u64,
     /// Share of updates that change a live row's attribute (the rest insert new rows).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
     changes: f64,
     /// Share of updates that delete a live row.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
     deletes: f64,
     /// Seed of the updates [default: the workload's].
     #[arg(long)]

@@ -162,6 +162,9 @@ impl BuildOptions {
         if self.leaves == Some(0) {
             return Err(Error::param("leaves", "at least 1 leaf"));
         }
+        if let Some(profile) = &self.profile {
+            profile.check()?;
+        }
         Ok(())
     }
 }
