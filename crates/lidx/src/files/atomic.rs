@@ -23,11 +23,28 @@
 //! Every named temporary file is called `.lidx-tmp-<pid>-<host>-<random>`: the id of the
 //! process that made it, 8 hex digits that stand for the machine's boot and the process's
 //! pid namespace (so a pid is only ever judged where it means the same process), and random
-//! letters and digits. The first `AtomicFile` a process creates in a directory removes the
-//! temporary files there whose `<host>` is its own and whose process is gone. It touches
-//! no other file: not one whose owner is alive or cannot be told (another machine sharing
-//! the directory, another pid namespace, a pid since reused, no `/proc`), nor anything not
-//! named exactly so.
+//! letters and digits. The first `AtomicFile`, [`scratch_path`] or [`scratch_dir`] a process
+//! creates in a directory removes the temporary files there whose `<host>` is its own and
+//! whose process is gone, and the scratch directories named so, with all that is inside
+//! them. It touches nothing else: not an entry whose owner is alive or cannot be told
+//! (another machine sharing the directory, another pid namespace, a pid since reused, no
+//! `/proc`), nor a symbolic link, nor anything not named exactly so; and it never follows a
+//! symbolic link inside a directory it removes.
+//!
+//! # Scratch, and what else a signal ends
+//!
+//! - [`scratch_path`] names a scratch file, [`scratch_dir`] makes a scratch directory (a
+//!   grace join's partitions, an experiment's tables): named as temporary files, so that
+//!   they go on drop, on SIGINT/SIGTERM ([`remove_pending_files`]) and after a SIGKILL (the
+//!   sweep above). [`ScratchDir::persist`] instead renames a finished directory (a
+//!   database built whole) into place, never over anything.
+//! - [`AtomicFile::create`] refuses, before any work, an output path that exists and is not
+//!   a regular file (a symbolic link, a named pipe, a device node, a directory): the rename
+//!   would replace it, and lidx replaces nothing it did not make.
+//! - A program that runs child processes registers each ([`ChildGuard`]) and sets its
+//!   parent-death signal ([`end_with_this_process`]); its handler calls [`stop_children`]
+//!   before [`remove_pending_files`], so no child outlives it, whether it ends by SIGINT,
+//!   SIGTERM or SIGKILL.
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -107,6 +124,124 @@ fn remove_tree(path: &Path) {
         }
     }
 }
+
+/// Child processes running now, for [`stop_children`]: their pids.
+static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Registers a running child process for [`stop_children`] for as long as the guard lives
+/// (drop it once the child has been waited for). A program that runs other programs (the
+/// experiments run `lidx` once per measurement) makes one right after spawning each, so
+/// that its SIGINT/SIGTERM handler can end them: `kill`, `timeout` and most supervisors
+/// signal only the parent, and an orphaned child would run on and keep its files.
+#[derive(Debug)]
+pub struct ChildGuard(u32);
+
+impl ChildGuard {
+    /// Registers the child process `pid` (as [`std::process::Child::id`] gives it).
+    pub fn new(pid: u32) -> Self {
+        CHILDREN
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(pid);
+        ChildGuard(pid)
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let mut children = CHILDREN
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(i) = children.iter().position(|&p| p == self.0) {
+            children.swap_remove(i);
+        }
+    }
+}
+
+/// Sends SIGTERM to every registered child process ([`ChildGuard`]) and waits up to
+/// `grace` for them to end (their own handlers remove their unfinished files); one that is
+/// still running then gets SIGKILL (what it leaves is swept by a later run). A signal
+/// handler calls this before [`remove_pending_files`], so that no child is still writing
+/// into a directory being removed. Only processes that are still children of this one are
+/// signalled: a pid the system has since given to another process is left alone.
+pub fn stop_children(grace: std::time::Duration) {
+    let children: Vec<u32> = CHILDREN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .clone();
+    let signal = |pid: u32, signal: rustix::process::Signal| {
+        if let Some(pid) = rustix::process::Pid::from_raw(pid as i32)
+            && is_running_child(pid.as_raw_pid() as u32)
+        {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+    };
+    for &pid in &children {
+        signal(pid, rustix::process::Signal::TERM);
+    }
+    let began = std::time::Instant::now();
+    while children.iter().any(|&pid| is_running_child(pid)) && began.elapsed() < grace {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    for &pid in &children {
+        signal(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// Whether `pid` is a child of this process that has not ended (a zombie, ended but not
+/// yet waited for, has).
+fn is_running_child(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // "pid (command) state ppid ...": the command may hold spaces and parentheses.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return false;
+    };
+    let mut fields = rest.split_ascii_whitespace();
+    let state = fields.next().unwrap_or("Z");
+    let ppid = fields.next().and_then(|p| p.parse::<u32>().ok());
+    !matches!(state, "Z" | "X" | "x") && ppid == Some(std::process::id())
+}
+
+/// Makes the child that `cmd` spawns receive SIGTERM when this process ends, however it
+/// ends (SIGKILL included), so that it never runs on as an orphan; its own SIGTERM handler
+/// then removes its unfinished files. Linux's parent-death signal, set between fork and
+/// exec; if this process is already gone by then, the spawn fails. Elsewhere it does
+/// nothing.
+///
+/// The signal comes when the *thread* that spawned the child ends: spawn from a thread
+/// that outlives the child (one that waits for it, as `Command::output` does).
+#[cfg(target_os = "linux")]
+#[expect(
+    unsafe_code,
+    reason = "Command::pre_exec runs code in the child between fork and exec"
+)]
+pub fn end_with_this_process(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = rustix::process::getpid();
+    // SAFETY: the closure runs in the forked child before exec, where only
+    // async-signal-safe work is allowed. It makes two system calls (prctl and getppid)
+    // through rustix, which wraps them without allocating, locking or touching memory
+    // shared with other threads; its error is built from a raw errno, which allocates
+    // nothing either.
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM))?;
+            // The parent ended before the signal was set: nothing would send it.
+            if rustix::process::getppid() != Some(parent) {
+                return Err(std::io::Error::from_raw_os_error(
+                    rustix::io::Errno::SRCH.raw_os_error(),
+                ));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// [`end_with_this_process`] where there is no parent-death signal: nothing.
+#[cfg(not(target_os = "linux"))]
+pub fn end_with_this_process(_cmd: &mut std::process::Command) {}
 
 /// A named scratch file in `dir`, for data a command reads back by path and removes when
 /// done (an index built for one join, a sorted copy): named as this process's unfinished
@@ -288,7 +423,8 @@ fn already_exists(to: &Path) -> Error {
 }
 
 /// Whether `path` is named as a [`scratch_path`] is: such a file is removed after a crash
-/// anyway, so finishing it needs no fsync.
+/// anyway, so finishing it needs no fsync. (A file inside a [`scratch_dir`] is fsynced as
+/// any other: the children of an experiment time their outputs' fsync there.)
 fn is_scratch(path: &Path) -> bool {
     path.file_name()
         .is_some_and(|name| name.as_bytes().starts_with(TEMP_PREFIX.as_bytes()))

@@ -8,7 +8,9 @@
 //!   overwriting an input.
 //! - [`parent_dir`]: where temporary files beside an output go.
 //! - [`atomic`]: every output file is written to a temporary file (unnamed where the file
-//!   system allows, so a killed process leaves nothing), fsynced and renamed into place.
+//!   system allows, so a killed process leaves nothing), fsynced and renamed into place;
+//!   scratch files and directories named so that signals and later runs remove them; the
+//!   registry of child processes a signal ends.
 //! - [`cache`]: start cold by dropping a file's pages or the whole OS page cache.
 //! - `map` (crate-private): the memory map, the one place in this module that needs
 //!   `unsafe`, with its argument.
@@ -31,7 +33,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 pub use atomic::{
-    AtomicFile, PendingGuard, ScratchDir, remove_pending_files, scratch_dir, scratch_path,
+    AtomicFile, ChildGuard, PendingGuard, ScratchDir, end_with_this_process, remove_pending_files,
+    scratch_dir, scratch_path, stop_children,
 };
 pub(crate) use map::map_readonly;
 
