@@ -440,13 +440,17 @@ fn run_parallel(
 }
 
 /// The grace hash join, on one thread, within the request's memory budget; its partitions
-/// go beside the inner table.
+/// and its spilled output go beside the output table (the place a command writes to), or,
+/// when it only counts, beside the inner table.
 fn run_grace(
     request: &JoinRequest,
     inputs: &Inputs,
     stage: &mut impl FnMut(Stage),
 ) -> Result<JoinRecord> {
-    let temp_dir = parent_dir(inputs.inner.path());
+    let temp_dir = match &request.output {
+        Some(out) => parent_dir(out),
+        None => parent_dir(inputs.inner.path()),
+    };
     stage(Stage::Joining);
     let t = Instant::now();
     let mut count = CountSink::default();

@@ -88,7 +88,8 @@ fn plan(outer_tuples: u64, read_tuples: u64, available: u64, limit: u64) -> Resu
 
 /// Joins `outer` (hashed) with `inner` within `budget`: in memory when the hash table and
 /// one scan's buffers fit (reading less at a time if that makes them fit), otherwise
-/// through partitions written under `temp_dir` (removed afterwards). Fails
+/// through partitions written in a [`scratch_dir`](crate::files::scratch_dir) made in
+/// `temp_dir` (removed afterwards, or after a kill; see its documentation). Fails
 /// with [`Error::OverBudget`] when the budget cannot hold even the partition writers and
 /// one scan, or when one key's tuples alone exceed it.
 pub fn grace_hash_join(
@@ -108,16 +109,9 @@ pub fn grace_hash_join(
         }
     }
     let Plan { parts, read_tuples } = plan(outer.len(), read_tuples, available, budget.limit())?;
-    let dir = tempfile::Builder::new()
-        .prefix(".lidx-grace-")
-        .tempdir_in(temp_dir)
-        .map_err(|e| {
-            Error::io(
-                temp_dir,
-                "create a directory for grace hash partitions in",
-                e,
-            )
-        })?;
+    // Named as lidx's temporary files: removed when done, by the signal handler on SIGINT
+    // or SIGTERM, and by the next run writing into `temp_dir` after a SIGKILL.
+    let dir = crate::files::scratch_dir(temp_dir)?;
     let mut stats = JoinStats::default();
     let partitioner = Partitioner {
         parts,
