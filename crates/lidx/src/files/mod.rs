@@ -90,7 +90,7 @@ fn not_a_regular_file(path: &Path, kind: std::fs::FileType) -> Error {
     } else if kind.is_socket() {
         "a socket"
     } else {
-        "not a regular file"
+        "something else"
     };
     Error::io(
         path,
@@ -98,7 +98,7 @@ fn not_a_regular_file(path: &Path, kind: std::fs::FileType) -> Error {
         io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
-                "it is {what}; lidx reads only regular files (not pipes, devices or directories)"
+                "it is {what}, not a regular file (lidx reads files, not pipes, devices or directories)"
             ),
         ),
     )
@@ -218,7 +218,7 @@ mod tests {
             for err in errors {
                 let text = err.to_string();
                 assert!(text.contains("named pipe"), "{text}");
-                assert!(text.contains("lidx reads only regular files"), "{text}");
+                assert!(text.contains("not a regular file"), "{text}");
                 assert!(text.contains(&*path.to_string_lossy()), "{text}");
             }
         }
