@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use lidx::files::AtomicFile;
+use lidx::files::{AtomicFile, scratch_dir};
 use lidx::storage::profile::{DiskBenchOptions, Measurement, StorageProfile, run_disk_bench};
 use serde::Serialize;
 
@@ -15,13 +15,25 @@ use crate::text::human_bytes;
 
 /// Runs the benchmark with `options`, showing the points as they are measured, and fits
 /// the profile.
+///
+/// The scratch file is written inside a [`scratch_dir`] in `options.dir` (the same device),
+/// so that whichever way the run ends nothing of it stays: removed when done, by the signal
+/// handler on SIGINT or SIGTERM, and after a SIGKILL by the next lidx writing into the
+/// directory.
 pub fn measure(
     options: &DiskBenchOptions,
     progress: &dyn Progress,
 ) -> anyhow::Result<StorageProfile> {
+    let scratch = scratch_dir(&options.dir)?;
+    let in_scratch = DiskBenchOptions {
+        dir: scratch.path().to_path_buf(),
+        ..options.clone()
+    };
     progress.start(2 * options.read_sizes.len() as u64, "disk", "points");
-    let measured = run_disk_bench(options, |_| progress.step());
+    let measured = run_disk_bench(&in_scratch, |_| progress.step());
     progress.finish();
+    drop(scratch);
+    // The profile names the directory asked for, not the scratch one.
     Ok(StorageProfile::fit(options, measured?)?)
 }
 

@@ -34,7 +34,9 @@ pub struct Args {
     /// Keys per generated key set.
     #[arg(long, value_parser = parse_count, default_value = "1M")]
     n: u64,
-    /// Keep the files in this directory instead of a temporary one.
+    /// Keep the files in this directory instead of a temporary one (a hidden
+    /// `.lidx-tmp-…` directory in the system's temporary directory, removed at the end or
+    /// when the demo is interrupted).
     #[arg(long)]
     dir: Option<PathBuf>,
 }
@@ -55,7 +57,9 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
             d
         }
         None => {
-            tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
+            // Named as lidx's temporary files: removed at the end, by the signal handler on
+            // SIGINT or SIGTERM, and after a SIGKILL by the next lidx writing there.
+            tmp = lidx::files::scratch_dir(&std::env::temp_dir())?;
             tmp.path()
         }
     };
