@@ -6,12 +6,15 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use lidx::data::{Distribution, GenParams, KeyFile, first_unsorted, generate};
-use lidx::files::{AtomicFile, PendingGuard};
+use lidx::files::{
+    AtomicFile, ChildGuard, PendingGuard, ScratchDir, end_with_this_process, scratch_dir,
+};
 use lidx::join::{JoinMethod, JoinRecord};
 use lidx::storage::profile::{DiskBenchOptions, StorageProfile};
 use lidx::storage::table::build_distinct_from_keys;
@@ -29,7 +32,8 @@ pub struct Setup {
     pub sets: Option<Vec<Distribution>>,
     /// SOSD key files to study (the paper's FB, Wiki, OSM, Books).
     pub keys: Vec<PathBuf>,
-    /// Where the tables and indexes go (the device to study); `None`: `OUT/data`.
+    /// Where the tables and indexes go (the device to study); `None`: `OUT/data`. Unless
+    /// kept, they go into a scratch directory in it, and nothing else there is touched.
     pub dir: Option<PathBuf>,
     /// Where the CSV, plots and summary go; `None`: `results/EXPERIMENT`.
     pub out_dir: Option<PathBuf>,
@@ -46,20 +50,65 @@ pub struct Setup {
 }
 
 /// Where an experiment's files go.
+///
+/// Unless the data is kept, the tables and indexes go into a [`ScratchDir`] inside the
+/// data directory (`--dir`, or `OUT/data`): nothing the user has there is replaced or
+/// removed, and the scratch directory goes with everything in it when the experiment ends,
+/// fails, is interrupted (SIGINT, SIGTERM) or, after a SIGKILL, at the next lidx run that
+/// writes into the data directory. Kept data goes into the data directory itself.
 pub struct Dirs {
     /// Tables and indexes.
     pub data: PathBuf,
     /// CSV, plots, summary, profile.
     pub out: PathBuf,
-    /// Whether the experiment made `data` and removes it when done.
-    remove_data: bool,
+    /// The data directory asked for (`data` is inside it unless the data is kept): the
+    /// device a storage profile is measured on, under its own name.
+    device: PathBuf,
+    /// The scratch directory `data` is, unless the data is kept (taken by `finish`).
+    /// Dropped before `made`, which it is in.
+    scratch: Mutex<Option<ScratchDir>>,
+    /// The data directory, when the experiment created it (removed at the end if empty).
+    made: Mutex<Option<MadeDir>>,
 }
 
 impl Dirs {
-    /// Removes the data directory when the experiment made it and it is empty.
+    /// Removes the scratch directory with the data, and the data directory when the
+    /// experiment created it and it is empty (as dropping does, on an error too: the
+    /// fields drop in that order).
     pub fn finish(&self) {
-        if self.remove_data {
-            let _ = std::fs::remove_dir(&self.data);
+        drop(take(&self.scratch));
+        drop(take(&self.made));
+    }
+}
+
+/// What `slot` holds, leaving `None`.
+fn take<T>(slot: &Mutex<Option<T>>) -> Option<T> {
+    slot.lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .take()
+}
+
+/// A data directory an experiment created (`--dir` that did not exist, or `OUT/data`):
+/// removed when dropped if it is empty, never otherwise. One that existed before is never
+/// removed.
+#[derive(Debug)]
+pub struct MadeDir(Option<PathBuf>);
+
+impl MadeDir {
+    /// Creates the directory `dir` (and its missing parents) where it does not exist; only
+    /// `dir` itself, if it was made here, is removed on drop.
+    pub fn create(dir: &Path) -> anyhow::Result<MadeDir> {
+        let existed = std::fs::symlink_metadata(dir).is_ok();
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create the directory", dir.display()))?;
+        Ok(MadeDir((!existed).then(|| dir.to_path_buf())))
+    }
+}
+
+impl Drop for MadeDir {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.0 {
+            let _ = std::fs::remove_dir(dir);
         }
     }
 }
@@ -135,14 +184,25 @@ impl Setup {
             .clone()
             .unwrap_or_else(|| Path::new("results").join(experiment));
         let data = self.dir.clone().unwrap_or_else(|| out.join("data"));
-        for dir in [&out, &data] {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("{}: cannot create the directory", dir.display()))?;
+        std::fs::create_dir_all(&out)
+            .with_context(|| format!("{}: cannot create the directory", out.display()))?;
+        let made = MadeDir::create(&data)?;
+        if self.keep_data {
+            return Ok(Dirs {
+                device: data.clone(),
+                data,
+                out,
+                scratch: Mutex::new(None),
+                made: Mutex::new(Some(made)),
+            });
         }
+        let scratch = scratch_dir(&data)?;
         Ok(Dirs {
-            data,
+            data: scratch.path().to_path_buf(),
+            device: data,
             out,
-            remove_data: self.dir.is_none() && !self.keep_data,
+            scratch: Mutex::new(Some(scratch)),
+            made: Mutex::new(Some(made)),
         })
     }
 
@@ -186,8 +246,8 @@ impl Setup {
         }
     }
 
-    /// The storage profile: loaded from [`profile`](Self::profile), or measured briefly on
-    /// `dirs.data` (256 MiB scratch file, 200 ms per point), or an assumed SSD where
+    /// The storage profile: loaded from [`profile`](Self::profile), or measured briefly in
+    /// the data directory (256 MiB scratch file, 200 ms per point), or an assumed SSD where
     /// measuring fails (with a warning). Saved as `profile.json` in the output directory,
     /// where every join reads it.
     fn storage_profile(
@@ -195,7 +255,7 @@ impl Setup {
         dirs: &Dirs,
         progress: &dyn Progress,
     ) -> anyhow::Result<(StorageProfile, PathBuf)> {
-        let profile = storage_profile(self.profile.as_deref(), &dirs.data, progress)?;
+        let profile = storage_profile(self.profile.as_deref(), &dirs.device, progress)?;
         let path = dirs.out.join("profile.json");
         profile.save(&path)?;
         Ok((profile, path))
@@ -236,18 +296,33 @@ impl Setup {
 
     /// Runs `lidx SUBCOMMAND ARGS... --quiet` as a fresh process and parses the one JSON
     /// object it prints; a failed run is an error carrying the command line and the last
-    /// line of its message.
+    /// line of its message. The child never outlives this process: it is registered for
+    /// the SIGINT/SIGTERM handler ([`ChildGuard`]) and gets SIGTERM when this process dies,
+    /// even by SIGKILL ([`end_with_this_process`]).
     pub fn run_json<T: serde::de::DeserializeOwned>(
         &self,
         subcommand: &str,
         args: &[OsString],
     ) -> anyhow::Result<T> {
-        let output = Command::new(&self.exe)
+        let mut command = Command::new(&self.exe);
+        command
             .arg(subcommand)
             .args(args)
             .arg("--quiet")
-            .output()
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // The child ends with this process, even after a SIGKILL, and this process's
+        // SIGINT/SIGTERM handler stops it (through the guard) before exiting.
+        end_with_this_process(&mut command);
+        let child = command
+            .spawn()
             .with_context(|| format!("cannot run {}", self.exe.display()))?;
+        let running = ChildGuard::new(child.id());
+        let output = child
+            .wait_with_output()
+            .with_context(|| format!("cannot run {}", self.exe.display()))?;
+        drop(running);
         let shown = || {
             args.iter()
                 .map(|a| a.to_string_lossy().into_owned())

@@ -25,7 +25,10 @@ mod limits;
 mod progress;
 mod units;
 
+use std::io::Write as _;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -82,16 +85,31 @@ enum Command {
     Demo(cmd::demo::Args),
 }
 
+/// Set by the SIGINT/SIGTERM handler, which then ends the process with exit code 130.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// How long the handler waits for the child processes it stopped to remove their files.
+const CHILD_GRACE: Duration = Duration::from_secs(10);
+
 fn main() -> ExitCode {
     limits::return_large_buffers();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(err),
     };
-    // Destructors do not run when a signal ends the process: remove unfinished outputs.
+    // Destructors do not run when a signal ends the process: end the child processes (an
+    // experiment's measurements), whose own handlers remove their unfinished files, then
+    // remove this process's unfinished outputs and scratch directories.
     let _ = ctrlc::set_handler(|| {
+        INTERRUPTED.store(true, Ordering::SeqCst);
+        lidx::files::stop_children(CHILD_GRACE);
         lidx::files::remove_pending_files();
-        eprintln!("lidx: interrupted; unfinished output removed");
+        // Not eprintln!: with the parent that reads our stderr gone, it would panic here
+        // and the process would run on.
+        let _ = writeln!(
+            std::io::stderr(),
+            "lidx: interrupted; unfinished output removed"
+        );
         std::process::exit(130);
     });
     let ctx = progress::Context { quiet: cli.quiet };
@@ -111,6 +129,13 @@ fn main() -> ExitCode {
         Command::Experiment(c) => cmd::experiment::run(&ctx, c),
         Command::Demo(args) => cmd::demo::run(&ctx, args),
     };
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        // The handler is cleaning up and exits with 130; the command's own ending (often
+        // an error, as its child was stopped) is not the outcome.
+        loop {
+            std::thread::park();
+        }
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
