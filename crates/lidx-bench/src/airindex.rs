@@ -48,7 +48,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use lidx::data::{Distribution, GenParams, KeyFile, generate, write_keys};
-use lidx::files::{AtomicFile, drop_cached_pages, open_read};
+use lidx::files::{AtomicFile, drop_cached_pages, open_read, scratch_dir};
 use lidx::index::{Index, Rmi, RmiParams};
 use lidx::kv::file::u64_key;
 use lidx::kv::input::RecordInput;
@@ -62,6 +62,7 @@ use rand::{Rng as _, SeedableRng as _};
 use serde::Serialize;
 
 use crate::csv_rows::{Fixed, LIDX_VERSION, write_rows};
+use crate::harness::MadeDir;
 use crate::machine::{ProcessReads, process_reads};
 use crate::plot::{Scale, Series, bars, chart};
 use crate::progress::Progress;
@@ -293,19 +294,28 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
         .out_dir
         .clone()
         .unwrap_or_else(|| Path::new("results").join("airindex"));
-    let data_dir = options.dir.clone().unwrap_or_else(|| out_dir.join("data"));
-    for d in [&out_dir, &data_dir] {
-        std::fs::create_dir_all(d)
-            .with_context(|| format!("{}: cannot create the directory", d.display()))?;
-    }
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("{}: cannot create the directory", out_dir.display()))?;
+    // Unless kept, the data goes into a scratch directory inside --dir (or OUT/data), so
+    // nothing already there is replaced or removed; it goes whichever way the study ends
+    // (done, failed, interrupted, or at the next run after a SIGKILL). Dropped in the
+    // reverse order: the scratch directory, then --dir if made here and empty.
+    let data_parent = options.dir.clone().unwrap_or_else(|| out_dir.join("data"));
+    let made_dir = MadeDir::create(&data_parent)?;
+    let scratch = match options.keep_data {
+        true => None,
+        false => Some(scratch_dir(&data_parent)?),
+    };
+    let data_dir = scratch
+        .as_ref()
+        .map_or_else(|| data_parent.clone(), |s| s.path().to_path_buf());
     let mut csv_out = AtomicFile::create(&out_dir.join("airindex.csv"))?;
     let mut summary_out = AtomicFile::create(&out_dir.join("summary.md"))?;
     let machine = crate::machine::describe();
     let started = Instant::now();
-    let profiles = run_profiles(options, &data_dir, progress)?;
+    let profiles = run_profiles(options, &data_parent, progress)?;
     let mut rows: Vec<Row> = Vec::new();
     let mut sketches: Vec<Sketch> = Vec::new();
-    let mut made: Vec<PathBuf> = Vec::new();
     let result = (|| -> anyhow::Result<()> {
         for set in &options.key_sets {
             progress.spin(&format!("keys {}", set.name()));
@@ -316,7 +326,6 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
             }
             let keys_path = data_dir.join(format!("{}.keys", set.name()));
             write_keys(&keys_path, &keys)?;
-            made.push(keys_path.clone());
             let input = RecordInput::sosd(&keys_path, KeyEncoding::U64Be)?;
             let records = input.records();
             sketches.push(Sketch {
@@ -327,8 +336,6 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
             let built = build_all(
                 options, &profiles, set, &keys, &records, &data_dir, progress,
             )?;
-            made.extend(built.iter().map(|b| b.path.clone()));
-            made.extend(built.iter().filter_map(|b| b.model_path.clone()));
             drop(records);
             drop(input);
             let lookups = Lookups::new(&keys, options);
@@ -378,7 +385,6 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
                 let big = set.keys(options.sketch_keys, options.seed)?;
                 let path = data_dir.join(format!("{}-sketch.keys", set.name()));
                 write_keys(&path, &big)?;
-                made.push(path.clone());
                 let input = RecordInput::sosd(&path, KeyEncoding::U64Be)?;
                 sketches.push(Sketch {
                     set: set.name(),
@@ -392,18 +398,8 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
         }
         Ok(())
     })();
-    if !options.keep_data {
-        for p in &made {
-            let _ = if p.is_dir() {
-                std::fs::remove_dir_all(p)
-            } else {
-                std::fs::remove_file(p)
-            };
-        }
-        if options.dir.is_none() {
-            let _ = std::fs::remove_dir(&data_dir);
-        }
-    }
+    drop(scratch);
+    drop(made_dir);
     result?;
     write_rows(&mut csv_out, &rows)?;
     plots(&out_dir, &rows)?;
@@ -1442,8 +1438,13 @@ mod rocks {
         o: &Options,
     ) -> anyhow::Result<Built> {
         let path = dir.join(format!("{name}-rocksdb"));
-        if path.exists() {
-            std::fs::remove_dir_all(&path)?;
+        // Only with --keep-data can it exist (else `dir` is a new scratch directory): it
+        // is not lidx's to remove, whoever made it.
+        if path.symlink_metadata().is_ok() {
+            anyhow::bail!(
+                "{}: exists; lidx removes nothing it did not make in this run: remove it or choose another --dir",
+                path.display()
+            );
         }
         RocksKv::build(records, &path, &options(o))?;
         let kv = RocksKv::open(&path, &options(o))?;

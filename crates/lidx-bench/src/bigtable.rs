@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use lidx::files::AtomicFile;
+use lidx::files::{AtomicFile, scratch_dir};
 use lidx::kv::input::{RecordInput, generate_tsv};
 use lidx::kv::write::Record;
 use lidx::kv::{BlockCache, BuildOptions, Compression, KvFile, Layout, ModelKind};
@@ -27,6 +27,7 @@ use serde::Serialize;
 
 use crate::clients::{KvStore, Load, Measured, Op, closed_loop};
 use crate::csv_rows::{Fixed, LIDX_VERSION, write_rows};
+use crate::harness::MadeDir;
 use crate::plot::{Scale, Series, chart};
 use crate::progress::Progress;
 use crate::stats::median;
@@ -250,11 +251,21 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
         .out_dir
         .clone()
         .unwrap_or_else(|| Path::new("results").join("bigtable"));
-    let data_dir = options.dir.clone().unwrap_or_else(|| out_dir.join("data"));
-    for d in [&out_dir, &data_dir] {
-        std::fs::create_dir_all(d)
-            .with_context(|| format!("{}: cannot create the directory", d.display()))?;
-    }
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("{}: cannot create the directory", out_dir.display()))?;
+    // Unless kept, the data goes into a scratch directory inside --dir (or OUT/data), so
+    // nothing already there is replaced or removed; it goes whichever way the study ends
+    // (done, failed, interrupted, or at the next run after a SIGKILL). Dropped in the
+    // reverse order: the scratch directory, then --dir if made here and empty.
+    let data_parent = options.dir.clone().unwrap_or_else(|| out_dir.join("data"));
+    let made_dir = MadeDir::create(&data_parent)?;
+    let scratch = match options.keep_data {
+        true => None,
+        false => Some(scratch_dir(&data_parent)?),
+    };
+    let data_dir = scratch
+        .as_ref()
+        .map_or_else(|| data_parent.clone(), |s| s.path().to_path_buf());
     let mut csv_out = AtomicFile::create(&out_dir.join("bigtable.csv"))?;
     let mut summary_out = AtomicFile::create(&out_dir.join("summary.md"))?;
     let machine = crate::machine::describe();
@@ -265,13 +276,11 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
     };
     let threads = options.clients * options.outstanding;
     let mut rows_out: Vec<Row> = Vec::new();
-    let mut made: Vec<PathBuf> = Vec::new();
     let started = Instant::now();
     let result = (|| -> anyhow::Result<()> {
         for &rows in &options.rows {
             let tsv = data_dir.join(format!("records-{rows}.tsv"));
             progress.start(rows, &format!("records {rows}"), "rows");
-            made.push(tsv.clone());
             let value_size = usize::try_from(options.value_size)?;
             let mut last = 0;
             generate_tsv(rows, value_size, options.seed, &tsv, |n| {
@@ -288,7 +297,6 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
             for layout in [Layout::Learned, Layout::Sstable] {
                 progress.spin(&format!("building {layout} ({rows} rows)"));
                 let path = data_dir.join(format!("records-{rows}-{layout}.kv"));
-                made.push(path.clone());
                 let build = BuildOptions {
                     layout,
                     block_size: options.block_size,
@@ -305,7 +313,6 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
             if options.rocksdb {
                 progress.spin(&format!("loading RocksDB ({rows} rows)"));
                 let dir = data_dir.join(format!("records-{rows}-rocksdb"));
-                made.push(dir.clone());
                 let built = rocks_build(&records, &dir, options)?;
                 progress.finish();
                 systems.push((System::RocksDb, rocks_served(dir)?, built));
@@ -362,18 +369,8 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
         }
         Ok(())
     })();
-    if !options.keep_data {
-        for p in &made {
-            let _ = if p.is_dir() {
-                std::fs::remove_dir_all(p)
-            } else {
-                std::fs::remove_file(p)
-            };
-        }
-        if options.dir.is_none() {
-            let _ = std::fs::remove_dir(&data_dir);
-        }
-    }
+    drop(scratch);
+    drop(made_dir);
     result?;
     write_rows(&mut csv_out, &rows_out)?;
     plots(&out_dir, options, &rows_out)?;

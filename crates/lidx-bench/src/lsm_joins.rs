@@ -45,7 +45,7 @@ use std::str::FromStr;
 use std::time::Instant;
 
 use anyhow::{Context as _, bail};
-use lidx::files::AtomicFile;
+use lidx::files::{AtomicFile, scratch_dir};
 use lidx::join::CountSink;
 use lidx::storage::profile::{AffineCost, PROFILE_VERSION, StorageProfile, assumed_ssd};
 use lidx_lsm::joins::config::MIN_JOIN_MEMORY;
@@ -57,6 +57,7 @@ use lidx_lsm::joins::{
 use serde::Serialize;
 
 use crate::csv_rows::{Fixed, LIDX_VERSION, write_rows};
+use crate::harness::MadeDir;
 use crate::plot::{HeatPanel, Scale, Series, chart, heatmaps};
 use crate::progress::Progress;
 use crate::text::times;
@@ -579,18 +580,15 @@ impl Run {
     }
 }
 
-/// Runs `method` through `cell` in a fresh database at `dir` (removed after), the
-/// cell's rows arriving in `batches`.
+/// Runs `method` through `cell` in a fresh database at `dir`, a new path in the study's
+/// scratch directory (the database is removed after), the cell's rows arriving in
+/// `batches`.
 fn run_method(
     cell: &Cell,
     method: Method,
     batches: &[Batch],
     dir: &Path,
 ) -> anyhow::Result<Vec<Measured>> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir)
-            .with_context(|| format!("{}: cannot remove an old database", dir.display()))?;
-    }
     let mut db = LsmDb::create_empty(dir, cell.config, cell.workload, &method.indexes())?;
     let mut out = Vec::with_capacity(batches.len());
     for (batch, rows) in (1..).zip(batches) {
@@ -803,12 +801,10 @@ fn cost_inputs(cell: &Cell) -> CostInputs {
 
 /// The cost model priced by this machine's warm RocksDB: seconds per sequential block
 /// from HJ-P's join (all sequential in the model), per random block from INLJ-P's (its
-/// scan priced as sequential), each the fastest of three, on `unif` at `o.rows`.
+/// scan priced as sequential), each the fastest of three, on `unif` at `o.rows`. The
+/// database is made at `dir`, a new path in the study's scratch directory, and removed.
 fn calibrate(dir: &Path, o: &Options) -> anyhow::Result<(StorageProfile, String)> {
     let (config, workload) = (o.config_for(o.rows), UNIF.workload(o.rows, o.seed));
-    if dir.exists() {
-        std::fs::remove_dir_all(dir)?;
-    }
     let (mut db, _) = LsmDb::create(dir, config, workload)?;
     db.settle()?;
     let fastest = |db: &mut LsmDb, name: &str| -> anyhow::Result<f64> {
@@ -888,9 +884,15 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
         .unwrap_or_else(|| Path::new("results").join("lsm-joins"));
     std::fs::create_dir_all(&out_dir)
         .with_context(|| format!("{}: cannot create the directory", out_dir.display()))?;
-    let data_dir = o.dir.clone().unwrap_or_else(|| out_dir.join("data"));
-    std::fs::create_dir_all(&data_dir)
-        .with_context(|| format!("{}: cannot create the directory", data_dir.display()))?;
+    // The databases are made in a scratch directory inside --dir (or OUT/data): nothing
+    // already there is touched, and the scratch directory goes whichever way the study
+    // ends (done, failed, interrupted, or at the next run after a SIGKILL). --dir itself
+    // is removed at the end only if the study created it (and it is empty).
+    let data_parent = o.dir.clone().unwrap_or_else(|| out_dir.join("data"));
+    // Dropped in the reverse order: the scratch directory, then --dir if made here.
+    let made = MadeDir::create(&data_parent)?;
+    let scratch = scratch_dir(&data_parent)?;
+    let data_dir = scratch.path();
     let mut csv_out = AtomicFile::create(&out_dir.join("lsm-joins.csv"))?;
     let mut advice_out = AtomicFile::create(&out_dir.join("lsm-advice.csv"))?;
     let mut summary_out = AtomicFile::create(&out_dir.join("summary.md"))?;
@@ -928,7 +930,8 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
         check_outputs(cell, &runs[first..])?;
     }
     progress.finish();
-    let _ = std::fs::remove_dir(&data_dir);
+    drop(scratch);
+    drop(made);
 
     let advice = advise_cells(&cells, &runs, &profile, &machine);
     write_rows(&mut csv_out, &rows)?;
