@@ -99,7 +99,8 @@ pub struct LsmJoinsArgs {
     /// at least 1 MiB].
     #[arg(long, value_parser = parse_size)]
     join_memory: Option<u64>,
-    /// Directory for the databases while they run [default: OUT_DIR/data].
+    /// Directory for the databases while they run, in a scratch directory of their own
+    /// inside it (nothing else in it is touched) [default: OUT_DIR/data].
     #[arg(long, value_name = "D")]
     dir: Option<PathBuf>,
     /// Directory for the CSV, plots and summary [default: results/lsm-joins].
@@ -171,7 +172,8 @@ pub struct Common {
     /// SOSD key files to study (the paper's FB, Wiki, OSM, Books); repeat for several.
     #[arg(long = "keys", value_name = "FILE.keys")]
     keys: Vec<PathBuf>,
-    /// Directory for the tables and indexes: put it on the device to study
+    /// Directory for the tables and indexes: put it on the device to study; they go in a
+    /// scratch directory inside it, removed at the end (nothing else in it is touched)
     /// [default: OUT_DIR/data].
     #[arg(long, value_name = "D")]
     dir: Option<PathBuf>,
@@ -185,7 +187,8 @@ pub struct Common {
     /// systems without O_DIRECT.
     #[arg(long)]
     buffered: bool,
-    /// Keep the generated tables and indexes in --dir.
+    /// Keep the generated tables and indexes: written in --dir itself, not in a scratch
+    /// directory.
     #[arg(long)]
     keep_data: bool,
     /// Seed of the generators and samples.
@@ -333,14 +336,16 @@ pub struct BigtableArgs {
     /// the rocksdb feature, the default).
     #[arg(long)]
     no_rocksdb: bool,
-    /// Directory for the records and files: put it on the device to study
+    /// Directory for the records and files: put it on the device to study; they go in a
+    /// scratch directory inside it, removed at the end (nothing else in it is touched)
     /// [default: OUT_DIR/data].
     #[arg(long, value_name = "D")]
     dir: Option<PathBuf>,
     /// Directory for the CSV, plots and summary [default: results/bigtable].
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
-    /// Keep the generated records and files.
+    /// Keep the generated records and files: written in --dir itself, not in a scratch
+    /// directory.
     #[arg(long)]
     keep_data: bool,
     /// Seed of the records and the clients' keys.
@@ -400,14 +405,15 @@ pub struct AirindexArgs {
     /// each fresh start still drops the files' cached pages).
     #[arg(long)]
     buffered: bool,
-    /// Directory for the records and files: put it on the device to study
+    /// Directory for the records and files: put it on the device to study; they go in a
+    /// scratch directory inside it, removed at the end (nothing else in it is touched)
     /// [default: OUT_DIR/data].
     #[arg(long, value_name = "D")]
     dir: Option<PathBuf>,
     /// Directory for the CSV, plots and summary [default: results/airindex].
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
-    /// Keep the generated files.
+    /// Keep the generated files: written in --dir itself, not in a scratch directory.
     #[arg(long)]
     keep_data: bool,
     /// Seed of the keys and the lookups.
