@@ -470,8 +470,23 @@ fn a_named_pipe_as_input_is_refused_without_waiting_for_a_writer() {
     let dir = scratch();
     let d = dir.path();
     mkfifo(&d.join("p"));
+    std::fs::create_dir(d.join("in")).unwrap();
+    std::fs::write(d.join("in/r.tsv"), "a\tb\n").unwrap();
     for args in [
         &["table", "info", "p"][..],
+        &["kv", "build", "--input", "p", "--out", "x.kv"],
+        &[
+            "kv",
+            "build",
+            "--input",
+            "in/r.tsv",
+            "--layout",
+            "tuned",
+            "--profile",
+            "p",
+            "--out",
+            "x.kv",
+        ],
         &["table", "build", "--keys", "p", "--out", "t.tbl"],
         &["hardness", "p"],
         &["gen", "--sample-of", "p", "--ratio", "2", "--out", "s.keys"],
@@ -509,7 +524,7 @@ fn a_named_pipe_as_input_is_refused_without_waiting_for_a_writer() {
         assert!(stderr.contains("named pipe"), "lidx {args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "lidx {args:?}: {stderr}");
     }
-    assert_eq!(listing(d), ["p"]);
+    assert_eq!(listing(d), ["in", "p"]);
 }
 
 #[test]

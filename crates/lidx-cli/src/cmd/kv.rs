@@ -229,8 +229,7 @@ fn gen_records(ctx: &Context, args: GenArgs) -> anyhow::Result<()> {
 /// Whether `path` has exactly the length of an SOSD file whose count is its first 8 bytes.
 fn looks_like_sosd(path: &Path) -> anyhow::Result<bool> {
     use std::io::Read as _;
-    let mut file = std::fs::File::open(path).map_err(|e| lidx::Error::io(path, "open", e))?;
-    let len = file.metadata()?.len();
+    let (mut file, len) = lidx::files::open_regular(path)?;
     let mut head = [0u8; 8];
     if len < 8 || file.read_exact(&mut head).is_err() {
         return Ok(false);

@@ -1,16 +1,15 @@
 //! Starting cold: drop cached pages so the next reads come from the device (paper 1,
 //! section 5.1: "all operations are performed with cold cache").
 
-use std::fs::File;
 use std::path::Path;
 
 use crate::{Error, Result};
 
 /// Drops the page-cache pages of the file at `path` (`posix_fadvise(DONTNEED)` after
 /// flushing its dirty pages). Works for any user who can open the file; the kernel may
-/// keep pages that another process has mapped.
+/// keep pages that another process has mapped. Refuses anything but a regular file.
 pub fn drop_file_pages(path: &Path) -> Result<()> {
-    let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+    let (file, _) = super::open_regular(path)?;
     file.sync_data()
         .map_err(|e| Error::io(path, "flush the dirty pages of", e))?;
     rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed)

@@ -35,6 +35,9 @@ use crate::{Error, Result};
 /// Version of the profile's JSON layout. History: 1 = first version.
 pub const PROFILE_VERSION: u32 = 1;
 
+/// The largest storage profile file read: a profile is a few kilobytes of JSON.
+const MAX_PROFILE_BYTES: u64 = 16 << 20;
+
 /// The fixed cost of one read a profile may give, in microseconds: from 0 (a device that
 /// only transfers, which a fit to cached reads can find) to 10 s (a hundred times a remote
 /// disk's 100 ms; beyond it a modelled lookup would sleep for minutes).
@@ -400,7 +403,21 @@ impl StorageProfile {
     /// and [`check`](Self::check)s it: a value outside its range is an error naming the
     /// file, the field and the range.
     pub fn load(path: &Path) -> Result<StorageProfile> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+        let (file, len) = crate::files::open_regular(path)?;
+        if len > MAX_PROFILE_BYTES {
+            return Err(Error::format(
+                path,
+                crate::FormatError::Inconsistent(format!(
+                    "{len} bytes is too large for a storage profile (at most {MAX_PROFILE_BYTES})"
+                )),
+            ));
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(file, MAX_PROFILE_BYTES),
+            &mut bytes,
+        )
+        .map_err(|e| Error::io(path, "read", e))?;
         let profile: StorageProfile = serde_json::from_slice(&bytes).map_err(|e| {
             Error::io(
                 path,
