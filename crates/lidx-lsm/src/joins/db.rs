@@ -33,6 +33,9 @@ pub const MANIFEST: &str = "lidx-lsm.json";
 /// The most updates one call of [`LsmDb::update`] applies (the most rows a batch has).
 pub const MAX_UPDATES: u64 = super::data::KEY_LIMIT / 4;
 
+/// The largest manifest read.
+const MAX_MANIFEST_BYTES: u64 = 16 << 20;
+
 /// The manifest's format tag and version.
 const FORMAT: &str = "lidx-lsm joins";
 const VERSION: u32 = 1;
@@ -722,7 +725,23 @@ fn crash_point() -> Result<()> {
 
 /// Reads and checks the manifest at `path`.
 fn read_manifest(path: &Path) -> Result<Manifest> {
-    let text = std::fs::read_to_string(path).map_err(|e| lidx::Error::io(path, "read", e))?;
+    // A manifest is a few kilobytes; anything but a regular file (a pipe) is refused.
+    let (file, len) = lidx::files::open_regular(path)?;
+    if len > MAX_MANIFEST_BYTES {
+        return Err(lidx::Error::format(
+            path,
+            lidx::FormatError::Inconsistent(format!(
+                "{len} bytes is too large for a manifest (at most {MAX_MANIFEST_BYTES})"
+            )),
+        )
+        .into());
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(file, MAX_MANIFEST_BYTES),
+        &mut text,
+    )
+    .map_err(|e| lidx::Error::io(path, "read", e))?;
     let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
         lidx::Error::format(
             path,
