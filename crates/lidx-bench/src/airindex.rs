@@ -48,7 +48,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use lidx::data::{Distribution, GenParams, KeyFile, generate, write_keys};
-use lidx::files::{AtomicFile, drop_cached_pages, open_read, scratch_dir};
+use lidx::files::{AtomicFile, drop_cached_pages, open_read};
 use lidx::index::{Index, Rmi, RmiParams};
 use lidx::kv::file::u64_key;
 use lidx::kv::input::RecordInput;
@@ -62,7 +62,7 @@ use rand::{Rng as _, SeedableRng as _};
 use serde::Serialize;
 
 use crate::csv_rows::{Fixed, LIDX_VERSION, write_rows};
-use crate::harness::MadeDir;
+use crate::harness::DataDir;
 use crate::machine::{ProcessReads, process_reads};
 use crate::plot::{Scale, Series, bars, chart};
 use crate::progress::Progress;
@@ -296,19 +296,10 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
         .unwrap_or_else(|| Path::new("results").join("airindex"));
     std::fs::create_dir_all(&out_dir)
         .with_context(|| format!("{}: cannot create the directory", out_dir.display()))?;
-    // Unless kept, the data goes into a scratch directory inside --dir (or OUT/data), so
-    // nothing already there is replaced or removed; it goes whichever way the study ends
-    // (done, failed, interrupted, or at the next run after a SIGKILL). Dropped in the
-    // reverse order: the scratch directory, then --dir if made here and empty.
+    // The data goes into a scratch directory inside --dir (or OUT/data) unless kept.
     let data_parent = options.dir.clone().unwrap_or_else(|| out_dir.join("data"));
-    let made_dir = MadeDir::create(&data_parent)?;
-    let scratch = match options.keep_data {
-        true => None,
-        false => Some(scratch_dir(&data_parent)?),
-    };
-    let data_dir = scratch
-        .as_ref()
-        .map_or_else(|| data_parent.clone(), |s| s.path().to_path_buf());
+    let data = DataDir::create(&data_parent, options.keep_data)?;
+    let data_dir = data.path().to_path_buf();
     let mut csv_out = AtomicFile::create(&out_dir.join("airindex.csv"))?;
     let mut summary_out = AtomicFile::create(&out_dir.join("summary.md"))?;
     let machine = crate::machine::describe();
@@ -398,8 +389,7 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
         }
         Ok(())
     })();
-    drop(scratch);
-    drop(made_dir);
+    drop(data);
     result?;
     write_rows(&mut csv_out, &rows)?;
     plots(&out_dir, &rows)?;

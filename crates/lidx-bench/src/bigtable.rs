@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use lidx::files::{AtomicFile, scratch_dir};
+use lidx::files::AtomicFile;
 use lidx::kv::input::{RecordInput, generate_tsv};
 use lidx::kv::write::Record;
 use lidx::kv::{BlockCache, BuildOptions, Compression, KvFile, Layout, ModelKind};
@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use crate::clients::{KvStore, Load, Measured, Op, closed_loop};
 use crate::csv_rows::{Fixed, LIDX_VERSION, write_rows};
-use crate::harness::MadeDir;
+use crate::harness::DataDir;
 use crate::plot::{Scale, Series, chart};
 use crate::progress::Progress;
 use crate::stats::median;
@@ -253,19 +253,10 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
         .unwrap_or_else(|| Path::new("results").join("bigtable"));
     std::fs::create_dir_all(&out_dir)
         .with_context(|| format!("{}: cannot create the directory", out_dir.display()))?;
-    // Unless kept, the data goes into a scratch directory inside --dir (or OUT/data), so
-    // nothing already there is replaced or removed; it goes whichever way the study ends
-    // (done, failed, interrupted, or at the next run after a SIGKILL). Dropped in the
-    // reverse order: the scratch directory, then --dir if made here and empty.
+    // The data goes into a scratch directory inside --dir (or OUT/data) unless kept.
     let data_parent = options.dir.clone().unwrap_or_else(|| out_dir.join("data"));
-    let made_dir = MadeDir::create(&data_parent)?;
-    let scratch = match options.keep_data {
-        true => None,
-        false => Some(scratch_dir(&data_parent)?),
-    };
-    let data_dir = scratch
-        .as_ref()
-        .map_or_else(|| data_parent.clone(), |s| s.path().to_path_buf());
+    let data = DataDir::create(&data_parent, options.keep_data)?;
+    let data_dir = data.path().to_path_buf();
     let mut csv_out = AtomicFile::create(&out_dir.join("bigtable.csv"))?;
     let mut summary_out = AtomicFile::create(&out_dir.join("summary.md"))?;
     let machine = crate::machine::describe();
@@ -369,8 +360,7 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
         }
         Ok(())
     })();
-    drop(scratch);
-    drop(made_dir);
+    drop(data);
     result?;
     write_rows(&mut csv_out, &rows_out)?;
     plots(&out_dir, options, &rows_out)?;

@@ -49,13 +49,7 @@ pub struct Setup {
     pub exe: PathBuf,
 }
 
-/// Where an experiment's files go.
-///
-/// Unless the data is kept, the tables and indexes go into a [`ScratchDir`] inside the
-/// data directory (`--dir`, or `OUT/data`): nothing the user has there is replaced or
-/// removed, and the scratch directory goes with everything in it when the experiment ends,
-/// fails, is interrupted (SIGINT, SIGTERM) or, after a SIGKILL, at the next lidx run that
-/// writes into the data directory. Kept data goes into the data directory itself.
+/// Where an experiment's files go: the data as a [`DataDir`] says, the results in `out`.
 pub struct Dirs {
     /// Tables and indexes.
     pub data: PathBuf,
@@ -64,20 +58,15 @@ pub struct Dirs {
     /// The data directory asked for (`data` is inside it unless the data is kept): the
     /// device a storage profile is measured on, under its own name.
     device: PathBuf,
-    /// The scratch directory `data` is, unless the data is kept (taken by `finish`).
-    /// Dropped before `made`, which it is in.
-    scratch: Mutex<Option<ScratchDir>>,
-    /// The data directory, when the experiment created it (removed at the end if empty).
-    made: Mutex<Option<MadeDir>>,
+    /// The data directory and its scratch (taken by `finish`).
+    data_dir: Mutex<Option<DataDir>>,
 }
 
 impl Dirs {
     /// Removes the scratch directory with the data, and the data directory when the
-    /// experiment created it and it is empty (as dropping does, on an error too: the
-    /// fields drop in that order).
+    /// experiment created it and it is empty (as dropping does, on an error too).
     pub fn finish(&self) {
-        drop(take(&self.scratch));
-        drop(take(&self.made));
+        drop(take(&self.data_dir));
     }
 }
 
@@ -88,26 +77,56 @@ fn take<T>(slot: &Mutex<Option<T>>) -> Option<T> {
         .take()
 }
 
-/// A data directory an experiment created (`--dir` that did not exist, or `OUT/data`):
-/// removed when dropped if it is empty, never otherwise. One that existed before is never
-/// removed.
+/// An experiment's data directory (`--dir`, or `OUT/data`) and where in it the data goes.
+///
+/// The directory is created where missing, and removed when dropped only if it was
+/// created here and is empty then: one that existed before is never removed. Unless the
+/// data is kept, the data goes into a [`ScratchDir`] inside it, so nothing the user has
+/// there is replaced or removed, and the scratch directory goes with everything in it
+/// whichever way the experiment ends (done, failed, interrupted by SIGINT or SIGTERM, or,
+/// after a SIGKILL, at the next lidx run that writes into the data directory).
 #[derive(Debug)]
-pub struct MadeDir(Option<PathBuf>);
+pub struct DataDir {
+    /// Where the data goes: the scratch directory, or the directory itself when kept.
+    path: PathBuf,
+    /// Dropped first (fields drop in order): it is inside `made`.
+    scratch: Option<ScratchDir>,
+    /// The directory, when created here.
+    made: Option<PathBuf>,
+}
 
-impl MadeDir {
-    /// Creates the directory `dir` (and its missing parents) where it does not exist; only
-    /// `dir` itself, if it was made here, is removed on drop.
-    pub fn create(dir: &Path) -> anyhow::Result<MadeDir> {
+impl DataDir {
+    /// Creates `dir` (and its missing parents) where it does not exist, and a scratch
+    /// directory in it unless `keep`.
+    pub fn create(dir: &Path, keep: bool) -> anyhow::Result<DataDir> {
         let existed = std::fs::symlink_metadata(dir).is_ok();
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create the directory", dir.display()))?;
-        Ok(MadeDir((!existed).then(|| dir.to_path_buf())))
+        let made = (!existed).then(|| dir.to_path_buf());
+        let scratch = match keep {
+            true => None,
+            false => Some(scratch_dir(dir)?),
+        };
+        Ok(DataDir {
+            path: scratch
+                .as_ref()
+                .map_or_else(|| dir.to_path_buf(), |s| s.path().to_path_buf()),
+            scratch,
+            made,
+        })
+    }
+
+    /// Where the data goes.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 }
 
-impl Drop for MadeDir {
+impl Drop for DataDir {
     fn drop(&mut self) {
-        if let Some(dir) = &self.0 {
+        // The scratch directory is removed only after this body: take it first.
+        drop(self.scratch.take());
+        if let Some(dir) = &self.made {
             let _ = std::fs::remove_dir(dir);
         }
     }
@@ -186,23 +205,12 @@ impl Setup {
         let data = self.dir.clone().unwrap_or_else(|| out.join("data"));
         std::fs::create_dir_all(&out)
             .with_context(|| format!("{}: cannot create the directory", out.display()))?;
-        let made = MadeDir::create(&data)?;
-        if self.keep_data {
-            return Ok(Dirs {
-                device: data.clone(),
-                data,
-                out,
-                scratch: Mutex::new(None),
-                made: Mutex::new(Some(made)),
-            });
-        }
-        let scratch = scratch_dir(&data)?;
+        let data_dir = DataDir::create(&data, self.keep_data)?;
         Ok(Dirs {
-            data: scratch.path().to_path_buf(),
+            data: data_dir.path().to_path_buf(),
             device: data,
             out,
-            scratch: Mutex::new(Some(scratch)),
-            made: Mutex::new(Some(made)),
+            data_dir: Mutex::new(Some(data_dir)),
         })
     }
 

@@ -45,7 +45,7 @@ use std::str::FromStr;
 use std::time::Instant;
 
 use anyhow::{Context as _, bail};
-use lidx::files::{AtomicFile, scratch_dir};
+use lidx::files::AtomicFile;
 use lidx::join::CountSink;
 use lidx::storage::profile::{AffineCost, PROFILE_VERSION, StorageProfile, assumed_ssd};
 use lidx_lsm::joins::config::MIN_JOIN_MEMORY;
@@ -57,7 +57,7 @@ use lidx_lsm::joins::{
 use serde::Serialize;
 
 use crate::csv_rows::{Fixed, LIDX_VERSION, write_rows};
-use crate::harness::MadeDir;
+use crate::harness::DataDir;
 use crate::plot::{HeatPanel, Scale, Series, chart, heatmaps};
 use crate::progress::Progress;
 use crate::text::times;
@@ -884,15 +884,10 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
         .unwrap_or_else(|| Path::new("results").join("lsm-joins"));
     std::fs::create_dir_all(&out_dir)
         .with_context(|| format!("{}: cannot create the directory", out_dir.display()))?;
-    // The databases are made in a scratch directory inside --dir (or OUT/data): nothing
-    // already there is touched, and the scratch directory goes whichever way the study
-    // ends (done, failed, interrupted, or at the next run after a SIGKILL). --dir itself
-    // is removed at the end only if the study created it (and it is empty).
+    // The databases are made in a scratch directory inside --dir (or OUT/data).
     let data_parent = o.dir.clone().unwrap_or_else(|| out_dir.join("data"));
-    // Dropped in the reverse order: the scratch directory, then --dir if made here.
-    let made = MadeDir::create(&data_parent)?;
-    let scratch = scratch_dir(&data_parent)?;
-    let data_dir = scratch.path();
+    let data = DataDir::create(&data_parent, false)?;
+    let data_dir = data.path();
     let mut csv_out = AtomicFile::create(&out_dir.join("lsm-joins.csv"))?;
     let mut advice_out = AtomicFile::create(&out_dir.join("lsm-advice.csv"))?;
     let mut summary_out = AtomicFile::create(&out_dir.join("summary.md"))?;
@@ -930,8 +925,7 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
         check_outputs(cell, &runs[first..])?;
     }
     progress.finish();
-    drop(scratch);
-    drop(made);
+    drop(data);
 
     let advice = advise_cells(&cells, &runs, &profile, &machine);
     write_rows(&mut csv_out, &rows)?;
