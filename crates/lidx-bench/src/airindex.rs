@@ -294,8 +294,7 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
         .out_dir
         .clone()
         .unwrap_or_else(|| Path::new("results").join("airindex"));
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("{}: cannot create the directory", out_dir.display()))?;
+    let _out_made = crate::harness::MadeDirs::create(&out_dir)?;
     // The data goes into a scratch directory inside --dir (or OUT/data) unless kept.
     let data_parent = options.dir.clone().unwrap_or_else(|| out_dir.join("data"));
     let data = DataDir::create(&data_parent, options.keep_data)?;

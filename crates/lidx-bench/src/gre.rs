@@ -23,7 +23,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::Context as _;
 use lidx::data::{Distribution, GenParams, HardnessParams, KeyFile, generate, generate_hard};
 use lidx::files::AtomicFile;
 use lidx::pla::segment_count;
@@ -315,8 +314,7 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
         .out_dir
         .clone()
         .unwrap_or_else(|| Path::new("results").join("updatable"));
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("{}: cannot create the directory", out_dir.display()))?;
+    let _out_made = crate::harness::MadeDirs::create(&out_dir)?;
     let mut csv_out = AtomicFile::create(&out_dir.join("updatable.csv"))?;
     let mut summary_out = AtomicFile::create(&out_dir.join("summary.md"))?;
     let machine = crate::machine::describe();

@@ -60,6 +60,8 @@ pub struct Dirs {
     device: PathBuf,
     /// The data directory and its scratch (taken by `finish`).
     data_dir: Mutex<Option<DataDir>>,
+    /// The output directory, where created here (removed at the end only if empty).
+    _out_made: MadeDirs,
 }
 
 impl Dirs {
@@ -79,30 +81,27 @@ fn take<T>(slot: &Mutex<Option<T>>) -> Option<T> {
 
 /// An experiment's data directory (`--dir`, or `OUT/data`) and where in it the data goes.
 ///
-/// The directory is created where missing, and removed when dropped only if it was
-/// created here and is empty then: one that existed before is never removed. Unless the
-/// data is kept, the data goes into a [`ScratchDir`] inside it, so nothing the user has
-/// there is replaced or removed, and the scratch directory goes with everything in it
-/// whichever way the experiment ends (done, failed, interrupted by SIGINT or SIGTERM, or,
-/// after a SIGKILL, at the next lidx run that writes into the data directory).
+/// The directory is created where missing, with its missing parents, and what was created
+/// here is removed when dropped (or on SIGINT and SIGTERM) only if it is empty then: a
+/// directory that existed before is never removed. Unless the data is kept, the data goes
+/// into a [`ScratchDir`] inside it, so nothing the user has there is replaced or removed,
+/// and the scratch directory goes with everything in it whichever way the experiment ends
+/// (done, failed, interrupted by SIGINT or SIGTERM, or, after a SIGKILL, at the next lidx
+/// run that writes into the data directory).
 #[derive(Debug)]
 pub struct DataDir {
     /// Where the data goes: the scratch directory, or the directory itself when kept.
     path: PathBuf,
-    /// Dropped first (fields drop in order): it is inside `made`.
+    /// Dropped first: it is inside the directories below.
     scratch: Option<ScratchDir>,
-    /// The directory, when created here.
-    made: Option<PathBuf>,
+    /// The directories created here.
+    _made: MadeDirs,
 }
 
 impl DataDir {
-    /// Creates `dir` (and its missing parents) where it does not exist, and a scratch
-    /// directory in it unless `keep`.
+    /// Creates `dir` and its missing parents, and a scratch directory in it unless `keep`.
     pub fn create(dir: &Path, keep: bool) -> anyhow::Result<DataDir> {
-        let existed = std::fs::symlink_metadata(dir).is_ok();
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("{}: cannot create the directory", dir.display()))?;
-        let made = (!existed).then(|| dir.to_path_buf());
+        let made = MadeDirs::create(dir)?;
         let scratch = match keep {
             true => None,
             false => Some(scratch_dir(dir)?),
@@ -112,7 +111,7 @@ impl DataDir {
                 .as_ref()
                 .map_or_else(|| dir.to_path_buf(), |s| s.path().to_path_buf()),
             scratch,
-            made,
+            _made: made,
         })
     }
 
@@ -122,13 +121,52 @@ impl DataDir {
     }
 }
 
-impl Drop for DataDir {
+/// The directories an experiment created to reach one it writes in (its output or data
+/// directory and the missing parents of it): each is removed when this drops, or on SIGINT
+/// and SIGTERM, if it is empty then; one that existed before is never touched.
+#[derive(Debug)]
+pub struct MadeDirs(Vec<(PathBuf, PendingGuard)>);
+
+impl MadeDirs {
+    /// Creates `dir` with its missing parents.
+    pub fn create(dir: &Path) -> anyhow::Result<MadeDirs> {
+        let mut missing = Vec::new();
+        let mut at = Some(dir);
+        while let Some(d) = at.filter(|d| !d.as_os_str().is_empty()) {
+            if std::fs::symlink_metadata(d).is_ok() {
+                break;
+            }
+            missing.push(d.to_path_buf());
+            at = d.parent();
+        }
+        // Registered outermost first, so that the handler (newest first) removes the
+        // deepest first; kept deepest first for the same order on drop.
+        let mut made: Vec<(PathBuf, PendingGuard)> = missing
+            .into_iter()
+            .rev()
+            .map(|d| {
+                let guard = PendingGuard::empty_dir(&d);
+                (d, guard)
+            })
+            .collect();
+        made.reverse();
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create the directory", dir.display()))?;
+        Ok(MadeDirs(made))
+    }
+}
+
+impl Drop for MadeDirs {
     fn drop(&mut self) {
-        // The scratch directory is removed only after this body: take it first.
-        drop(self.scratch.take());
-        if let Some(dir) = &self.made {
+        for (dir, _) in &self.0 {
             let _ = std::fs::remove_dir(dir);
         }
+    }
+}
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        drop(self.scratch.take());
     }
 }
 
@@ -203,14 +241,14 @@ impl Setup {
             .clone()
             .unwrap_or_else(|| Path::new("results").join(experiment));
         let data = self.dir.clone().unwrap_or_else(|| out.join("data"));
-        std::fs::create_dir_all(&out)
-            .with_context(|| format!("{}: cannot create the directory", out.display()))?;
+        let out_made = MadeDirs::create(&out)?;
         let data_dir = DataDir::create(&data, self.keep_data)?;
         Ok(Dirs {
             data: data_dir.path().to_path_buf(),
             device: data,
             out,
             data_dir: Mutex::new(Some(data_dir)),
+            _out_made: out_made,
         })
     }
 
@@ -525,4 +563,46 @@ pub fn storage_profile(
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("list")
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_data_dir_removes_what_it_made_and_only_that() {
+        let root = tempfile::tempdir().expect("a temporary directory");
+        // Missing parents are made, and go when empty at the end.
+        let data = DataDir::create(&root.path().join("a/b/c"), false).expect("create");
+        std::fs::write(data.path().join("t.tbl"), b"t").expect("write");
+        assert!(data.path().starts_with(root.path().join("a/b/c")));
+        drop(data);
+        assert!(names(root.path()).is_empty());
+        // A directory that existed stays, with the user's files; kept data stays too.
+        let mine = root.path().join("mine");
+        std::fs::create_dir(&mine).expect("mkdir");
+        std::fs::write(mine.join("notes.txt"), b"n").expect("write");
+        let data = DataDir::create(&mine, false).expect("create");
+        drop(data);
+        assert_eq!(names(&mine), ["notes.txt"]);
+        let kept = DataDir::create(&root.path().join("kept/x"), true).expect("create");
+        assert_eq!(kept.path(), root.path().join("kept/x"));
+        std::fs::write(kept.path().join("t.tbl"), b"t").expect("write");
+        drop(kept);
+        assert_eq!(names(&root.path().join("kept/x")), ["t.tbl"]);
+    }
 }

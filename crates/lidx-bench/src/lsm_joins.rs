@@ -882,8 +882,7 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
         .out_dir
         .clone()
         .unwrap_or_else(|| Path::new("results").join("lsm-joins"));
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("{}: cannot create the directory", out_dir.display()))?;
+    let _out_made = crate::harness::MadeDirs::create(&out_dir)?;
     // The databases are made in a scratch directory inside --dir (or OUT/data).
     let data_parent = o.dir.clone().unwrap_or_else(|| out_dir.join("data"));
     let data = DataDir::create(&data_parent, false)?;

@@ -77,6 +77,8 @@ enum Kind {
     File,
     /// A scratch directory lidx made (removed with everything in it).
     Dir,
+    /// A directory lidx made to hold others (removed only if empty).
+    EmptyDir,
 }
 
 /// Directories this process has already removed stale temporary files from.
@@ -101,12 +103,16 @@ fn remove_pending(which: impl Fn(&Path) -> bool) {
     let pending = PENDING
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    for (path, kind) in pending.iter().filter(|(path, _)| which(path)) {
+    // Newest first: what was made inside a directory goes before it.
+    for (path, kind) in pending.iter().rev().filter(|(path, _)| which(path)) {
         match kind {
             Kind::File => {
                 let _ = std::fs::remove_file(path);
             }
             Kind::Dir => remove_tree(path),
+            Kind::EmptyDir => {
+                let _ = std::fs::remove_dir(path);
+            }
         }
     }
 }
@@ -440,6 +446,13 @@ impl PendingGuard {
     /// removed: a directory at `path` is left alone).
     pub fn new(path: &Path) -> Self {
         Self::with_kind(path, Kind::File)
+    }
+
+    /// Registers the directory `path`, which this process made to hold others, until the
+    /// guard is dropped: SIGINT and SIGTERM remove it if it is empty then (after what was
+    /// registered later, such as a scratch directory inside it), and leave it otherwise.
+    pub fn empty_dir(path: &Path) -> Self {
+        Self::with_kind(path, Kind::EmptyDir)
     }
 
     /// Registers `path`, a file or a scratch directory, until the guard is dropped.
@@ -1257,6 +1270,26 @@ mod tests {
         assert_eq!(std::fs::read(&outside).unwrap(), b"mine");
         drop(scratch);
         assert_eq!(listing(dir.path()), ["registered-as-a-file"]);
+    }
+
+    #[test]
+    fn a_registered_empty_dir_goes_on_a_signal_after_what_was_made_in_it_and_only_if_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let (outer, inner) = (dir.path().join("a"), dir.path().join("a/b"));
+        let _outer = PendingGuard::empty_dir(&outer);
+        let _inner = PendingGuard::empty_dir(&inner);
+        std::fs::create_dir_all(&inner).unwrap();
+        let scratch = scratch_dir(&inner).unwrap();
+        std::fs::write(scratch.path().join("data"), b"d").unwrap();
+        // Newest first: the scratch, then b, then a.
+        remove_pending(|p| p.starts_with(dir.path()));
+        assert!(listing(dir.path()).is_empty());
+        // One holding something the process did not make stays.
+        std::fs::create_dir_all(&inner).unwrap();
+        std::fs::write(inner.join("users"), b"u").unwrap();
+        remove_pending(|p| p.starts_with(dir.path()));
+        assert_eq!(listing(&inner), ["users"]);
+        drop(scratch);
     }
 
     #[test]
