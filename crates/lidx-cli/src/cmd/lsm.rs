@@ -327,6 +327,9 @@ fn update(ctx: &Context, a: UpdateArgs) -> anyhow::Result<()> {
 }
 
 fn join(ctx: &Context, a: JoinArgs) -> anyhow::Result<()> {
+    if let Some(out) = &a.out {
+        joins::refuse_output_inside(&a.dir, out)?;
+    }
     let mut db = open(&a.dir)?;
     let spinner = Context {
         quiet: ctx.quiet || a.json,
@@ -334,7 +337,6 @@ fn join(ctx: &Context, a: JoinArgs) -> anyhow::Result<()> {
     .spinner(&format!("joining by {}", a.method));
     let report = match &a.out {
         Some(out) => {
-            db.refuse_output_inside(out)?;
             let mut writer = TableWriter::create_output(out)?;
             let report = joins::join_with_threads(&mut db, a.method, a.threads.into(), &mut writer);
             // Published only when the join succeeded; else the unfinished table is dropped.

@@ -168,20 +168,32 @@ impl LsmDb {
     ) -> Result<(LsmDb, T)> {
         config.check()?;
         workload.check()?;
-        // Refused before any work where it is plainly taken (publishing checks again).
-        if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
-            return Err(recovery::not_empty(
-                dir,
-                std::io::Error::from(std::io::ErrorKind::DirectoryNotEmpty),
-            ));
-        }
-        let parent = lidx::files::parent_dir(dir);
+        let existing = dir.symlink_metadata().is_ok_and(|m| m.is_dir());
+        // An empty directory the user made stays theirs (its owner, mode, mount): the
+        // database is made in a scratch directory inside it, under its lock, and moved up.
+        // Else it is made beside `dir` and renamed to it.
+        let (lock, parent) = match existing {
+            true => (Some(DbLock::take(dir)?), dir),
+            false => (None, lidx::files::parent_dir(dir)),
+        };
         std::fs::create_dir_all(parent).map_err(|e| lidx::Error::io(parent, "create", e))?;
         let scratch = lidx::files::scratch_dir(parent)?;
+        if existing {
+            recovery::refuse_taken(dir, scratch.path())?;
+        } else if dir.symlink_metadata().is_ok() {
+            return Err(recovery::not_empty(
+                dir,
+                std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+            ));
+        }
         let mut db = Self::create_in(scratch.path(), config, workload, specs)?;
         let filled = fill(&mut db)?;
         drop(db);
-        recovery::publish(scratch, dir)?;
+        match existing {
+            true => recovery::move_up(scratch, dir)?,
+            false => recovery::publish(scratch, dir)?,
+        }
+        drop(lock);
         Ok((LsmDb::open(dir)?, filled))
     }
 
@@ -285,27 +297,6 @@ impl LsmDb {
                 )
             }
         })
-    }
-
-    /// Fails naming both paths where `output` lies inside this
-    /// database's directory: writing it would damage the database (its manifest, a tree's
-    /// `CURRENT`).
-    pub fn refuse_output_inside(&self, output: &Path) -> Result<()> {
-        let parent = lidx::files::parent_dir(output);
-        if let (Ok(db), Ok(parent)) = (self.dir.canonicalize(), parent.canonicalize())
-            && parent.starts_with(&db)
-        {
-            return Err(lidx::Error::param(
-                "output",
-                format!(
-                    "{} is inside the database {} it reads, and writing it could damage it; choose a path outside",
-                    output.display(),
-                    self.dir.display()
-                ),
-            )
-            .into());
-        }
-        Ok(())
     }
 
     /// The database's directory.
@@ -719,6 +710,27 @@ fn crash_point() -> Result<()> {
             return Err(lidx::Error::misuse("crash point", "a crash injected by a test").into());
         }
         WRITES_BEFORE_CRASH.set(Some(left - 1));
+    }
+    Ok(())
+}
+
+/// Fails naming both paths where `output` lies inside the database directory `db_dir`:
+/// writing it would damage the database (its manifest, a tree's `CURRENT`). Checked before
+/// the database is opened, so a refused command leaves nothing in it.
+pub fn refuse_output_inside(db_dir: &Path, output: &Path) -> Result<()> {
+    let parent = lidx::files::parent_dir(output);
+    if let (Ok(db), Ok(parent)) = (db_dir.canonicalize(), parent.canonicalize())
+        && parent.starts_with(&db)
+    {
+        return Err(lidx::Error::param(
+            "output",
+            format!(
+                "{} is inside the database {} it reads, and writing it could damage it; choose a path outside",
+                output.display(),
+                db_dir.display()
+            ),
+        )
+        .into());
     }
     Ok(())
 }

@@ -25,7 +25,7 @@ mod tests;
 
 pub use config::LsmConfig;
 pub use data::{Batch, Change, Workload};
-pub use db::{ApplyTimes, LsmDb, UpdateMix};
+pub use db::{ApplyTimes, LsmDb, UpdateMix, refuse_output_inside};
 pub use keys::{AttrFiles, GivenAttrs};
 pub use method::{Algorithm, Design, IndexSpec, Maintenance, Method, Shape, Side};
 pub use run::{LsmJoinReport, join, join_with_threads};

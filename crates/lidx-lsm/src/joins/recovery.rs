@@ -2,14 +2,16 @@
 //! RocksDB instances written without a write-ahead log (paper 5's setting, section 4), so
 //! that a kill at any point leaves either the database before a command or the one after.
 //!
-//! - **One process at a time.** `lidx-lsm.lock` is locked (`flock`, exclusive) before
-//!   anything else of the database is read, and held while it is open; another process is
-//!   refused at once ([`DbLock::take`]).
+//! - **One process at a time.** The database directory is locked (`flock`, exclusive)
+//!   before anything in it is read, and held while it is open; another process is refused
+//!   at once ([`DbLock::take`]).
 //! - **Creation** happens in a scratch directory beside the destination, renamed into place
 //!   when the load is complete ([`publish`]): a killed load leaves nothing at the
 //!   destination (the scratch directory is removed by the signal handler, or after a
 //!   SIGKILL by the next lidx writing beside it), and of two loads racing for one
-//!   directory, the loser removes only its own scratch.
+//!   directory, the loser removes only its own scratch. Into an existing empty directory
+//!   (the user's: its owner, mode or mount stay), the load locks it, builds in a scratch
+//!   directory inside it, and moves the trees up, the manifest last ([`move_up`]).
 //! - **Changes** (a batch of updates; an index build) are marked in the manifest
 //!   ([`Pending`]) before they touch a tree, and the mark is cleared only when every tree
 //!   has flushed what it took. Before a batch of updates, every tree is checkpointed into
@@ -19,6 +21,7 @@
 //!   ([`recover`]). Every step of the recovery can itself be interrupted and redone.
 
 use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -26,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use super::method::IndexSpec;
 use crate::{Error, Result};
 
-/// The lock file's name.
+/// The lock file's name, where a directory cannot be locked.
 pub(crate) const LOCK: &str = "lidx-lsm.lock";
 /// Where the trees' checkpoints wait while a batch of changes is applied.
 pub(crate) const ROLLBACK: &str = "rollback";
@@ -41,7 +44,9 @@ pub(crate) enum Pending {
     Index(IndexSpec),
 }
 
-/// The database's lock, held while it lives.
+/// The database's lock, held while it lives: `flock` on the database directory itself,
+/// so that no file can be removed or replaced under a running command; where the file
+/// system cannot lock a directory (NFS), on the file `lidx-lsm.lock` in it.
 #[derive(Debug)]
 pub(crate) struct DbLock(#[allow(dead_code, reason = "held for its lock")] File);
 
@@ -49,23 +54,38 @@ impl DbLock {
     /// Locks the database at `dir` for this process, or fails saying another process has
     /// it open.
     pub(crate) fn take(dir: &Path) -> Result<DbLock> {
+        use rustix::fs::{FlockOperation, flock};
+        let handle = File::open(dir).map_err(|e| lidx::Error::io(dir, "open", e))?;
+        let busy = || -> Error {
+            lidx::Error::param(
+                "database",
+                format!("{}: another process has it open", dir.display()),
+            )
+            .into()
+        };
+        match flock(&handle, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(DbLock(handle)),
+            Err(rustix::io::Errno::WOULDBLOCK) => return Err(busy()),
+            Err(_) => {}
+        }
         let path = dir.join(LOCK);
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
             .open(&path)
             .map_err(|e| lidx::Error::io(&path, "open the lock file", e))?;
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(DbLock(file)),
-            Err(rustix::io::Errno::WOULDBLOCK) => Err(lidx::Error::param(
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(lidx::Error::param(
                 "database",
-                format!(
-                    "{}: another process has it open ({LOCK} is locked)",
-                    dir.display()
-                ),
+                format!("{}: not a regular file, so no lock", path.display()),
             )
-            .into()),
+            .into());
+        }
+        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(DbLock(file)),
+            Err(rustix::io::Errno::WOULDBLOCK) => Err(busy()),
             Err(e) => Err(lidx::Error::io(&path, "lock", e.into()).into()),
         }
     }
@@ -123,25 +143,69 @@ pub(crate) fn finish(dir: &Path) -> Result<()> {
     remove_tree(&dir.join(ROLLBACK))
 }
 
-/// Moves the database made in `scratch` to `dir`, where nothing may be but an empty
-/// directory (which it replaces); of two processes publishing to one `dir`, one fails.
+/// Renames the database made in `scratch` (beside `dir`) to `dir`, where nothing may be;
+/// of two processes publishing to one `dir`, one fails.
 pub(crate) fn publish(scratch: lidx::files::ScratchDir, dir: &Path) -> Result<()> {
-    let replaces_empty = dir.symlink_metadata().is_ok_and(|m| m.is_dir());
-    if replaces_empty {
-        // Fails unless it is empty: an empty directory is all we replace.
-        std::fs::remove_dir(dir).map_err(|e| not_empty(dir, e))?;
-    }
-    let published = scratch.persist(dir);
-    if published.is_err() && replaces_empty {
-        // The empty directory is given back (unless another process's database took it).
-        let _ = std::fs::create_dir(dir);
-    }
-    published.map_err(|e| match e {
+    scratch.persist(dir).map_err(|e| match e {
         lidx::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::AlreadyExists => {
             not_empty(dir, source)
         }
         e => e.into(),
     })
+}
+
+/// Fails unless the directory `dir` (locked by this process) holds nothing but `scratch`
+/// and its lock file: it is empty, as a database is created in.
+pub(crate) fn refuse_taken(dir: &Path, scratch: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| lidx::Error::io(dir, "list", e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| lidx::Error::io(dir, "list", e))?;
+        let name = entry.file_name();
+        if name != LOCK && Some(name.as_os_str()) != scratch.file_name() {
+            let why = match dir.join(super::db::MANIFEST).exists() {
+                true => "it holds a database",
+                false => "it holds other files",
+            };
+            return Err(not_empty(dir, std::io::Error::other(why)));
+        }
+    }
+    Ok(())
+}
+
+/// Moves the database made in `scratch` (inside `dir`, which this process has locked and
+/// found empty) up into `dir`: every tree, then the manifest, which is what makes `dir` a
+/// database; then the scratch directory goes. A kill before the manifest moves leaves
+/// trees without one, which no command opens (and a later load refuses, naming them).
+pub(crate) fn move_up(scratch: lidx::files::ScratchDir, dir: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(scratch.path())
+        .map_err(|e| lidx::Error::io(scratch.path(), "list", e))?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let name = entry
+            .map_err(|e| lidx::Error::io(scratch.path(), "list", e))?
+            .file_name();
+        if name != LOCK && name != super::db::MANIFEST {
+            names.push(name);
+        }
+    }
+    // The trees are durable already (RocksDB syncs its files and directories), and so is
+    // the manifest (written as an AtomicFile): only the renames are to be synced.
+    names.push(super::db::MANIFEST.into());
+    for name in &names {
+        if name == super::db::MANIFEST {
+            sync_dir(dir)?;
+        }
+        let (from, to) = (scratch.path().join(name), dir.join(name));
+        rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            &from,
+            rustix::fs::CWD,
+            &to,
+            rustix::fs::RenameFlags::NOREPLACE,
+        )
+        .map_err(|e| lidx::Error::io(&to, "move into place", e.into()))?;
+    }
+    sync_dir(dir)
 }
 
 /// The error of creating a database where something is already.

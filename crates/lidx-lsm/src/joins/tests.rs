@@ -591,9 +591,12 @@ fn an_output_inside_the_database_is_refused() {
     };
     let (db, _) = LsmDb::create(&path, small_trees(), workload).expect("create");
     for inside in [path.join("lidx-lsm.json"), path.join("s").join("CURRENT")] {
-        assert!(db.refuse_output_inside(&inside).is_err(), "{inside:?}");
+        assert!(
+            refuse_output_inside(db.dir(), &inside).is_err(),
+            "{inside:?}"
+        );
     }
-    db.refuse_output_inside(&dir.path().join("rs.tbl"))
+    refuse_output_inside(db.dir(), &dir.path().join("rs.tbl"))
         .expect("beside the database is fine");
 }
 
@@ -684,9 +687,9 @@ fn of_two_loads_racing_for_one_directory_one_wins_and_the_other_removes_only_its
             .collect();
         assert_eq!(won.len(), 1, "attempt {attempt}: {results:?}");
         assert!(
-            results
-                .iter()
-                .any(|r| r.as_ref().is_err_and(|e| e.contains("not empty"))),
+            results.iter().any(|r| r.as_ref().is_err_and(
+                |e| e.contains("not empty") || e.contains("another process has it open")
+            )),
             "{results:?}"
         );
         let db = LsmDb::open(&path).expect("the winner's database");
@@ -699,4 +702,78 @@ fn of_two_loads_racing_for_one_directory_one_wins_and_the_other_removes_only_its
         .filter(|n| n.to_string_lossy().starts_with(".lidx-tmp-"))
         .collect();
     assert!(scratch.is_empty(), "{scratch:?}");
+}
+
+#[test]
+fn a_load_into_an_empty_directory_keeps_that_directory_and_refuses_a_taken_one() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("mine");
+    std::fs::create_dir(&path).expect("mkdir");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o2750)).expect("chmod");
+    let before = std::fs::metadata(&path).expect("stat");
+    let workload = Workload {
+        rows: 200,
+        ..Workload::default()
+    };
+    let (db, _) = LsmDb::create(&path, small_trees(), workload).expect("create");
+    let after = std::fs::metadata(&path).expect("stat");
+    assert_eq!((after.ino(), after.mode()), (before.ino(), before.mode()));
+    assert_eq!(db.rows(Side::S).expect("S").len(), 200);
+    drop(db);
+    let mut names: Vec<String> = std::fs::read_dir(&path)
+        .expect("list")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names, ["lidx-lsm.json", "r", "s"], "no scratch left");
+    // A directory holding anything is refused and left as it was.
+    let taken = dir.path().join("taken");
+    std::fs::create_dir(&taken).expect("mkdir");
+    std::fs::write(taken.join(".hidden"), b"h").expect("write");
+    let err = LsmDb::create(&taken, small_trees(), workload)
+        .err()
+        .map(|e| e.to_string());
+    assert!(err.is_some_and(|e| e.contains("not empty")));
+    let left: Vec<_> = std::fs::read_dir(&taken).expect("list").collect();
+    assert_eq!(left.len(), 1);
+    // So is the database itself, and a symbolic link to an empty directory.
+    assert!(LsmDb::create(&path, small_trees(), workload).is_err());
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&empty, &link).expect("symlink");
+    assert!(LsmDb::create(&link, small_trees(), workload).is_err());
+    assert!(std::fs::read_dir(&empty).expect("list").next().is_none());
+}
+
+#[test]
+fn the_lock_is_the_directory_so_removing_a_lock_file_lets_no_one_in() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("db");
+    let workload = Workload {
+        rows: 100,
+        ..Workload::default()
+    };
+    let (db, _) = LsmDb::create(&path, small_trees(), workload).expect("create");
+    // Files in the directory change nothing: a FIFO named as the old lock file neither.
+    let _ = std::fs::remove_file(path.join(recovery::LOCK));
+    let status = std::process::Command::new("mkfifo")
+        .arg(path.join(recovery::LOCK))
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    let err = LsmDb::open(&path).err().map(|e| e.to_string());
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| e.contains("another process has it open")),
+        "{err:?}"
+    );
+    drop(db);
+    LsmDb::open(&path).expect("open once the holder is gone");
 }
