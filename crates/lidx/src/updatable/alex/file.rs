@@ -580,7 +580,7 @@ impl AlexFile {
 
     /// Reads every page and checks everything a lookup relies on: each page's CRC and
     /// padding, each data node's entries (as many as its descriptor says, keys in order,
-    /// each gap holding the next entry's key, `u64::MAX` after the last), every entry
+    /// each gap holding the next entry's key, `u64::MAX` after the last, and value 0), every entry
     /// routing to its own node, and the keys' fingerprint. Returns the tuples checked.
     pub fn verify(&self) -> Result<u64> {
         let fail = |problem: String| Error::format(&self.path, FormatError::Inconsistent(problem));
@@ -592,13 +592,18 @@ impl AlexFile {
             // The key the run of gaps just passed holds: the next entry's.
             let mut gaps: Option<u64> = None;
             for slot in d.first_slot..d.end_slot() {
-                let (key, _, occupied) = reader.slot(slot)?;
+                let (key, value, occupied) = reader.slot(slot)?;
                 if gaps.is_some_and(|g| g != key) {
                     return Err(fail(format!(
                         "a gap before slot {slot} of data node {i} does not hold the key after it, {key}"
                     )));
                 }
                 if !occupied {
+                    if value != 0 {
+                        return Err(fail(format!(
+                            "the gap at slot {slot} of data node {i} holds value {value}, where the format has 0"
+                        )));
+                    }
                     gaps = Some(key);
                     continue;
                 }
@@ -1448,6 +1453,31 @@ mod tests {
                 .to_string();
             assert!(
                 err.contains("finds other values than") && err.contains("rebuild it"),
+                "{err}"
+            );
+        }
+
+        #[test]
+        fn a_gap_value_forged_with_its_page_checksum_fails_verify() {
+            let dir = tempfile::tempdir().unwrap();
+            let mut keys = awkward_keys();
+            let (_, _, good) = built(dir.path(), &mut keys, &AlexParams::default());
+            let mut bytes = good;
+            // The first page's first gap gets a value, its CRC fixed.
+            let page = &mut bytes[PAGE_SIZE..2 * PAGE_SIZE];
+            let slot = (0..SPP)
+                .find(|&i| page[BITMAP_AT + i / 8] & (1 << (i % 8)) == 0)
+                .unwrap();
+            page[VALUES_AT + 8 * slot] = 0x09;
+            let crc = crc32c::crc32c(&page[..CRC_AT]);
+            page[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+            let damaged = dir.path().join("g.alex");
+            std::fs::write(&damaged, &bytes).unwrap();
+            let err = AlexFile::verify_file(&damaged, None)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("holds value 9, where the format has 0"),
                 "{err}"
             );
         }
