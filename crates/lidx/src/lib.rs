@@ -24,9 +24,10 @@
 //! - [`updatable`]: paper 3's updatable indexes and workloads, and ALEX on disk
 //!   ([`updatable::alex::file`]: its data nodes in a file, for paper 1's Fig. 5).
 //!
-//! `unsafe` code is denied everywhere but in two places, each with its argument: the memory
-//! map of an input file (`files`) and the submission of a read to `io_uring`, which writes
-//! into a buffer after the call returns (`storage`'s read queue).
+//! `unsafe` code is denied everywhere but in three places, each with its argument: the
+//! memory map of an input file (`files`), the parent-death signal set in a child between
+//! fork and exec (`files::end_with_this_process`), and the submission of a read to
+//! `io_uring`, which writes into a buffer after the call returns (`storage`'s read queue).
 //!
 //! # Example
 //!

@@ -222,14 +222,16 @@ pub struct JoinSortedArgs {
     /// Size ratios |S|/|R|: the outer table is a uniform 1/ratio sample of the inner.
     #[arg(long, value_delimiter = ',', default_value = "1,10,100,1000")]
     ratios: Vec<u64>,
-    /// Thread counts [default: those of 1,2,4,6,8 up to the machine's cores].
-    #[arg(long, value_delimiter = ',')]
+    /// Thread counts, each 1 to 1024 [default: those of 1,2,4,6,8 up to the machine's
+    /// cores].
+    #[arg(long, value_delimiter = ',', value_parser = in_range::<1, 1024>)]
     threads: Option<Vec<usize>>,
     /// Index windows in tuples for the INLJ methods; each window is read with one call.
     #[arg(long, value_delimiter = ',', default_value = "256,1024,4096")]
     windows: Vec<u64>,
-    /// Window reads in flight per INLJ thread (1 is paper 1's synchronous reading).
-    #[arg(long, value_delimiter = ',', default_value = "1,32")]
+    /// Window reads in flight per INLJ thread, each 1 to 4096 (1 is paper 1's synchronous
+    /// reading).
+    #[arg(long, value_delimiter = ',', default_value = "1,32", value_parser = in_range::<1, 4096>)]
     io_depths: Vec<usize>,
     /// Indexes of the INLJ methods: the learned one first, then the baseline.
     #[arg(long, value_delimiter = ',', default_value = "sampled-pgm,btree")]
@@ -319,11 +321,11 @@ pub struct BigtableArgs {
     /// Rows per scan (the paper: 100).
     #[arg(long, default_value_t = 100)]
     scan_rows: usize,
-    /// Seconds each run warms the cache before measuring.
-    #[arg(long, default_value_t = 1.0)]
+    /// Seconds each run warms the cache before measuring (0 to 86400).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     warmup: f64,
-    /// Seconds each run measures.
-    #[arg(long, default_value_t = 3.0)]
+    /// Seconds each run measures (0 to 86400).
+    #[arg(long, default_value_t = 3.0, allow_negative_numbers = true)]
     seconds: f64,
     /// Runs per cell; the summary and plots take the median.
     #[arg(long, default_value_t = 1)]
@@ -422,8 +424,26 @@ pub struct AirindexArgs {
 }
 
 fn seconds(name: &str, s: f64) -> anyhow::Result<std::time::Duration> {
-    std::time::Duration::try_from_secs_f64(s)
-        .map_err(|_| anyhow::anyhow!("invalid {name}: {s} is not a number of seconds"))
+    if !(0.0..=86_400.0).contains(&s) {
+        let shown = match s.abs() < 1e6 {
+            true => format!("{s}"),
+            false => format!("{s:e}"),
+        };
+        anyhow::bail!("invalid {name}: {shown} seconds is not in 0 ..= 86400 (a day)");
+    }
+    Ok(std::time::Duration::from_secs_f64(s))
+}
+
+/// A whole number in `LO ..= HI`, for an option that is a list of them.
+fn in_range<const LO: usize, const HI: usize>(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a whole number"))?;
+    if !(LO..=HI).contains(&n) {
+        return Err(format!("{n} is not in {LO}..={HI}"));
+    }
+    Ok(n)
 }
 
 pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
