@@ -316,12 +316,28 @@ fn bad_experiment_parameters_are_refused_before_any_output() {
         "lidx: error: invalid",
         &[
             (&["--ratios", "0"], "ratios"),
-            (&["--io-depths", "0"], "io-depths"),
             (&["--windows", "2"], "windows"),
             (&["--indexes", "binary"], "indexes"),
             (&["--n", "0"], "n"),
         ],
     );
+    // Out-of-range list values are a bad command line: exit 2, naming the range.
+    for args in [
+        &["--io-depths", "0"][..],
+        &["--io-depths", "1,100000"],
+        &["--threads", "0"],
+    ] {
+        let out = lidx()
+            .current_dir(d)
+            .args(["experiment", "join-sorted", "--out-dir", "o"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("is not in 1..="), "{err}");
+        assert!(!d.join("o").exists(), "{args:?} left output");
+    }
     let out = lidx()
         .current_dir(d)
         .args(["experiment", "indexes", "--keys", "missing.keys"])
