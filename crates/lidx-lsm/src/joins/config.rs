@@ -8,7 +8,7 @@
 use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, Options, SliceTransform};
 use serde::{Deserialize, Serialize};
 
-use super::data::KEY_BYTES;
+use super::rows::KEY_BYTES;
 
 /// The least memory the sort and hash joins may be given: room for a merge of 16 runs.
 pub const MIN_JOIN_MEMORY: u64 = 1 << 20;

@@ -39,9 +39,9 @@
 use lidx::storage::profile::StorageProfile;
 use serde::Serialize;
 
-use super::data::{KEY_BYTES, MIN_ENTRY};
 use super::db::LsmDb;
 use super::method::{Algorithm, Design, IndexSpec, Maintenance, Method, Shape, Side};
+use super::rows::{KEY_BYTES, MIN_ENTRY};
 use crate::Result;
 
 /// What the model is evaluated on.

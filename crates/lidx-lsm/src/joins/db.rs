@@ -21,17 +21,18 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
 use super::config::{LsmConfig, TreeKind};
-use super::data::{Batch, Change, Workload, attr_of, encode_key, row_value};
+use super::data::{Batch, Change, Workload};
 use super::keys::{AttrFiles, GivenAttrs};
 use super::method::{IndexSpec, Maintenance, Side};
 use super::recovery::{self, DbLock, Pending};
+use super::rows::{attr_of, encode_key, row_value};
 use super::tree::{SecondaryIndex, Tree};
 use crate::{Error, Result};
 
 /// The manifest's file name.
 pub const MANIFEST: &str = "lidx-lsm.json";
 /// The most updates one call of [`LsmDb::update`] applies (the most rows a batch has).
-pub const MAX_UPDATES: u64 = super::data::KEY_LIMIT / 4;
+pub const MAX_UPDATES: u64 = super::rows::KEY_LIMIT / 4;
 
 /// The largest manifest read.
 const MAX_MANIFEST_BYTES: u64 = 16 << 20;

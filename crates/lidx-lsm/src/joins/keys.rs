@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use lidx::data::sosd::KeyFile;
 use serde::{Deserialize, Serialize};
 
-use super::data::KEY_LIMIT;
+use super::rows::KEY_LIMIT;
 use crate::Result;
 
 /// Where a database's join attributes come from, and how far each file has been read.

@@ -5,9 +5,12 @@
 //! - [`method`]: the 29 methods by name, and the indexes each reads.
 //! - [`config`]: the RocksDB settings of every tree (paper 5, section 4).
 //! - [`cost`]: paper 5's cost model (Tables 2–4) as an advisor over the 29 methods.
-//! - [`data`]: the rows' encoding and the seeded workload generator (Table 5's knobs).
+//! - [`rows`]: how a row and an index entry's keys are stored (10-digit keys).
+//! - [`data`]: the seeded workload generator (Table 5's knobs).
 //! - [`keys`]: join attributes read from SOSD key files (the paper's Face and Wiki).
 //! - [`db`]: a join database on disk: R, S, their indexes, and how changes reach them.
+//! - `recovery`: how the database changes all at once or not at all (its lock, creation in
+//!   a scratch directory, a change's mark and rollback).
 //! - [`run`]: INLJ, sort-merge and grace hash joins over it.
 
 pub mod config;
@@ -17,6 +20,7 @@ pub mod db;
 pub mod keys;
 pub mod method;
 mod recovery;
+pub mod rows;
 pub mod run;
 mod tree;
 

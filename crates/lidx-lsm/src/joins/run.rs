@@ -35,9 +35,9 @@ use lidx::sort::{RecordSorter, SortOptions, SortedRecords, min_sort_memory_for};
 use rocksdb::DBRawIterator;
 use serde::{Deserialize, Serialize};
 
-use super::data::{KEY_BYTES, KEY_LIMIT, attr_of, decode_key, encode_key};
 use super::db::LsmDb;
 use super::method::{Algorithm, Maintenance, Method, Shape, Side};
+use super::rows::{KEY_BYTES, KEY_LIMIT, attr_of, decode_key, encode_key};
 use super::tree::{SecondaryIndex, Tree, TreeStats};
 use crate::Result;
 use crate::rocks;

@@ -371,7 +371,7 @@ fn attributes_from_key_files_join_alike_in_every_method() {
     let held: std::collections::HashSet<u64> = s.iter().map(|row| row.1).collect();
     assert!(r.iter().all(|row| held.contains(&row.1)));
     let from_file: std::collections::HashSet<u64> =
-        keys[..300].iter().map(|k| k % data::KEY_LIMIT).collect();
+        keys[..300].iter().map(|k| k % rows::KEY_LIMIT).collect();
     assert_eq!(held, from_file, "S's attributes are the file's first chunk");
     let inputs = cost::CostInputs::of(&db, 1, 0).expect("inputs");
     assert!((inputs.match_rate - 1.0).abs() < 1e-9, "{inputs:?}");

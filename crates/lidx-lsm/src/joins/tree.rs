@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use rocksdb::{Cache, DB, DBRawIterator, Options, ReadOptions, WriteOptions};
 
 use super::config::{LsmConfig, TreeKind};
-use super::data::{KEY_BYTES, KEY_LIMIT, decode_key, encode_key, rest_pattern};
 use super::method::{Design, IndexSpec};
+use super::rows::{KEY_BYTES, KEY_LIMIT, attr_of, decode_key, encode_key, rest_pattern};
 use crate::{Error, Result, rocks};
 
 /// RocksDB's statistics tickers a join is judged by, summed over trees.
@@ -227,7 +227,7 @@ impl Tree {
         let mut it = self.db.raw_iterator_opt(read);
         it.seek(encode_key(keys.start.min(KEY_LIMIT - 1)));
         while let (Some(k), Some(v)) = (it.key(), it.value()) {
-            if let (Some(pk), Some(attr)) = (decode_key(k), super::data::attr_of(v)) {
+            if let (Some(pk), Some(attr)) = (decode_key(k), attr_of(v)) {
                 visit(pk, attr, k, v)?;
             }
             it.next();
