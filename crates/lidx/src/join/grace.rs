@@ -26,8 +26,13 @@ const PARTITION_BUFFER: usize = 8 << 10;
 /// Bytes one open partition writer holds: its write buffer and the block it is filling.
 const WRITER_BYTES: u64 = (PARTITION_BUFFER + BLOCK_SIZE) as u64;
 
-/// Most partitions: each open partition writer costs its buffer and a block.
-const MAX_PARTITIONS: u64 = 1024;
+/// The most partition files a grace hash join keeps open at once (each open partition
+/// writer costs its buffer and a block, and a file descriptor): this join's, and the LSM
+/// joins' hash join's.
+pub const MAX_PARTITION_FILES: usize = 1024;
+
+/// [`MAX_PARTITION_FILES`] as a count of partitions.
+const MAX_PARTITIONS: u64 = MAX_PARTITION_FILES as u64;
 
 /// The largest read (whole blocks, at most the blocks `read_tuples` spans) whose scan
 /// buffers take at most an eighth of `available` bytes; at least one block.

@@ -58,9 +58,9 @@ impl Partitions {
 /// One partition's files of R and of S, one of each per thread that partitioned.
 type PartitionFiles = (Vec<File>, Vec<File>);
 
-/// The most scratch files a hash join keeps open at once: fewer threads partition where
-/// more would pass it.
-pub const MAX_PARTITION_FILES: usize = 1024;
+/// The most scratch files a hash join keeps open at once, as lidx's grace hash join: fewer
+/// threads partition where more would pass it.
+pub use lidx::join::grace::MAX_PARTITION_FILES;
 
 /// The join key of a partition record.
 fn key_of(record: &[u8]) -> u64 {
