@@ -2,7 +2,18 @@
 //! scratch files by the BKDR hash (seed 131) of the 10-byte join key, so that a partition of
 //! R fits the join memory; each partition of R goes into a hash table and S's is probed.
 
-use super::*;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+use lidx::join::JoinSink;
+
+use super::{Counting, LsmJoinReport, each_in_thread, in_parallel, key_ranges, pk_of, whole_entry};
+use crate::Result;
+use crate::joins::db::LsmDb;
+use crate::joins::method::Method;
+use crate::joins::rows::{KEY_BYTES, encode_key};
 
 /// BKDR hash (seed 131) of a 10-byte key, as paper 5's hash join partitions.
 fn bkdr(key: &[u8; KEY_BYTES]) -> u32 {

@@ -2,7 +2,13 @@
 //! a get by primary key (`P`), or the S index (`NS`), its hits validated where it is a
 //! validation index.
 
-use super::*;
+use lidx::join::JoinSink;
+
+use super::{Counting, LsmJoinReport, in_parallel, index_of, key_ranges, validate};
+use crate::Result;
+use crate::joins::db::LsmDb;
+use crate::joins::method::{Maintenance, Method, Shape, Side};
+use crate::joins::rows::encode_key;
 
 pub(super) fn inlj<S: JoinSink>(
     db: &LsmDb,

@@ -23,19 +23,11 @@
 //! entries (primary key, attribute and the rest of the row) with their join key, as the
 //! paper's code does, so their I/O grows with the entry size as its Table 4 prices it.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
 use std::ops::Range;
-use std::path::Path;
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::time::Instant;
 
 use lidx::join::JoinSink;
-use lidx::memory::MemoryBudget;
-use lidx::sort::{RecordSorter, SortOptions, SortedRecords, min_sort_memory_for};
-use rocksdb::DBRawIterator;
 use serde::{Deserialize, Serialize};
 
 mod hash;
@@ -45,11 +37,10 @@ mod sort_merge;
 pub use hash::MAX_PARTITION_FILES;
 
 use super::db::LsmDb;
-use super::method::{Algorithm, Maintenance, Method, Shape, Side};
+use super::method::{Algorithm, Method, Side};
 use super::rows::{KEY_BYTES, KEY_LIMIT, attr_of, decode_key, encode_key};
 use super::tree::{SecondaryIndex, Tree, TreeStats};
 use crate::Result;
-use crate::rocks;
 
 /// What a join did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -2,7 +2,23 @@
 //! own key order, or from lidx's external merge sort of a scan's whole entries within the
 //! join memory; then one merge.
 
-use super::*;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::path::Path;
+
+use lidx::join::JoinSink;
+use lidx::memory::MemoryBudget;
+use lidx::sort::{RecordSorter, SortOptions, SortedRecords, min_sort_memory_for};
+use rocksdb::DBRawIterator;
+
+use super::{
+    Counting, LsmJoinReport, each_in_thread, index_of, key_ranges, pk_of, validate, whole_entry,
+};
+use crate::joins::db::LsmDb;
+use crate::joins::method::{Maintenance, Method, Shape, Side};
+use crate::joins::rows::{KEY_BYTES, decode_key};
+use crate::joins::tree::{SecondaryIndex, Tree};
+use crate::{Result, rocks};
 
 /// (join key, primary key) pairs in key order.
 trait Sorted {
