@@ -92,8 +92,8 @@ fn take<T>(slot: &Mutex<Option<T>>) -> Option<T> {
 pub struct DataDir {
     /// Where the data goes: the scratch directory, or the directory itself when kept.
     path: PathBuf,
-    /// Dropped first: it is inside the directories below.
-    scratch: Option<ScratchDir>,
+    /// Dropped first (fields drop in order): it is inside the directories below.
+    _scratch: Option<ScratchDir>,
     /// The directories created here.
     _made: MadeDirs,
 }
@@ -110,7 +110,7 @@ impl DataDir {
             path: scratch
                 .as_ref()
                 .map_or_else(|| dir.to_path_buf(), |s| s.path().to_path_buf()),
-            scratch,
+            _scratch: scratch,
             _made: made,
         })
     }
@@ -161,12 +161,6 @@ impl Drop for MadeDirs {
         for (dir, _) in &self.0 {
             let _ = std::fs::remove_dir(dir);
         }
-    }
-}
-
-impl Drop for DataDir {
-    fn drop(&mut self) {
-        drop(self.scratch.take());
     }
 }
 

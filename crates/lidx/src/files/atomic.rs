@@ -914,6 +914,7 @@ fn remove_stale_temp_files(dir: &Path) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::files::tests::mkfifo;
 
     fn listing(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -1054,16 +1055,6 @@ mod tests {
                 "unnamed {unnamed}: {err}"
             );
         }
-    }
-
-    /// Makes a named pipe at `path`.
-    fn mkfifo(path: &Path) {
-        rustix::fs::mkfifoat(
-            rustix::fs::CWD,
-            path,
-            rustix::fs::Mode::from_bits_truncate(0o600),
-        )
-        .unwrap();
     }
 
     #[test]

@@ -190,8 +190,8 @@ pub(crate) fn open_for_reading(
 mod tests {
     use super::*;
 
-    /// Makes a named pipe at `path`.
-    fn mkfifo(path: &Path) {
+    /// Makes a named pipe at `path` (for the tests of `atomic` too).
+    pub(super) fn mkfifo(path: &Path) {
         rustix::fs::mkfifoat(
             rustix::fs::CWD,
             path,
