@@ -318,7 +318,7 @@ impl Setup {
             "--cold".into(),
         ];
         // The cost model predicts the joins of tables; ALEX's has none.
-        if let ColdMethod::Table(_) = join.method {
+        if join.method.modelled_as().is_some() {
             args.extend(["--profile".into(), join.profile.into()]);
         }
         if !self.buffered {
@@ -391,8 +391,8 @@ pub struct ColdJoin<'a> {
     /// The inner table.
     pub inner: &'a Path,
     /// The method.
-    pub method: ColdMethod,
-    /// A saved index of the inner table (INLJ; the ALEX file for [`ColdMethod::Alex`]).
+    pub method: JoinMethod,
+    /// A saved index of the inner table (INLJ; the ALEX file for [`JoinMethod::InljAlex`]).
     pub index: Option<&'a Path>,
     /// Threads.
     pub threads: usize,
@@ -402,30 +402,6 @@ pub struct ColdJoin<'a> {
     pub io_depth: usize,
     /// The storage profile the join's cost model uses.
     pub profile: &'a Path,
-}
-
-/// A join method [`Setup::cold_join`] runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ColdMethod {
-    /// A join of two tables (`lidx::join::driver`).
-    Table(JoinMethod),
-    /// The INLJ through ALEX on disk (`lidx::updatable::alex::join`).
-    Alex,
-}
-
-impl From<JoinMethod> for ColdMethod {
-    fn from(method: JoinMethod) -> Self {
-        ColdMethod::Table(method)
-    }
-}
-
-impl std::fmt::Display for ColdMethod {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ColdMethod::Table(m) => m.fmt(f),
-            ColdMethod::Alex => f.write_str(lidx::updatable::alex::join::METHOD),
-        }
-    }
 }
 
 /// A key set of an experiment.

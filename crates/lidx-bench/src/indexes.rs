@@ -19,7 +19,7 @@ use lidx::updatable::alex::{self, AlexParams};
 use serde::Serialize;
 
 use crate::csv_rows::{Fixed, write_rows};
-use crate::harness::{ColdJoin, ColdMethod, Scratch, Setup, Study, write_table};
+use crate::harness::{ColdJoin, Scratch, Setup, Study, write_table};
 use crate::plot::{Scale, Series, chart};
 use crate::progress::Progress;
 use crate::text::{human_bytes, times};
@@ -156,7 +156,7 @@ fn fig5_index(kind: IndexKind, keys: &[u64], tuned: bool) -> anyhow::Result<(Any
 /// 1 MiB reads of the outer side, one window read at a time).
 fn self_join<'a>(
     table: &'a Path,
-    method: ColdMethod,
+    method: JoinMethod,
     index: &'a Path,
     profile: &'a Path,
 ) -> ColdJoin<'a> {
@@ -219,7 +219,7 @@ pub fn run(setup: &Setup, options: &Options, progress: &dyn Progress) -> anyhow:
                     // The self-join, cold, in a fresh process through the saved index (paper 1).
                     let join = setup.cold_join(&self_join(
                         &table,
-                        JoinMethod::Inlj(kind).into(),
+                        JoinMethod::Inlj(kind),
                         &path,
                         profile_path,
                     ))?;
@@ -241,7 +241,7 @@ pub fn run(setup: &Setup, options: &Options, progress: &dyn Progress) -> anyhow:
                         alex::file::build(&Table::open(&table)?, &keys, &path, &params, |_| {})?;
                     let join = setup.cold_join(&self_join(
                         &table,
-                        ColdMethod::Alex,
+                        JoinMethod::InljAlex,
                         &path,
                         profile_path,
                     ))?;

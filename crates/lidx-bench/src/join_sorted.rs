@@ -286,7 +286,7 @@ fn measure_set(
                 let join = |method: JoinMethod, read_size| ColdJoin {
                     outer: &outer,
                     inner: &inner,
-                    method: method.into(),
+                    method,
                     index: None,
                     threads,
                     read_size,

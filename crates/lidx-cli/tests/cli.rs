@@ -1356,7 +1356,7 @@ fn alex_files_build_check_and_join_like_the_other_indexes() {
             "2",
             "--count-only",
         ],
-        &["--threads", "inlj:alex"],
+        &["threads", "inlj:alex", "one thread"],
     );
     fails(
         d,

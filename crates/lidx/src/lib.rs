@@ -14,15 +14,15 @@
 //! - [`index`]: one [`Index`](index::Index) trait and its kinds (PGM, sampled PGM,
 //!   RadixSpline, RMI, B+tree, binary search), with one window convention, index files,
 //!   lookup measurement and per-data-set tuning.
-//! - [`join`]: index nested loop, sort-merge, hash and grace hash joins of tables on disk,
-//!   on threads, with paper 1's cost model and the driver `lidx join` runs.
-//!
-//! - [`partition`] and [`sort`]: paper 1's unsorted half (unclustered indexes, their joins,
-//!   external and learned sorts under a memory limit).
+//! - [`partition`] and [`sort`]: paper 1's unsorted half (unclustered indexes, external
+//!   and learned sorts under a memory limit).
 //! - [`kv`]: key-value files with a learned block layout (paper 4) and tuned layers
 //!   (paper 2).
 //! - [`updatable`]: paper 3's updatable indexes and workloads, and ALEX on disk
 //!   ([`updatable::alex::file`]: its data nodes in a file, for paper 1's Fig. 5).
+//! - [`join`]: every join of two tables on disk (index nested loop through any index or
+//!   ALEX on disk, sort-merge, hash, grace hash, and the unclustered joins of unsorted
+//!   tables), on threads, with paper 1's cost model and the one driver `lidx join` runs.
 //!
 //! `unsafe` code is denied everywhere but in three places, each with its argument: the
 //! memory map of an input file (`files`), the parent-death signal set in a child between

@@ -13,8 +13,9 @@ mod common;
 use std::path::Path;
 
 use common::write_table;
+use lidx::join::alex as join;
 use lidx::storage::ReadMode;
-use lidx::updatable::alex::{AlexFile, AlexParams, AlexReader, file, join};
+use lidx::updatable::alex::{AlexFile, AlexParams, AlexReader, file};
 use proptest::prelude::*;
 
 /// Sorted key sets from pieces: dense runs, long runs of one key (longer than a page),

@@ -2,14 +2,19 @@
 //! `(key, outer value, inner value)` triples, on inputs with duplicates on both sides,
 //! empty tables, 0 and u64::MAX, no matches and all matches.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a failed test"
+)]
+
 mod common;
 
 use common::write_table;
 use lidx::Error;
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
 use lidx::join::{
-    CountSink, HashTable, InljOptions, Method, SpillSink, grace_hash_join, hash_join, inlj_any,
-    merge_join, parallel_join, parallel_join_with,
+    CountSink, HashTable, InljOptions, JoinMethod, JoinRequest, Method, SpillSink, grace_hash_join,
+    hash_join, inlj_any, merge_join, parallel_join, parallel_join_with,
 };
 use lidx::memory::MemoryBudget;
 use lidx::storage::{IoBackend, ReadMode, Table, TableWriter};
@@ -374,4 +379,164 @@ fn hash_and_merge_joins_stay_within_their_budget_or_say_what_did_not_fit() {
             .contains("the hash table of 3000 outer tuples"),
         "{err}"
     );
+}
+
+/// The triples of a join output table, sorted.
+fn triples_of(path: &std::path::Path) -> Vec<(u64, u64, u64)> {
+    let table = Table::open(path).unwrap();
+    let mut out = Vec::new();
+    table
+        .scan_output(|chunk| {
+            out.extend(chunk.iter().map(|t| (t.key, t.outer, t.inner)));
+            Ok(())
+        })
+        .unwrap();
+    out.sort_unstable();
+    out
+}
+
+/// Every method the driver runs, on the tables it takes.
+fn driver_methods(sorted: bool) -> Vec<Option<JoinMethod>> {
+    let mut methods = vec![
+        Some(JoinMethod::Hash),
+        Some(JoinMethod::Grace),
+        Some(JoinMethod::Partition),
+        Some(JoinMethod::BTreeInserts),
+        Some(JoinMethod::SortMerge),
+        None,
+    ];
+    if sorted {
+        methods.extend(IndexKind::ALL.map(|k| Some(JoinMethod::Inlj(k))));
+        methods.extend([Some(JoinMethod::InljAlex), Some(JoinMethod::Merge)]);
+    }
+    methods
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// `lidx join`'s one pipeline, every method through it: the output table holds the
+    /// nested loop's triples, the record counts them, and the scratch files (indexes,
+    /// sorted copies, partitions, spilled parts) are gone afterwards; a count-only run
+    /// counts the same.
+    #[test]
+    fn the_driver_gives_the_nested_loop_for_every_method(outer in keys(), inner in keys(), shuffled in any::<bool>(), seed in any::<u64>()) {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let d = dir.path();
+        let want = nested_loop(&outer, &inner);
+        let (mut outer_keys, mut inner_keys) = (outer.clone(), inner.clone());
+        if shuffled {
+            use rand::seq::SliceRandom;
+            let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed);
+            outer_keys.shuffle(&mut rng);
+            inner_keys.shuffle(&mut rng);
+        }
+        // Values follow each table's order of writing; the reference follows it too.
+        let want = if shuffled { nested_loop(&outer_keys, &inner_keys) } else { want };
+        write_table(&d.join("r.tbl"), &outer_keys, 1_000_000);
+        write_table(&d.join("s.tbl"), &inner_keys, 2_000_000);
+        let sorted = !shuffled || (outer_keys.is_sorted() && inner_keys.is_sorted());
+        for method in driver_methods(sorted) {
+            let name = method.map_or("auto".to_string(), |m| m.to_string());
+            let out = d.join("out.tbl");
+            let request = JoinRequest {
+                output: Some(out.clone()),
+                memory: method.filter(|m| m.takes_budget()).map(|_| MemoryBudget::new(64 << 20)),
+                ..JoinRequest::new(&d.join("r.tbl"), &d.join("s.tbl"), method)
+            };
+            let run = lidx::join::driver::run(&request, |_| {}).unwrap();
+            prop_assert_eq!(triples_of(&out), want.clone(), "{}", name);
+            prop_assert_eq!(run.record.output_tuples, want.len() as u64, "{}", name);
+            let counted = lidx::join::driver::run(&JoinRequest { output: None, ..request.clone() }, |_| {}).unwrap();
+            prop_assert_eq!(counted.record.output_tuples, want.len() as u64, "{}", name);
+            prop_assert_eq!(run.memory.used(), 0, "{} still holds memory", name);
+            let mut left: Vec<String> = std::fs::read_dir(d).unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            left.sort();
+            prop_assert_eq!(left, vec!["out.tbl", "r.tbl", "s.tbl"], "{}", name);
+        }
+    }
+}
+
+/// A setting the method does not take is refused before any output exists, and saved
+/// indexes of the wrong kind or table are refused.
+#[test]
+fn the_driver_refuses_what_a_method_does_not_take() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    let keys: Vec<u64> = (0..3000).map(|i| i * 2).collect();
+    let s = write_table(&d.join("s.tbl"), &keys, 0);
+    write_table(&d.join("r.tbl"), &keys[..100], 0);
+    let out = d.join("out.tbl");
+    let base = JoinRequest {
+        output: Some(out.clone()),
+        ..JoinRequest::new(&d.join("r.tbl"), &d.join("s.tbl"), None)
+    };
+    let fails = |request: JoinRequest, words: &[&str]| {
+        let err = lidx::join::driver::run(&request, |_| {})
+            .unwrap_err()
+            .to_string();
+        for w in words {
+            assert!(err.contains(w), "{err} lacks {w}");
+        }
+        assert!(!out.exists(), "{err}: an output was left");
+    };
+    fails(
+        JoinRequest {
+            method: Some(JoinMethod::Grace),
+            threads: 2,
+            ..base.clone()
+        },
+        &["threads", "grace", "one thread"],
+    );
+    fails(
+        JoinRequest {
+            method: Some(JoinMethod::Merge),
+            io_depth: 8,
+            ..base.clone()
+        },
+        &["I/O depth", "merge"],
+    );
+    fails(
+        JoinRequest {
+            index: Some(d.join("s.idx")),
+            ..base.clone()
+        },
+        &["index", "auto"],
+    );
+    // An index of another kind than the method's.
+    let index = AnyIndex::build(&keys, &AnyParams::default_for(IndexKind::Pgm)).unwrap();
+    lidx::index::file::save(
+        &d.join("s.idx"),
+        &index,
+        &lidx::index::file::KeysFingerprint::of(&keys),
+    )
+    .unwrap();
+    fails(
+        JoinRequest {
+            method: Some(JoinMethod::Inlj(IndexKind::BTree)),
+            index: Some(d.join("s.idx")),
+            ..base.clone()
+        },
+        &["s.idx", "pgm", "inlj:btree"],
+    );
+    // An unclustered index of another table.
+    let bti = d.join("r.bti");
+    lidx::partition::btree::build(
+        &Table::open(&d.join("r.tbl")).unwrap(),
+        &bti,
+        &MemoryBudget::unlimited(),
+        |_| {},
+    )
+    .unwrap();
+    fails(
+        JoinRequest {
+            method: Some(JoinMethod::BTreeInserts),
+            index: Some(bti.clone()),
+            ..base.clone()
+        },
+        &["r.bti", "holds 100 tuples"],
+    );
+    drop(s);
 }

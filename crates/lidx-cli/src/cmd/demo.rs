@@ -9,12 +9,13 @@ use lidx::data::{Distribution, GenParams, KeyFile, generate, write_keys};
 use lidx::files::cache;
 use lidx::index::measure::{Baseline, Queries, measure};
 use lidx::index::{AnyIndex, AnyParams, Index, IndexKind, Pgm, PgmParams};
-use lidx::join::{CountSink, HashTable, InljOptions, Method, parallel_join};
+use lidx::join::{
+    CountSink, HashTable, InljOptions, JoinMethod, JoinRequest, Method, parallel_join,
+};
 use lidx::kv::input::{RecordInput, generate_tsv};
 use lidx::kv::{BlockCache, BuildOptions, KvFile, Layout};
 use lidx::memory::MemoryBudget;
 use lidx::partition::btree;
-use lidx::partition::join::{UnsortedJoin, UnsortedMethod, run_unsorted};
 use lidx::partition::{self, PartitionParams};
 use lidx::sort::{SortOptions, sort_table};
 use lidx::storage::profile::DiskBenchOptions;
@@ -348,7 +349,8 @@ fn joins(dir: &Path, table: &Table, keys: &[u64]) -> anyhow::Result<()> {
     cache::drop_file_pages(&alex_path)?;
     cache::drop_file_pages(outer.path())?;
     let t = Instant::now();
-    let stats = alex::join::inlj(&outer, &alex_file, mode, 1 << 16, &mut CountSink::default())?;
+    let stats =
+        lidx::join::alex::inlj(&outer, &alex_file, mode, 1 << 16, &mut CountSink::default())?;
     say!(
         "   {:<32} {:>8} {:>10.1} {:>14} {:>12}",
         "inlj:alex (its own file)",
@@ -435,24 +437,18 @@ fn unsorted(dir: &Path, sorted: &Path) -> anyhow::Result<()> {
         &outer_path,
         |_| {},
     )?;
-    let outer = Table::open(&outer_path)?;
-    for method in UnsortedMethod::ALL {
-        let join = UnsortedJoin {
-            outer: &outer,
-            inner: &shuffled,
-            method,
-            indexes: (None, None),
-            scratch_dir: dir.to_path_buf(),
-            budget: MemoryBudget::new(limit),
-            mode: ReadMode::Buffered,
+    for method in JoinMethod::UNSORTED {
+        let request = JoinRequest {
+            memory: Some(MemoryBudget::new(limit)),
+            ..JoinRequest::new(&outer_path, shuffled.path(), Some(method))
         };
-        let r = run_unsorted(&join, &mut CountSink::default())?;
+        let r = lidx::join::driver::run(&request, |_| {})?.record;
         say!(
             "   join {:<14} {:>8} output tuples in {:>6.1} ms (indexes built or tables sorted in {:.0} ms)",
-            method.name(),
-            r.stats.output,
+            method.to_string(),
+            r.output_tuples,
             r.join_s * 1e3,
-            r.build_s * 1e3
+            r.build_s.unwrap_or(0.0) * 1e3
         );
     }
     Ok(())

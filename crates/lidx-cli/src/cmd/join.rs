@@ -1,29 +1,22 @@
-//! `lidx join`: join two tables on disk by index nested loop (through any index), sort-merge
-//! or hash (paper 1, sections 3 and 4.3), on one or more threads, counting every block read.
-//! The join itself is `lidx::join::driver`'s; this module parses and prints.
+//! `lidx join`: join two tables on disk by index nested loop (through any index or ALEX on
+//! disk), sort-merge, hash or grace hash (paper 1, sections 3, 4.3 and 5), or two unsorted
+//! tables through unclustered indexes (section 4.4), counting every block read. The join
+//! itself is `lidx::join::driver`'s, one pipeline for every method; this module parses and
+//! prints.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use anyhow::bail;
 use lidx::index::IndexKind;
-use lidx::join::cost;
-use lidx::join::driver::{self, JoinMethod, JoinRequest, JoinRun};
-use lidx::join::{CountSink, JoinRecord};
+use lidx::join::driver::{self, JoinRequest, JoinRun};
+use lidx::join::{JoinMethod, JoinRecord};
 use lidx::memory::MemoryBudget;
 use lidx::partition::UnsortedRecord;
-use lidx::partition::join::{
-    UnsortedJoin, UnsortedJoinReport, UnsortedMethod, run_unsorted as run_unsorted_with,
-};
 use lidx::storage::profile::StorageProfile;
-use lidx::storage::{IoBackend, IoStats, ReadMode, Table, TableWriter};
-use lidx::updatable::alex::join::{self as alex_join, AlexJoin};
+use lidx::storage::{IoBackend, IoStats, ReadMode};
 
 use crate::progress::Context;
 use crate::units::{human_bytes, parse_size};
-
-/// The grace hash join's memory budget when none is given.
-const GRACE_BUDGET: u64 = 256 << 20;
 
 /// The most threads a join runs on: far more than any machine lidx targets has cores, and
 /// few enough that starting them cannot exhaust the system's threads.
@@ -36,33 +29,6 @@ const MAX_IO_DEPTH: u64 = IoBackend::MAX_DEPTH as u64;
 /// `--method`: a join method, or `auto` for the cost model's pick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct MethodArg(Option<JoinMethod>);
-
-/// `--method` as given: one of the joins of sorted tables (or grace, any order), or a join
-/// of unsorted tables through unclustered indexes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum MethodChoice {
-    Sorted(MethodArg),
-    /// `inlj:alex`: through ALEX on disk, whose file holds the inner table's tuples.
-    Alex,
-    Unsorted(UnsortedMethod),
-}
-
-impl FromStr for MethodChoice {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        if let Some(m) = UnsortedMethod::ALL.into_iter().find(|m| m.name() == s) {
-            return Ok(MethodChoice::Unsorted(m));
-        }
-        if s == alex_join::METHOD {
-            return Ok(MethodChoice::Alex);
-        }
-        s.parse().map(MethodChoice::Sorted).map_err(|e: String| {
-            format!(
-                "{e}; also inlj:alex (ALEX on disk); over unsorted tables: partition, btree-inserts, sort-merge"
-            )
-        })
-    }
-}
 
 impl FromStr for MethodArg {
     type Err = String;
@@ -77,7 +43,9 @@ impl FromStr for MethodArg {
                     e.to_string() // the index kind is what is wrong
                 } else {
                     let kinds = IndexKind::ALL.map(IndexKind::name).join(", ");
-                    format!("'{s}' is not one of inlj:KIND ({kinds}), merge, hash, grace, auto")
+                    format!(
+                        "'{s}' is not one of inlj:KIND ({kinds}), inlj:alex, merge, hash, grace, auto, or over unsorted tables partition, btree-inserts, sort-merge"
+                    )
                 }
             })
     }
@@ -101,22 +69,20 @@ pub struct Args {
     /// tables, partition (learned partition indexes), btree-inserts (B+trees built by
     /// inserts) or sort-merge (an external merge sort of each, then merge).
     #[arg(long)]
-    method: MethodChoice,
-    /// Saved unclustered indexes of the outer and inner tables (partition, btree-inserts);
-    /// each one absent is built next to the output and removed after, its time reported
-    /// apart.
+    method: MethodArg,
+    /// A saved unclustered index of the outer table (partition, btree-inserts); without it
+    /// one is built next to the output and removed after, its time reported apart.
     #[arg(long, value_name = "R.idx")]
     outer_index: Option<PathBuf>,
-    /// See --outer-index.
-    #[arg(long, value_name = "S.idx")]
-    inner_index: Option<PathBuf>,
     /// Storage profile for the cost model (from `lidx bench disk`) [default: an assumed SSD,
     /// labelled as such].
     #[arg(long, value_name = "PROFILE.json")]
     profile: Option<PathBuf>,
-    /// A saved index of the inner table (inlj; an ALEX file for inlj:alex); without it one
-    /// is built with the kind's defaults, and its build time is reported apart.
-    #[arg(long, value_name = "S.idx")]
+    /// A saved index of the inner table: of the method's kind (inlj), an ALEX file
+    /// (inlj:alex), or the inner table's unclustered index (partition, btree-inserts; also
+    /// spelled --inner-index). Without it one is built with the kind's defaults (next to
+    /// the output, removed after), and its build time is reported apart.
+    #[arg(long, value_name = "S.idx", visible_alias = "inner-index")]
     index: Option<PathBuf>,
     /// Threads, each joining a contiguous share of the outer table (of the inner for hash);
     /// 1 to 1024.
@@ -182,33 +148,16 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     let cgroup_limit = crate::limits::enter_cgroup(args.cgroup.as_deref(), args.json)?;
-    let method = match args.method {
-        MethodChoice::Sorted(m) => m,
-        MethodChoice::Alex => return run_alex(ctx, &args),
-        MethodChoice::Unsorted(m) => return run_unsorted(ctx, &args, m, cgroup_limit),
-    };
-    if args.outer_index.is_some() || args.inner_index.is_some() {
-        bail!("--outer-index and --inner-index apply to --method partition and btree-inserts");
-    }
-    if args.index.is_some() && !matches!(method.0, Some(JoinMethod::Inlj(_))) {
-        bail!("--index applies to inlj methods only");
-    }
-    let profile = match &args.profile {
-        Some(path) => StorageProfile::load(path)?,
-        None => cost::assumed_ssd(),
-    };
-    let grace = method.0 == Some(JoinMethod::Grace);
-    let memory = match (args.memory_budget, grace) {
-        (Some(limit), _) => MemoryBudget::new(limit),
-        (None, true) => MemoryBudget::new(GRACE_BUDGET),
-        (None, false) => MemoryBudget::unlimited(),
-    };
     let request = JoinRequest {
         outer: args.outer.clone(),
         inner: args.inner.clone(),
-        method: method.0,
+        method: args.method.0,
         index: args.index.clone(),
-        profile,
+        outer_index: args.outer_index.clone(),
+        profile: match &args.profile {
+            Some(path) => Some(StorageProfile::load(path)?),
+            None => None,
+        },
         threads: args.threads,
         mode: if args.direct {
             ReadMode::Direct
@@ -222,7 +171,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         io_backend: args.io_backend,
         cold: args.cold,
         output: args.out.clone(),
-        memory,
+        memory: args.memory_budget.map(MemoryBudget::new),
     };
     let plan = driver::plan(&request)?;
     if request.method.is_none() && !args.json {
@@ -232,7 +181,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
             e.inlj_s,
             e.merge_s,
             e.hash_s,
-            request.profile.device,
+            plan.profile().device,
             plan.method()
         );
     }
@@ -243,213 +192,28 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
     .spinner("joining");
     let run = plan.run(|stage| spinner.set_message(stage.to_string()));
     spinner.finish_and_clear();
-    let run = run.map_err(|e| match e {
+    let mut run = run.map_err(|e| match e {
         lidx::Error::OverBudget { .. } => anyhow::anyhow!("{e}; raise --memory-budget"),
         e => e.into(),
     })?;
-    if args.json {
-        let record = JoinRecord {
-            peak_rss: lidx::memory::peak_rss(),
-            ..run.record
-        };
-        say!("{}", serde_json::to_string(&record)?);
-        return Ok(());
-    }
-    report(&request, &run)
-}
-
-/// `--method partition|btree-inserts|sort-merge`: a join of two unsorted tables through
-/// unclustered indexes, or sorted first (`lidx::partition::join`), on one thread.
-fn run_unsorted(
-    ctx: &Context,
-    args: &Args,
-    method: UnsortedMethod,
-    cgroup_limit: Option<u64>,
-) -> anyhow::Result<()> {
-    if args.index.is_some() || args.threads != 1 || args.io_depth != 1 {
-        bail!(
-            "--index, --threads and --io-depth do not apply to --method partition, btree-inserts or sort-merge"
-        );
-    }
-    let ctx = &Context {
-        quiet: ctx.quiet || args.json,
-    };
-    let outer = Table::open(&args.outer)?;
-    let inner = Table::open(&args.inner)?;
-    let scratch_dir = match &args.out {
-        Some(out) => lidx::files::parent_dir(out).to_path_buf(),
-        None => lidx::files::parent_dir(&args.inner).to_path_buf(),
-    };
-    let join = UnsortedJoin {
-        outer: &outer,
-        inner: &inner,
-        method,
-        indexes: (args.outer_index.clone(), args.inner_index.clone()),
-        scratch_dir,
-        budget: MemoryBudget::new(args.memory_budget.unwrap_or(GRACE_BUDGET)),
-        mode: if args.direct {
-            ReadMode::Direct
-        } else {
-            ReadMode::Buffered
-        },
-    };
-    let spinner = ctx.spinner("joining");
-    let (report, written) = match &args.out {
-        Some(out) => {
-            let mut writer = TableWriter::create_output(out)?;
-            let report = run_unsorted_join(&join, &mut writer)?;
-            writer.finish()?;
-            (report, Some(out))
+    run.record.peak_rss = lidx::memory::peak_rss();
+    let unsorted = JoinMethod::UNSORTED.contains(&run.method);
+    match (args.json, unsorted) {
+        (true, true) => crate::limits::say_record(UnsortedRecord::join(&run.record), cgroup_limit),
+        (true, false) => {
+            say!("{}", serde_json::to_string(&run.record)?);
+            Ok(())
         }
-        None => (run_unsorted_join(&join, &mut CountSink::default())?, None),
-    };
-    spinner.finish_and_clear();
-    if args.json {
-        let tuples = (outer.len(), inner.len());
-        let record = UnsortedRecord::join(
-            method,
-            &report,
-            tuples,
-            join.budget.limit(),
-            join.budget.peak(),
-        );
-        return crate::limits::say_record(record, cgroup_limit);
+        (false, true) => report_unsorted(&request, &run),
+        (false, false) => report(&request, &run),
     }
-    let name = method.name();
-    say!(
-        "{name} join of {} with {} (unsorted): {} output tuples in {:.3} s, {} reads",
-        args.outer.display(),
-        args.inner.display(),
-        report.stats.output,
-        report.join_s,
-        if args.direct { "O_DIRECT" } else { "buffered" }
-    );
-    if method == UnsortedMethod::SortMerge {
-        say!(
-            "  both tables sorted in {:.3} s (not counted in the join)",
-            report.build_s
-        );
-    } else if args.outer_index.is_none() || args.inner_index.is_none() {
-        say!(
-            "  indexes built in {:.3} s (not counted in the join)",
-            report.build_s
-        );
-    }
-    if report.stats.lookups > 0 {
-        say!("  {} lookups of the inner index", report.stats.lookups);
-    }
-    match method {
-        UnsortedMethod::Partition => say!(
-            "  partitions read: {} outer, {} inner",
-            report.partitions_read.0,
-            report.partitions_read.1
-        ),
-        UnsortedMethod::BTreeInserts => say!(
-            "  leaf reads: {} outer, {} inner",
-            report.tree_io.0.leaf_reads,
-            report.tree_io.1.leaf_reads
-        ),
-        UnsortedMethod::SortMerge => {}
-    }
-    say!("  {}", io_line("outer", report.stats.outer_io));
-    say!("  {}", io_line("inner", report.stats.inner_io));
-    if let Some(out) = written {
-        say!("  wrote {}", out.display());
-    }
-    if let Some(rss) = lidx::memory::peak_rss() {
-        say!(
-            "  peak memory reserved {} of {}; peak RSS {} ({rss} bytes)",
-            human_bytes(join.budget.peak()),
-            human_bytes(join.budget.limit()),
-            human_bytes(rss)
-        );
-    }
-    Ok(())
 }
 
-/// `--method inlj:alex`: the index nested loop join through ALEX on disk, on one thread.
-fn run_alex(ctx: &Context, args: &Args) -> anyhow::Result<()> {
-    let refused = [
-        ("--threads", args.threads != 1),
-        ("--io-depth", args.io_depth != 1),
-        ("--no-cursor", args.no_cursor),
-        ("--no-monotone", args.no_monotone),
-        ("--outer-index", args.outer_index.is_some()),
-        ("--inner-index", args.inner_index.is_some()),
-        ("--memory-budget", args.memory_budget.is_some()),
-        ("--profile", args.profile.is_some()),
-    ];
-    if let Some((flag, _)) = refused.iter().find(|(_, on)| *on) {
-        bail!(
-            "{flag} does not apply to --method inlj:alex (one thread, one page read at a time, no cost model)"
-        );
-    }
-    let scratch_dir = match &args.out {
-        Some(out) => lidx::files::parent_dir(out),
-        None => lidx::files::parent_dir(&args.inner),
-    };
-    let join = AlexJoin {
-        outer: &args.outer,
-        inner: &args.inner,
-        index: args.index.as_deref(),
-        scratch_dir,
-        mode: if args.direct {
-            ReadMode::Direct
-        } else {
-            ReadMode::Buffered
-        },
-        read_size: args.read_size,
-        cold: args.cold,
-        output: args.out.as_deref(),
-    };
-    let spinner = Context {
-        quiet: ctx.quiet || args.json,
-    }
-    .spinner("joining");
-    let record = alex_join::run(&join, |stage| spinner.set_message(stage.to_string()));
-    spinner.finish_and_clear();
-    let record = JoinRecord {
-        peak_rss: lidx::memory::peak_rss(),
-        ..record?
-    };
-    if args.json {
-        say!("{}", serde_json::to_string(&record)?);
-        return Ok(());
-    }
-    say_headline(&record, &args.outer, &args.inner, "")?;
-    if let Some(b) = record.build_s {
-        say!("  ALEX file built in {b:.3} s (not counted in the join), removed after");
-    }
-    say!(
-        "  {} lookups; the inner side is the ALEX file's pages",
-        record.lookups
-    );
-    say!("  {}", io_line("outer", record.outer_io()));
-    say!("  {}", io_line("inner", record.inner_io()));
-    if let (Some(synced), Some(out)) = (record.fsync_s, &args.out) {
-        say!(
-            "  wrote {} as the join ran, fsync and rename {synced:.3} s",
-            out.display()
-        );
-    }
-    Ok(())
-}
-
-/// Runs an unsorted join, naming the limit when it is too small.
-fn run_unsorted_join(
-    join: &UnsortedJoin<'_>,
-    sink: &mut impl lidx::join::JoinSink,
-) -> anyhow::Result<UnsortedJoinReport> {
-    run_unsorted_with(join, sink).map_err(|e| match e {
-        lidx::Error::OverBudget { .. } => anyhow::anyhow!("{e}; raise --memory-limit"),
-        e => e.into(),
-    })
-}
-
-/// The report of a finished join: what ran, its I/O, and the cost model beside it.
+/// The report of a finished join of sorted tables (or grace, or ALEX): what ran, its I/O,
+/// and the cost model beside it.
 fn report(request: &JoinRequest, run: &JoinRun) -> anyhow::Result<()> {
     let (r, e) = (&run.record, &run.estimate);
-    let device = &request.profile.device;
+    let device = &run.profile.device;
     let deep = if r.io_depth > 1 {
         format!(
             ", {} reads in flight per thread ({})",
@@ -467,37 +231,105 @@ fn report(request: &JoinRequest, run: &JoinRun) -> anyhow::Result<()> {
         (JoinMethod::Inlj(_), Some(b)) => {
             say!("  index built in {b:.3} s (not counted in the join)")
         }
+        (JoinMethod::InljAlex, Some(b)) => {
+            say!("  ALEX file built in {b:.3} s (not counted in the join), removed after")
+        }
         _ => {}
     }
-    if r.lookups > 0 {
+    if run.method == JoinMethod::InljAlex {
+        say!(
+            "  {} lookups; the inner side is the ALEX file's pages",
+            r.lookups
+        );
+    } else if r.lookups > 0 {
         say!("  {} index lookups", r.lookups);
     }
     say!("  {}", io_line("outer", r.outer_io()));
     say!("  {}", io_line("inner", r.inner_io()));
-    if let (Some(written), Some(synced), Some(out)) = (r.write_s, r.fsync_s, &request.output) {
-        say!(
+    match (r.write_s, r.fsync_s, &request.output) {
+        (Some(written), Some(synced), Some(out)) => say!(
             "  wrote {} in {written:.3} s, fsync and rename {synced:.3} s",
             out.display()
-        );
+        ),
+        (None, Some(synced), Some(out)) => say!(
+            "  wrote {} as the join ran, fsync and rename {synced:.3} s",
+            out.display()
+        ),
+        _ => {}
     }
-    if run.method == JoinMethod::Grace {
-        say!(
-            "  {} spilled to partitions (memory budget {})",
-            human_bytes(r.spilled_bytes),
-            human_bytes(request.memory.limit())
-        );
-        say!(
-            "  cost model ({device}): {:.3} s predicted for an in-memory hash join, {:.3} s measured",
-            r.model_s,
-            r.join_s
-        );
-    } else {
-        say!(
+    match run.method {
+        JoinMethod::Grace => {
+            say!(
+                "  {} spilled to partitions (memory budget {})",
+                human_bytes(r.spilled_bytes),
+                human_bytes(run.memory.limit())
+            );
+            say!(
+                "  cost model ({device}): {:.3} s predicted for an in-memory hash join, {:.3} s measured",
+                r.model_s,
+                r.join_s
+            );
+        }
+        JoinMethod::InljAlex => {}
+        _ => say!(
             "  cost model ({device}): {:.3} s predicted, {:.3} s measured; |S|/W = {:.0}, inlj breaks even with merge near |R| = {:.0}",
             r.model_s,
             r.join_s,
             e.crossover_outer,
             e.break_even_outer
+        ),
+    }
+    Ok(())
+}
+
+/// The report of a finished join of unsorted tables: what ran, what was built or sorted,
+/// the partitions or leaves read, its I/O and its memory.
+fn report_unsorted(request: &JoinRequest, run: &JoinRun) -> anyhow::Result<()> {
+    let r = &run.record;
+    let figures = r.unclustered.unwrap_or_default();
+    say!(
+        "{} join of {} with {} (unsorted): {} output tuples in {:.3} s, {} reads",
+        run.method,
+        request.outer.display(),
+        request.inner.display(),
+        r.output_tuples,
+        r.join_s,
+        if r.direct { "O_DIRECT" } else { "buffered" }
+    );
+    match (run.method, r.build_s) {
+        (JoinMethod::SortMerge, Some(b)) => {
+            say!("  both tables sorted in {b:.3} s (not counted in the join)")
+        }
+        (_, Some(b)) => say!("  indexes built in {b:.3} s (not counted in the join)"),
+        _ => {}
+    }
+    if r.lookups > 0 {
+        say!("  {} lookups of the inner index", r.lookups);
+    }
+    match run.method {
+        JoinMethod::Partition => say!(
+            "  partitions read: {} outer, {} inner",
+            figures.partitions_read.0,
+            figures.partitions_read.1
+        ),
+        JoinMethod::BTreeInserts => say!(
+            "  leaf reads: {} outer, {} inner",
+            figures.tree_io.0.leaf_reads,
+            figures.tree_io.1.leaf_reads
+        ),
+        _ => {}
+    }
+    say!("  {}", io_line("outer", r.outer_io()));
+    say!("  {}", io_line("inner", r.inner_io()));
+    if let Some(out) = &request.output {
+        say!("  wrote {}", out.display());
+    }
+    if let Some(rss) = r.peak_rss {
+        say!(
+            "  peak memory reserved {} of {}; peak RSS {} ({rss} bytes)",
+            human_bytes(run.memory.peak()),
+            human_bytes(run.memory.limit()),
+            human_bytes(rss)
         );
     }
     Ok(())
@@ -537,9 +369,21 @@ mod tests {
         assert_eq!("merge".parse(), Ok(MethodArg(Some(JoinMethod::Merge))));
         let err = "nested".parse::<MethodArg>().unwrap_err();
         assert!(err.contains("merge, hash, grace, auto"), "{err}");
-        let err = "inlj:alex".parse::<MethodArg>().unwrap_err();
         assert!(
-            err.contains("'alex' is not one of pgm") && !err.contains("auto"),
+            err.contains("partition, btree-inserts, sort-merge"),
+            "{err}"
+        );
+        assert_eq!(
+            "inlj:alex".parse(),
+            Ok(MethodArg(Some(JoinMethod::InljAlex)))
+        );
+        assert_eq!(
+            "sort-merge".parse(),
+            Ok(MethodArg(Some(JoinMethod::SortMerge)))
+        );
+        let err = "inlj:art".parse::<MethodArg>().unwrap_err();
+        assert!(
+            err.contains("'art' is not one of pgm") && !err.contains("auto"),
             "{err}"
         );
     }

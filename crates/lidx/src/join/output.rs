@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::JoinSink;
+use super::{CountSink, JoinSink};
 use crate::storage::{OUTPUT_TUPLE_SIZE, OutputTuple, TableWriter};
 use crate::{Error, Result};
 
@@ -71,5 +71,24 @@ impl JoinSink for TableWriter {
     #[inline]
     fn emit(&mut self, key: u64, outer: u64, inner: u64) -> Result<()> {
         self.push_output(OutputTuple { key, outer, inner })
+    }
+}
+
+/// The output of a one-thread join as it emits it: written into an output table, or
+/// counted.
+pub(crate) enum InPlace {
+    /// Counted (`--count-only`).
+    Count(CountSink),
+    /// Written, in emitting order.
+    Table(TableWriter),
+}
+
+impl JoinSink for InPlace {
+    #[inline]
+    fn emit(&mut self, key: u64, outer: u64, inner: u64) -> Result<()> {
+        match self {
+            InPlace::Count(count) => count.emit(key, outer, inner),
+            InPlace::Table(table) => table.emit(key, outer, inner),
+        }
     }
 }

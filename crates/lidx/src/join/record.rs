@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::JoinStats;
+use crate::partition::btree::BTreeStats;
+use crate::partition::{Operation, UnsortedRecord};
 use crate::storage::IoStats;
 
 /// Every figure of one join: its settings, sizes, time, I/O and the cost model's estimate.
@@ -71,6 +73,50 @@ pub struct JoinRecord {
     /// command filled it in (`lidx join --json` does).
     #[serde(default)]
     pub peak_rss: Option<u64>,
+    /// The figures only the joins of unsorted tables through unclustered indexes or sorted
+    /// copies have (`partition`, `btree-inserts`, `sort-merge`). Not in the JSON object:
+    /// those joins print an [`UnsortedRecord`] ([`UnsortedRecord::join`]).
+    #[serde(skip)]
+    pub unclustered: Option<UnclusteredFigures>,
+}
+
+/// What a join of unsorted tables did besides a [`JoinRecord`]'s figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UnclusteredFigures {
+    /// Partitions read from the outer and the inner table's partition files (`partition`).
+    pub partitions_read: (u64, u64),
+    /// Leaf I/O of the outer and the inner B+tree (`btree-inserts`).
+    pub tree_io: (BTreeStats, BTreeStats),
+    /// The memory budget's limit in bytes.
+    pub memory_limit: u64,
+    /// The most bytes reserved from it at once.
+    pub peak_reserved: u64,
+}
+
+impl UnsortedRecord {
+    /// The record `lidx join --json` prints for a join of unsorted tables (`record` has
+    /// its [`UnclusteredFigures`]; without them the figures they hold are 0).
+    pub fn join(record: &JoinRecord) -> UnsortedRecord {
+        let figures = record.unclustered.unwrap_or_default();
+        let out = UnsortedRecord {
+            operation: Some(Operation::Join),
+            method: record.method.clone(),
+            tuples: record.outer_tuples,
+            inner_tuples: record.inner_tuples,
+            memory_limit: figures.memory_limit,
+            peak_reserved: figures.peak_reserved,
+            peak_rss: record.peak_rss,
+            seconds: record.join_s,
+            prepare_s: record.build_s.unwrap_or(0.0),
+            bytes_read: record.outer_bytes + record.inner_bytes,
+            read_calls: record.outer_reads + record.inner_reads,
+            output_tuples: record.output_tuples,
+            lookups: record.lookups,
+            partitions_read: figures.partitions_read.0 + figures.partitions_read.1,
+            ..UnsortedRecord::default()
+        };
+        out.with_tree_io(&[figures.tree_io.0, figures.tree_io.1])
+    }
 }
 
 impl JoinRecord {
@@ -115,6 +161,7 @@ impl JoinRecord {
             model_s: 0.0,
             model_device: String::new(),
             peak_rss: None,
+            unclustered: None,
         }
     }
 

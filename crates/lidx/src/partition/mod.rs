@@ -16,7 +16,6 @@
 
 pub mod btree;
 mod file;
-pub mod join;
 pub mod record;
 pub mod sort;
 #[cfg(test)]

@@ -9,7 +9,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::btree::{self, BTreeStats};
-use super::join::{UnsortedJoinReport, UnsortedMethod};
 use super::sort::IndexSortReport;
 use super::{BuildReport, PartitionIndex};
 use crate::index::Index as _;
@@ -196,41 +195,8 @@ impl UnsortedRecord {
         }
     }
 
-    /// A join of unsorted tables of `tuples` (outer, inner).
-    pub fn join(
-        method: UnsortedMethod,
-        report: &UnsortedJoinReport,
-        tuples: (u64, u64),
-        limit: u64,
-        peak_reserved: u64,
-    ) -> Self {
-        let s = &report.stats;
-        let record = UnsortedRecord {
-            operation: Some(Operation::Join),
-            method: method.name().into(),
-            tuples: tuples.0,
-            inner_tuples: tuples.1,
-            memory_limit: limit,
-            peak_reserved,
-            seconds: report.join_s,
-            prepare_s: report.build_s,
-            bytes_read: s.outer_io.bytes + s.inner_io.bytes,
-            read_calls: s.outer_io.reads + s.inner_io.reads,
-            output_tuples: s.output,
-            lookups: s.lookups,
-            partitions_read: report.partitions_read.0 + report.partitions_read.1,
-            ..UnsortedRecord::default()
-        };
-        match method {
-            UnsortedMethod::BTreeInserts => {
-                record.with_tree_io(&[report.tree_io.0, report.tree_io.1])
-            }
-            _ => record,
-        }
-    }
-
     /// This record with the leaf I/O of `trees` summed in.
-    fn with_tree_io(mut self, trees: &[BTreeStats]) -> Self {
+    pub(crate) fn with_tree_io(mut self, trees: &[BTreeStats]) -> Self {
         for t in trees {
             self.leaf_reads += t.leaf_reads;
             self.leaf_writes += t.leaf_writes;

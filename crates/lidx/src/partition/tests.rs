@@ -466,7 +466,7 @@ proptest! {
             PartitionFile::open(&dir.path().join("s.idx")).unwrap(),
         );
         let mut got: Vec<(u64, u64, u64)> = Vec::new();
-        let stats = join::partition_join(&rf, &sf, &mut got).unwrap();
+        let stats = crate::join::unclustered::partition_join(&rf, &sf, &mut got).unwrap();
         prop_assert!(got.is_sorted_by_key(|t| t.0), "not in key order");
         prop_assert_eq!(stats.join.output, got.len() as u64);
         prop_assert!(stats.partitions_read.1 <= sf.index().partitions(), "an inner partition read twice");
@@ -478,31 +478,13 @@ proptest! {
         let mut rt = btree::InsertedBTree::open(&dir.path().join("r.bti"), 2).unwrap();
         let mut st = btree::InsertedBTree::open(&dir.path().join("s.bti"), 2).unwrap();
         let mut got: Vec<(u64, u64, u64)> = Vec::new();
-        let stats = join::btree_join(&mut rt, &r, &mut st, &s, crate::storage::ReadMode::Buffered, &mut got).unwrap();
+        let stats = crate::join::unclustered::btree_join(&mut rt, &r, &mut st, &s, crate::storage::ReadMode::Buffered, &mut got).unwrap();
         prop_assert!(got.is_sorted_by_key(|t| t.0), "not in key order");
         prop_assert_eq!(stats.output, got.len() as u64);
         got.sort_unstable();
         prop_assert_eq!(&got, &want);
 
-        // Every route through run_unsorted, indexes and sorted copies made on the fly.
-        for method in join::UnsortedMethod::ALL {
-            let run = join::UnsortedJoin {
-                outer: &r,
-                inner: &s,
-                method,
-                indexes: (None, None),
-                scratch_dir: dir.path().to_path_buf(),
-                budget: MemoryBudget::new(8 << 20),
-                mode: crate::storage::ReadMode::Buffered,
-            };
-            let mut got: Vec<(u64, u64, u64)> = Vec::new();
-            let report = join::run_unsorted(&run, &mut got).unwrap();
-            prop_assert_eq!(report.stats.output, got.len() as u64);
-            prop_assert_eq!(run.budget.used(), 0);
-            got.sort_unstable();
-            prop_assert_eq!(&got, &want, "{}", method.name());
-        }
-        // Scratch files are gone: the two tables and four indexes remain.
+        // The two tables and four indexes.
         prop_assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 6);
     }
 }

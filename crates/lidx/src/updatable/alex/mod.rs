@@ -37,7 +37,6 @@
 //! each other by index; a split reuses the split node's index for its left half.
 
 pub mod file;
-pub mod join;
 mod plan;
 
 pub use file::{AlexFile, AlexReader, BuildReport};
