@@ -17,11 +17,13 @@ use lidx::index::{
     AnyIndex, AnyParams, BTreeParams, IndexKind, PgmParams, RadixSplineParams, RmiParams, RootKind,
     SampledParams, SegmentForm,
 };
+use lidx::join::record::JoinRecord;
 use lidx::kv::{self, BuildOptions, Compression, KeyEncoding, KvFile, Layout, ModelKind, Record};
 use lidx::memory::MemoryBudget;
 use lidx::partition::btree::{self, InsertedBTree};
 use lidx::partition::{self, PartitionFile, PartitionParams};
-use lidx::storage::profile::AffineCost;
+use lidx::partition::{Operation, UnsortedRecord};
+use lidx::storage::profile::{AffineCost, Measurement, Pattern, StorageProfile};
 use lidx::storage::table::key_hash;
 use lidx::storage::{ReadMode, Table, TableWriter, Tuple, paper1};
 use lidx::updatable::AlexParams;
@@ -169,6 +171,19 @@ fn bless() {
         &table,
         &golden(&format!("v{}-small.alex", alex::file::VERSION)),
     );
+    golden_profile()
+        .save(&golden(&format!("v{}-profile.json", PROFILE_VERSION)))
+        .unwrap();
+    std::fs::write(
+        golden("join-record.json"),
+        serde_json::to_string(&golden_join_record()).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        golden("unsorted-record.json"),
+        serde_json::to_string(&golden_unsorted_record()).unwrap(),
+    )
+    .unwrap();
     let records = kv_records();
     for (name, options) in kv_layouts() {
         kv::build(
@@ -583,4 +598,162 @@ fn version_1_kv_files_read_back_and_are_rewritten_byte_for_byte() {
             "{name}: the encoding changed"
         );
     }
+}
+
+/// The profile's format version, as `StorageProfile::load` reads it.
+const PROFILE_VERSION: u32 = 1;
+
+/// One measurement of the golden profile.
+fn measurement(pattern: Pattern, read_size: u64, depth: u64, mean_us: f64) -> Measurement {
+    Measurement {
+        pattern,
+        read_size,
+        reads: 1000,
+        bytes: 1000 * read_size,
+        seconds: mean_us / 1000.0,
+        mean_us,
+        p50_us: mean_us - 0.5,
+        p99_us: mean_us * 4.0,
+        depth,
+    }
+}
+
+/// The golden storage profile: two read sizes of each pattern, then random 4 KiB reads at
+/// queue depths 1 and 8.
+fn golden_profile() -> StorageProfile {
+    StorageProfile {
+        version: PROFILE_VERSION,
+        dir: "/mnt/data".into(),
+        device: "/dev/nvme0n1p2 (ext4) on /mnt/data".into(),
+        measured_at_unix: 1_700_000_000,
+        file_size: 1 << 30,
+        sequential: AffineCost {
+            latency_us: 20.0,
+            bandwidth_mb_s: 2048.0,
+        },
+        random: AffineCost {
+            latency_us: 80.0,
+            bandwidth_mb_s: 1024.0,
+        },
+        measurements: vec![
+            measurement(Pattern::Sequential, 4096, 1, 22.0),
+            measurement(Pattern::Sequential, 1 << 20, 1, 532.0),
+            measurement(Pattern::Random, 4096, 1, 84.0),
+            measurement(Pattern::Random, 1 << 20, 1, 1104.0),
+            measurement(Pattern::Random, 4096, 1, 84.0),
+            measurement(Pattern::Random, 4096, 8, 96.0),
+        ],
+    }
+}
+
+#[test]
+fn version_1_storage_profile_loads_and_is_rewritten_byte_for_byte() {
+    bless();
+    let path = golden("v1-profile.json");
+    assert_eq!(StorageProfile::load(&path).unwrap(), golden_profile());
+    assert_eq!(golden_profile().to_json(), std::fs::read(&path).unwrap());
+    // A profile written before measurements had a depth: they load at depth 1.
+    let mut before_depth = golden_profile();
+    before_depth.measurements.truncate(4);
+    assert_eq!(
+        StorageProfile::load(&golden("v1-profile-before-depth.json")).unwrap(),
+        before_depth
+    );
+}
+
+/// A join record with every field set to a value of its own.
+fn golden_join_record() -> JoinRecord {
+    JoinRecord {
+        method: "inlj:pgm".into(),
+        threads: 2,
+        direct: true,
+        io_depth: 4,
+        io_backend: "uring".into(),
+        cursor: true,
+        monotone: false,
+        max_window_blocks: 8,
+        read_size: 1 << 20,
+        outer_tuples: 1000,
+        inner_tuples: 300,
+        output_tuples: 299,
+        join_s: 0.25,
+        build_s: Some(0.5),
+        write_s: None,
+        fsync_s: Some(0.125),
+        lookups: 1000,
+        outer_blocks: 4,
+        outer_bytes: 16384,
+        outer_reads: 1,
+        inner_blocks: 9,
+        inner_bytes: 36864,
+        inner_reads: 7,
+        spilled_bytes: 0,
+        index_window: 9.5,
+        model_s: 0.375,
+        model_device: "ssd".into(),
+        peak_rss: Some(12 << 20),
+    }
+}
+
+/// An unsorted record with every field set to a value of its own.
+fn golden_unsorted_record() -> UnsortedRecord {
+    UnsortedRecord {
+        operation: Some(Operation::IndexBuild),
+        method: "partition".into(),
+        tuples: 1000,
+        inner_tuples: 0,
+        memory_limit: 8 << 20,
+        peak_reserved: 3 << 20,
+        peak_rss: Some(9 << 20),
+        cgroup_limit: None,
+        seconds: 1.5,
+        prepare_s: 0.25,
+        bytes_read: 32000,
+        read_calls: 3,
+        bytes_written: 40960,
+        write_calls: 11,
+        index_memory_bytes: 512,
+        model_bytes: 128,
+        output_tuples: 0,
+        lookups: 0,
+        leaves: 0,
+        leaf_reads: 0,
+        leaf_writes: 0,
+        splits: 0,
+        pool_hits: 0,
+        evictions: 0,
+        partitions: 4,
+        largest_partition: 300,
+        empty_partitions: 1,
+        overflowed_partitions: 1,
+        pages: 6,
+        partitions_read: 0,
+    }
+}
+
+#[test]
+fn json_records_read_back_and_are_rewritten_byte_for_byte() {
+    bless();
+    let text = std::fs::read_to_string(golden("join-record.json")).unwrap();
+    assert_eq!(
+        serde_json::from_str::<JoinRecord>(&text).unwrap(),
+        golden_join_record()
+    );
+    assert_eq!(serde_json::to_string(&golden_join_record()).unwrap(), text);
+    // `peak_rss` may be missing (records from before it).
+    let without: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut without = without.as_object().unwrap().clone();
+    without.remove("peak_rss");
+    let record: JoinRecord = serde_json::from_value(serde_json::Value::Object(without)).unwrap();
+    assert_eq!(record.peak_rss, None);
+
+    let text = std::fs::read_to_string(golden("unsorted-record.json")).unwrap();
+    assert_eq!(
+        serde_json::from_str::<UnsortedRecord>(&text).unwrap(),
+        golden_unsorted_record()
+    );
+    assert_eq!(
+        serde_json::to_string(&golden_unsorted_record()).unwrap(),
+        text
+    );
 }
