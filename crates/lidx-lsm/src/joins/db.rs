@@ -38,8 +38,20 @@ pub const MAX_UPDATES: u64 = super::rows::KEY_LIMIT / 4;
 const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 
 /// The manifest's format tag and version.
+///
+/// - 1: the settings, the workload, the batches applied and the indexes; later, without a
+///   bump, `attributes` (key files, `null` where drawn), `config.join_memory` and
+///   `pending`, each optional on read.
+/// - 2: the same fields. Bumped because a reader of version 1 that predates `pending` or
+///   `attributes` ignores them (unknown fields pass), so it would open a database in the
+///   middle of a change without undoing it, or draw attributes a key file should give.
+///
+/// A version-1 manifest reads as before, and is written back as version 2 at the next
+/// change.
 const FORMAT: &str = "lidx-lsm joins";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
+/// The oldest manifest version read.
+const OLDEST_VERSION: u32 = 1;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Manifest {
@@ -755,17 +767,17 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
         &mut text,
     )
     .map_err(|e| lidx::Error::io(path, "read", e))?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
+    let mut manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
         lidx::Error::format(
             path,
             lidx::FormatError::Inconsistent(format!("not a lidx LSM manifest: {e}")),
         )
     })?;
-    if manifest.format != FORMAT || manifest.version != VERSION {
+    if manifest.format != FORMAT || !(OLDEST_VERSION..=VERSION).contains(&manifest.version) {
         return Err(lidx::Error::format(
             path,
             lidx::FormatError::Inconsistent(format!(
-                "a manifest of {} version {}, where this lidx reads {FORMAT} version {VERSION}",
+                "a manifest of {} version {}, where this lidx reads {FORMAT} versions {OLDEST_VERSION} to {VERSION}",
                 manifest.format, manifest.version
             )),
         )
@@ -773,6 +785,8 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
     }
     manifest.config.check()?;
     manifest.workload.check()?;
+    // Version 1's fields read as version 2's: the next save writes version 2.
+    manifest.version = VERSION;
     Ok(manifest)
 }
 

@@ -297,7 +297,13 @@ impl Index for RadixSpline {
         };
         let (n, min_key, max_key, shift, slack) =
             (d.u64()?, d.u64()?, d.u64()?, d.u64()?, d.u64()?);
-        let _reserved = (d.u64()?, d.u64()?);
+        // Two reserved words, which every writer has written as zero: a reader that let
+        // other values pass could not tell a later format's use of them from damage.
+        if (d.u64()?, d.u64()?) != (0, 0) {
+            return Err(FormatError::NonZeroPadding {
+                what: "a RadixSpline's reserved words",
+            });
+        }
         if params.epsilon == 0
             || params.epsilon > MAX_EPSILON
             || params.radix_bits > 30

@@ -264,7 +264,7 @@ impl Footer {
                 return Err(invalid(
                     "layout",
                     t.into(),
-                    "1 (learned), 2 (sstable) or 3 (tuned)",
+                    "1 (learned), 2 (sstable), 3 (tuned) or 4 (btree)",
                 ));
             }
         };
