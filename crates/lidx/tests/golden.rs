@@ -693,6 +693,7 @@ fn golden_join_record() -> JoinRecord {
         model_s: 0.375,
         model_device: "ssd".into(),
         peak_rss: Some(12 << 20),
+        unclustered: None,
     }
 }
 
