@@ -16,8 +16,7 @@
 //! the pieces' fits (a PGM's neighbouring segments may overlap by up to `2ε`).
 
 use crate::files::codec::{Decoder, Encoder, invalid};
-use crate::kv::LineFit;
-use crate::pla;
+use crate::pla::{self, LineFit};
 use crate::{FormatError, Result};
 
 /// Which model lays records out in blocks.

@@ -281,3 +281,26 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Over rising offsets (the kv models' points) the kv line's predictions never
+    /// decrease with the key.
+    #[test]
+    fn kv_predictions_never_decrease(
+        mut xs in prop::collection::vec(0u64..(1u64 << 53), 1..200),
+        sizes in prop::collection::vec(1u64..5000, 200),
+    ) {
+        xs.sort_unstable();
+        let mut fit = LineFit::default();
+        let mut offset = 0u64;
+        for (&x, &size) in xs.iter().zip(&sizes) {
+            fit.add(x, offset);
+            offset += size;
+        }
+        let line = fit.line();
+        prop_assert!(line.slope >= 0.0);
+        for w in xs.windows(2) {
+            prop_assert!(line.predict(w[0]) <= line.predict(w[1]));
+        }
+    }
+}
