@@ -225,9 +225,10 @@ impl CentredLine {
 
 /// Least squares of `ys` on `ts` over the polynomial terms in `terms` (0 = constant,
 /// 1 = `t`, 2 = `t²`, 3 = `t³`, each at most once), by the normal equations and Gaussian
-/// elimination with partial pivoting. Returns the coefficients of `c[0] + c[1] t + c[2] t²
-/// + c[3] t³`, 0 for terms not used; `None` when the system is singular (a pivot below
-/// 1e-300). Pairs beyond the shorter of `ts` and `ys` are ignored. The RMI root's fit.
+/// elimination with partial pivoting. Returns `c`, the polynomial being
+/// `c[0] + c[1]·t + c[2]·t² + c[3]·t³`, with 0 for terms not used; `None` when the system
+/// is singular (a pivot below 1e-300) or a term is above 3. Pairs beyond the shorter of
+/// `ts` and `ys` are ignored. The RMI root's fit.
 pub fn polynomial_fit(ts: &[f64], ys: &[f64], terms: &[usize]) -> Option<[f64; 4]> {
     let k = terms.len();
     if terms.iter().any(|&t| t > 3) {
