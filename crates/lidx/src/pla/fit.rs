@@ -57,7 +57,8 @@ impl LineSums {
         self.sxy += w * x * y;
     }
 
-    /// The total weight: the number of points when all were added by [`add`](Self::add).
+    /// The total weight: the number of points when all were added by [`add`](Self::add)
+    /// (exact up to 2^53 points, where adding 1 to an `f64` stops counting).
     pub fn weight(&self) -> f64 {
         self.w
     }
