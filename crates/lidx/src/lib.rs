@@ -6,11 +6,13 @@
 //! - [`last_mile`]: the lower bound that finishes every search in a window.
 //! - [`memory`]: the one [`MemoryBudget`](memory::MemoryBudget) everything a command may
 //!   limit reserves its memory from.
+//! - [`pla`]: the model fitting every index shares, needing nothing but numbers: the
+//!   optimal piecewise-linear approximation (PGM, hardness, partitioning) and, in
+//!   [`pla::fit`], the least-squares fits (RMI, ALEX, the kv models, the storage profile).
 //! - [`data`]: key sets: SOSD key files, seeded synthetic distributions, samples.
 //! - [`storage`]: the `.tbl` table format, block reads (buffered or `O_DIRECT`, one at a
 //!   time or many in flight) that count their I/O, and the disk benchmark that produces a
 //!   storage profile.
-//! - [`pla`]: the optimal piecewise-linear approximation (PGM, hardness, partitioning).
 //! - [`index`]: one [`Index`](index::Index) trait and its kinds (PGM, sampled PGM,
 //!   RadixSpline, RMI, B+tree, binary search), with one window convention, index files,
 //!   lookup measurement and per-data-set tuning.

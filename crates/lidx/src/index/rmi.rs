@@ -22,7 +22,7 @@ use std::fmt;
 
 use super::{Index, IndexKind, Window, check_build, edge_window, lower_bound_points};
 use crate::files::codec::{Decoder, Encoder, invalid};
-use crate::pla::MAX_Y;
+use crate::pla::{LineSums, MAX_Y, polynomial_fit};
 use crate::{Error, FormatError, Result};
 
 /// The root model's shape.
@@ -128,44 +128,6 @@ pub struct Rmi {
     fallback: Vec<u64>,
 }
 
-/// Least squares of `ys` on `xs` over the polynomial terms in `use_terms` (0 = constant,
-/// 1 = t, 2 = t², 3 = t³), by normal equations. `None` when singular.
-fn least_squares(xs: &[f64], ys: &[f64], use_terms: &[usize]) -> Option<[f64; 4]> {
-    let k = use_terms.len();
-    let mut a = vec![vec![0.0f64; k + 1]; k];
-    for (&t, &y) in xs.iter().zip(ys) {
-        let pw = [1.0, t, t * t, t * t * t];
-        for i in 0..k {
-            for j in 0..k {
-                a[i][j] += pw[use_terms[i]] * pw[use_terms[j]];
-            }
-            a[i][k] += pw[use_terms[i]] * y;
-        }
-    }
-    // Gaussian elimination with partial pivoting.
-    for col in 0..k {
-        let pivot = (col..k).max_by(|&p, &q| a[p][col].abs().total_cmp(&a[q][col].abs()))?;
-        a.swap(col, pivot);
-        if a[col][col].abs() < 1e-300 {
-            return None;
-        }
-        let pivot_row = a[col].clone();
-        for (r, row) in a.iter_mut().enumerate() {
-            if r != col {
-                let f = row[col] / pivot_row[col];
-                for (v, p) in row.iter_mut().zip(&pivot_row).skip(col) {
-                    *v -= f * p;
-                }
-            }
-        }
-    }
-    let mut c = [0.0; 4];
-    for i in 0..k {
-        c[use_terms[i]] = a[i][k] / a[i][i];
-    }
-    Some(c)
-}
-
 impl Rmi {
     /// Number of leaves.
     pub fn leaves(&self) -> usize {
@@ -213,7 +175,7 @@ impl Rmi {
                 // The best fit whose non-constant coefficients are all non-negative (monotone).
                 let mut best: Option<([f64; 4], f64)> = None;
                 for terms in sets {
-                    let Some(c) = least_squares(&ts, &ys, terms) else {
+                    let Some(c) = polynomial_fit(&ts, &ys, terms) else {
                         continue;
                     };
                     if c[1..].iter().any(|&v| v < 0.0 || !v.is_finite()) || !c[0].is_finite() {
@@ -305,35 +267,23 @@ impl Index for Rmi {
                 err: 0,
             })
             .collect();
-        let mut sums = vec![(0u64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0u64); count]; // (points, Σx, Σy, Σxx, Σxy, base)
+        // Each leaf's base (its first point's key) and sums over `(x - base, y)`.
+        let mut sums = vec![(0u64, LineSums::default()); count];
         for (x, y) in lower_bound_points(keys) {
-            let l = root.leaf(x, min_key, count);
-            let s = &mut sums[l];
-            if s.0 == 0 {
-                s.5 = x;
+            let (base, s) = &mut sums[root.leaf(x, min_key, count)];
+            if s.weight() == 0.0 {
+                *base = x;
             }
-            let dx = (x - s.5) as f64;
-            let dy = y as f64;
-            s.0 += 1;
-            s.1 += dx;
-            s.2 += dy;
-            s.3 += dx * dx;
-            s.4 += dx * dy;
+            s.add((x - *base) as f64, y as f64);
         }
-        for (leaf, &(m, sx, sy, sxx, sxy, base)) in leaves.iter_mut().zip(&sums) {
-            if m == 0 {
+        for (leaf, &(base, s)) in leaves.iter_mut().zip(&sums) {
+            if s.weight() == 0.0 {
                 continue;
             }
-            let m = m as f64;
-            let var = sxx - sx * sx / m;
-            let slope = if var > 0.0 {
-                ((sxy - sx * sy / m) / var).max(0.0)
-            } else {
-                0.0
-            };
+            let slope = s.monotone_slope();
             leaf.base = base;
             leaf.slope = if slope.is_finite() { slope } else { 0.0 };
-            leaf.intercept = (sy - leaf.slope * sx) / m;
+            leaf.intercept = s.intercept(leaf.slope);
         }
         let mut rmi = Rmi {
             params: *params,

@@ -4,7 +4,8 @@
 //! replaced, Bigtable's SSTable with a two-level index of each block's last key.
 //!
 //! - [`keymap`]: byte-string keys as integers a model learns from (section 4).
-//! - [`line`]: the least-squares line fitted in one pass to the bytes before each key.
+//! - [`LineFit`](crate::pla::LineFit): the least-squares line fitted in one pass to the
+//!   bytes before each key (section 4, "Learned Index Training"; shared in `pla::fit`).
 //! - [`model`]: the monotone models (line, PGM, RMI) that place records in blocks.
 //! - [`layers`]: paper 2's layered index (AirIndex) over fixed pages, and its tuner; the
 //!   same pages also sit under a disk B+tree, paper 2's baseline ([`Layout::Btree`]).
@@ -19,7 +20,6 @@ pub mod file;
 pub mod input;
 pub mod keymap;
 pub mod layers;
-pub mod line;
 pub mod model;
 pub mod read;
 pub mod verify;
@@ -32,7 +32,6 @@ pub use crate::storage::cache::{BlockCache, CacheStats};
 pub use block::Compression;
 pub use file::{Footer, KeyEncoding, KvFile, Layout};
 pub use keymap::KeyMap;
-pub use line::{Line, LineFit};
 pub use model::{BlockModel, ModelKind};
 pub use read::{LEVELS, OpStats, Reader};
 pub use verify::{KvInfo, LearnedInfo, VerifyReport, info, verify};

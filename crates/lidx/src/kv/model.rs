@@ -10,14 +10,22 @@
 //! - [`ModelKind::Rmi`]: a two-stage RMI: a root least-squares line routes records to
 //!   leaves, each a least-squares line over its records.
 //!
+//! Every line here is a [`LineFit`] from [`pla::fit`], whose sums and slope the index
+//! RMI's leaves also use. The kv RMI is not
+//! [`index::Rmi`](crate::index::Rmi): that one models a key's rank (`y` the lower-bound
+//! position, one point per distinct key) with a root fitted to a sample and an error bound
+//! per leaf; this one models bytes (`y = S(k)`, tied keys weighing once per record), needs
+//! no error bound (records are placed where the model says), and stores pieces of the one
+//! shape all kv models share (FORMAT.md section 8). Building it from `index::Rmi` would
+//! change every kv file's model, so the two share the fitting, not the structure.
+//!
 //! **Monotone by construction.** Each piece predicts from its first key on, clamped
 //! between the true `S` of its own first record and that of the next piece's first
 //! record; those bounds never decrease from piece to piece, so neither does `f`, whatever
 //! the pieces' fits (a PGM's neighbouring segments may overlap by up to `2ε`).
 
 use crate::files::codec::{Decoder, Encoder, invalid};
-use crate::kv::LineFit;
-use crate::pla;
+use crate::pla::{self, LineFit};
 use crate::{FormatError, Result};
 
 /// Which model lays records out in blocks.

@@ -1,6 +1,7 @@
 //! Optimal piecewise-linear approximation with a maximum error (PGM-index paper, section 2;
 //! used by paper 1's PGM and sampled PGM, paper 3's hardness metric, and learned
-//! partitioning).
+//! partitioning), and, in [`fit`], the least-squares fits of the other models (RMI, ALEX,
+//! the kv files' models, paper 3's linear hardness, the storage profile).
 //!
 //! Given points `(x, y)` with strictly increasing `x` and non-decreasing `y` (a CDF: keys
 //! and their ranks), [`PlaBuilder`] cuts them into the
@@ -16,6 +17,10 @@
 //! rounding and widen their windows by it.
 
 use crate::{Error, Result};
+
+pub mod fit;
+
+pub use fit::{CentredLine, Line, LineFit, LineSums, polynomial_fit, running_means};
 
 /// Largest `y` (position) accepted: keeps every cross product inside `i128`.
 pub const MAX_Y: u64 = 1 << 60;
@@ -396,25 +401,15 @@ pub fn linear_mse(keys: &[u64]) -> Result<f64> {
             "the hardness metric needs sorted keys",
         ));
     }
-    let (mut n, mut mean_x, mut mean_y) = (0f64, 0f64, 0f64);
-    for (x, y) in distinct_key_points(keys) {
-        n += 1.0;
-        mean_x += (x as f64 - mean_x) / n;
-        mean_y += (y as f64 - mean_y) / n;
-    }
+    let points = || distinct_key_points(keys).map(|(x, y)| (x as f64, y as f64));
+    let (n, mean_x, mean_y) = running_means(points());
     if n < 2.0 {
         return Ok(0.0);
     }
-    let (mut sxx, mut sxy) = (0f64, 0f64);
-    for (x, y) in distinct_key_points(keys) {
-        let (dx, dy) = (x as f64 - mean_x, y as f64 - mean_y);
-        sxx += dx * dx;
-        sxy += dx * dy;
-    }
-    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-    let sse: f64 = distinct_key_points(keys)
+    let line = CentredLine::fit_about(points(), mean_x, mean_y);
+    let sse: f64 = points()
         .map(|(x, y)| {
-            let e = y as f64 - (mean_y + slope * (x as f64 - mean_x));
+            let e = y - line.predict(x);
             e * e
         })
         .sum();

@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use super::aligned::AlignedBuf;
 use super::format::BLOCK_SIZE;
 use crate::files::{AtomicFile, PendingGuard, cache, open_for_reading};
+use crate::pla::LineSums;
 use crate::{Error, Result};
 
 /// Version of the profile's JSON layout. History: 1 = first version.
@@ -249,25 +250,19 @@ impl AffineCost {
     /// alike although their times differ a thousandfold. `None` with fewer than two distinct
     /// read sizes or when time does not grow with size.
     fn fit(points: &[&Measurement]) -> Option<AffineCost> {
-        let (mut sw, mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+        let mut sums = LineSums::default();
         for m in points {
             let w = 1.0 / (m.mean_us * m.mean_us).max(f64::MIN_POSITIVE);
-            let (x, y) = (m.read_size as f64, m.mean_us);
-            sw += w;
-            sx += w * x;
-            sy += w * y;
-            sxx += w * x * x;
-            sxy += w * x * y;
+            sums.add_weighted(m.read_size as f64, m.mean_us, w);
         }
-        let det = sw * sxx - sx * sx;
-        if points.len() < 2 || det <= 0.0 {
+        if points.len() < 2 {
             return None;
         }
-        let us_per_byte = (sw * sxy - sx * sy) / det;
+        let us_per_byte = sums.slope_by_determinant()?;
         if !(us_per_byte > 0.0 && us_per_byte.is_finite()) {
             return None;
         }
-        let latency_us = ((sy - us_per_byte * sx) / sw).max(0.0);
+        let latency_us = sums.intercept(us_per_byte).max(0.0);
         Some(AffineCost {
             latency_us,
             bandwidth_mb_s: 1.0 / us_per_byte,

@@ -12,6 +12,7 @@
 use std::ops::Range;
 
 use super::AlexParams;
+use crate::pla::CentredLine;
 
 /// ALEX's cost weights: one exponential-search step, one shifted key, one node lookup.
 pub(super) const SEARCH_WEIGHT: f64 = 20.0;
@@ -70,20 +71,16 @@ impl Model {
                 intercept: slots as f64 / 2.0,
             };
         }
+        // Two passes about the means: the keys' by a plain sum, the ranks' exactly.
         let x = |e: &E| (e.key() - base) as f64;
         let mean_x = entries.iter().map(x).sum::<f64>() / n as f64;
         let mean_y = (n - 1) as f64 / 2.0;
-        let (mut sxy, mut sxx) = (0.0, 0.0);
-        for (i, e) in entries.iter().enumerate() {
-            let dx = x(e) - mean_x;
-            sxy += dx * (i as f64 - mean_y);
-            sxx += dx * dx;
-        }
-        let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+        let points = entries.iter().enumerate().map(|(i, e)| (x(e), i as f64));
+        let line = CentredLine::fit_about(points, mean_x, mean_y);
         Model {
             base,
-            slope: slope * scale,
-            intercept: (mean_y - slope * mean_x) * scale,
+            slope: line.slope * scale,
+            intercept: line.intercept() * scale,
         }
     }
 
