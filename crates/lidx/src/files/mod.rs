@@ -12,6 +12,8 @@
 //!   scratch files and directories named so that signals and later runs remove them; the
 //!   registry of child processes a signal ends.
 //! - [`cache`]: start cold by dropping a file's pages or the whole OS page cache.
+//! - [`spill`]: unnamed scratch files of records, written and read back in order (join
+//!   output parts, hash partitions).
 //! - `map` (crate-private): the memory map, the one place in this module that needs
 //!   `unsafe`, with its argument.
 //! - `codec` (crate-private): little-endian encoding of file payloads, and a decoder that
@@ -25,6 +27,7 @@ pub mod cache;
 pub(crate) mod codec;
 mod map;
 pub(crate) mod paged;
+pub mod spill;
 
 use std::fs::{File, OpenOptions};
 use std::io;

@@ -3,51 +3,39 @@
 //! parts are copied into the output table in thread order — placed one after the other, at
 //! the offsets their predecessors' counts give, never re-sorted.
 
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{CountSink, JoinSink};
+use crate::Result;
+use crate::files::spill::{SpillFile, Spilled};
 use crate::storage::{OUTPUT_TUPLE_SIZE, OutputTuple, TableWriter};
-use crate::{Error, Result};
 
 /// Buffer of each spill file, writing and reading.
 const BUFFER: usize = 1 << 20;
 
-/// A sink that streams triples to a temporary file in a directory.
+/// A sink that streams triples to an unnamed temporary file in a directory.
 pub struct SpillSink {
-    dir: PathBuf,
-    file: BufWriter<File>,
-    count: u64,
+    file: SpillFile,
 }
 
 impl SpillSink {
     /// A sink spilling into an unnamed temporary file in `dir`.
     pub fn new(dir: &Path) -> Result<SpillSink> {
-        let file = tempfile::tempfile_in(dir)
-            .map_err(|e| Error::io(dir, "create a spill file for join output in", e))?;
         Ok(SpillSink {
-            dir: dir.to_path_buf(),
-            file: BufWriter::with_capacity(BUFFER, file),
-            count: 0,
+            file: SpillFile::new(dir, Spilled::JoinOutput, BUFFER)?,
         })
     }
 
     /// Triples taken so far.
     pub fn count(&self) -> u64 {
-        self.count
+        self.file.records()
     }
 
     /// Appends every triple taken, in order, to `out`.
     pub fn drain_into(self, out: &mut TableWriter) -> Result<()> {
-        let dir = self.dir;
-        let io = |e| Error::io(&dir, "read back a spill file of join output in", e);
-        let mut file = self.file.into_inner().map_err(|e| io(e.into_error()))?;
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        let mut reader = BufReader::with_capacity(BUFFER, file);
+        let mut reader = self.file.into_reader(BUFFER)?;
         let mut buf = [0u8; OUTPUT_TUPLE_SIZE];
-        for _ in 0..self.count {
-            reader.read_exact(&mut buf).map_err(io)?;
+        while reader.next_record(&mut buf)? {
             out.push_output(bytemuck::pod_read_unaligned::<OutputTuple>(&buf))?;
         }
         Ok(())
@@ -58,11 +46,7 @@ impl JoinSink for SpillSink {
     #[inline]
     fn emit(&mut self, key: u64, outer: u64, inner: u64) -> Result<()> {
         let t = OutputTuple { key, outer, inner };
-        self.file
-            .write_all(bytemuck::bytes_of(&t))
-            .map_err(|e| Error::io(&self.dir, "write a spill file of join output in", e))?;
-        self.count += 1;
-        Ok(())
+        self.file.push(&[bytemuck::bytes_of(&t)])
     }
 }
 

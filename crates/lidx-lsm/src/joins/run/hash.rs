@@ -3,10 +3,9 @@
 //! R fits the join memory; each partition of R goes into a hash table and S's is probed.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
+use lidx::files::spill::{SpillFile, SpillReader, Spilled};
 use lidx::join::JoinSink;
 
 use super::{Counting, LsmJoinReport, each_in_thread, in_parallel, key_ranges, pk_of, whole_entry};
@@ -21,53 +20,47 @@ fn bkdr(key: &[u8; KEY_BYTES]) -> u32 {
         .fold(0u32, |h, &b| h.wrapping_mul(131).wrapping_add(u32::from(b)))
 }
 
-/// Records of (join key, whole entry), written to one scratch file per partition.
+/// Records of (join key, whole entry), spilled to one scratch file per partition
+/// (`lidx::files::spill`, as lidx's joins spill their output).
 struct Partitions {
-    files: Vec<BufWriter<File>>,
-    /// Records written.
-    records: u64,
+    files: Vec<SpillFile>,
 }
 
 impl Partitions {
     fn new(dir: &Path, count: usize) -> Result<Partitions> {
         let files = (0..count)
-            .map(|_| {
-                tempfile::tempfile_in(dir)
-                    .map(|f| BufWriter::with_capacity(1 << 14, f))
-                    .map_err(|e| lidx::Error::io(dir, "create a hash partition in", e).into())
-            })
+            .map(|_| SpillFile::new(dir, Spilled::HashPartition, 1 << 14).map_err(Into::into))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Partitions { files, records: 0 })
+        Ok(Partitions { files })
     }
 
-    fn push(&mut self, key: u64, entry: &[u8], dir: &Path) -> Result<()> {
+    fn push(&mut self, key: u64, entry: &[u8]) -> Result<()> {
         let p = bkdr(&encode_key(key)) as usize % self.files.len();
-        let file = &mut self.files[p];
-        self.records += 1;
-        file.write_all(&key.to_le_bytes())
-            .and_then(|()| file.write_all(entry))
-            .map_err(|e| lidx::Error::io(dir, "write a hash partition in", e).into())
+        match self.files.get_mut(p) {
+            Some(file) => Ok(file.push(&[&key.to_le_bytes(), entry])?),
+            None => Err(lidx::Error::Internal {
+                problem: format!("hash partition {p} of {}", self.files.len()),
+            }
+            .into()),
+        }
     }
 
-    /// The partition files, each rewound to its start.
-    fn into_files(self, dir: &Path) -> Result<Vec<File>> {
-        use std::io::Seek;
+    /// Records written.
+    fn records(&self) -> u64 {
+        self.files.iter().map(SpillFile::records).sum()
+    }
+
+    /// The partitions, each read from its start.
+    fn into_readers(self) -> Result<Vec<SpillReader>> {
         self.files
             .into_iter()
-            .map(|w| {
-                let mut f = w.into_inner().map_err(|e| {
-                    lidx::Error::io(dir, "write a hash partition in", e.into_error())
-                })?;
-                f.rewind()
-                    .map_err(|e| lidx::Error::io(dir, "read a hash partition in", e))?;
-                Ok(f)
-            })
+            .map(|f| f.into_reader(1 << 16).map_err(Into::into))
             .collect()
     }
 }
 
 /// One partition's files of R and of S, one of each per thread that partitioned.
-type PartitionFiles = (Vec<File>, Vec<File>);
+type PartitionFiles = (Vec<SpillReader>, Vec<SpillReader>);
 
 /// The most scratch files a hash join keeps open at once, as lidx's grace hash join: fewer
 /// threads partition where more would pass it.
@@ -78,15 +71,6 @@ fn key_of(record: &[u8]) -> u64 {
     let mut key = [0u8; 8];
     key.copy_from_slice(&record[..8]);
     u64::from_le_bytes(key)
-}
-
-/// Reads the next record of a partition into `record`; false at the end.
-fn next_record(reader: &mut BufReader<File>, record: &mut [u8], dir: &Path) -> Result<bool> {
-    match reader.read_exact(record) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
-        Err(e) => Err(lidx::Error::io(dir, "read a hash partition in", e).into()),
-    }
 }
 
 pub(super) fn hash_join<S: JoinSink>(
@@ -118,12 +102,12 @@ pub(super) fn hash_join<S: JoinSink>(
         let mut r_parts = Partitions::new(dir, count)?;
         db.r.scan_entries(keys.clone(), |_, attr, k, v| {
             let entry = whole_entry(&mut buffer, k, v, entry_size, &db.r)?;
-            r_parts.push(attr, entry, dir)
+            r_parts.push(attr, entry)
         })?;
         let mut s_parts = Partitions::new(dir, count)?;
         db.s.scan_entries(keys, |pk, attr, k, v| {
             let key = if by_key { pk } else { attr };
-            s_parts.push(key, whole_entry(&mut buffer, k, v, entry_size, &db.s)?, dir)
+            s_parts.push(key, whole_entry(&mut buffer, k, v, entry_size, &db.s)?)
         })?;
         Ok((r_parts, s_parts))
     })?;
@@ -135,11 +119,11 @@ pub(super) fn hash_join<S: JoinSink>(
         (0..count).map(|_| (Vec::new(), Vec::new())).collect();
     for (r_parts, s_parts) in parted {
         report.scratch_files += 2 * count as u64;
-        report.scratch_bytes += (r_parts.records + s_parts.records) * width as u64;
+        report.scratch_bytes += (r_parts.records() + s_parts.records()) * width as u64;
         for (p, (r, s)) in r_parts
-            .into_files(dir)?
+            .into_readers()?
             .into_iter()
-            .zip(s_parts.into_files(dir)?)
+            .zip(s_parts.into_readers()?)
             .enumerate()
         {
             by_partition[p].0.push(r);
@@ -156,17 +140,14 @@ pub(super) fn hash_join<S: JoinSink>(
         for (r_files, s_files) in partitions {
             partition.clear();
             for mut r in r_files {
-                // One large read a file: read_to_end grows the buffer as it goes.
-                r.read_to_end(&mut partition)
-                    .map_err(|e| lidx::Error::io(dir, "read a hash partition in", e))?;
+                r.read_to_end(&mut partition)?;
             }
             table.clear();
             for (i, r_record) in partition.chunks_exact(width).enumerate() {
                 table.entry(key_of(r_record)).or_default().push(i * width);
             }
-            for s in s_files {
-                let mut s = BufReader::with_capacity(1 << 16, s);
-                while next_record(&mut s, &mut record, dir)? {
+            for mut s in s_files {
+                while s.next_record(&mut record)? {
                     let key = key_of(&record);
                     if let Some(rs) = table.get(&key) {
                         let pk_s = pk_of(&record[8..]);
