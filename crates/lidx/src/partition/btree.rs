@@ -16,14 +16,14 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::num::NonZeroUsize;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use lru::LruCache;
 
 use crate::files::AtomicFile;
+use crate::files::IoStats;
 use crate::files::codec::{Decoder, Encoder, invalid};
-use crate::files::paged::{self, page_offset};
+use crate::files::paged::{self, PageCrc, Pages, page_offset};
 use crate::index::file::{FileKind, VerifyReport};
 use crate::memory::MemoryBudget;
 use crate::storage::{BLOCK_SIZE, Table};
@@ -208,36 +208,37 @@ impl PageFile for AtomicFile {
     }
 }
 
-/// An opened tree's file: pages are read and checked against their checksums, never
-/// written.
+/// An opened tree's file: pages are read and checked against their checksums (apart from
+/// them, in the tail) by the one paged-file reader, never written.
 struct OpenedFile<'a> {
-    path: &'a Path,
-    file: &'a File,
-    crcs: &'a [u32],
+    pages: Pages<'a>,
+    /// What the reads did.
+    io: IoStats,
+}
+
+impl<'a> OpenedFile<'a> {
+    /// The leaves of `file` at `path`, `crcs[i]` the CRC32C of leaf `i`.
+    fn new(path: &'a Path, file: &'a File, crcs: &'a [u32]) -> Self {
+        OpenedFile {
+            pages: Pages::paged(file, path, crcs.len() as u64, PageCrc::Apart(crcs), false),
+            io: IoStats::default(),
+        }
+    }
 }
 
 impl PageFile for OpenedFile<'_> {
     fn read_page(&mut self, id: u64, page: &mut [u8; BLOCK_SIZE]) -> Result<()> {
-        self.file
-            .read_exact_at(page, page_offset(id))
-            .map_err(|e| Error::io(self.path, "read", e))?;
-        let expected = self.crcs.get(id as usize).copied().unwrap_or(0);
-        let got = crc32c::crc32c(page);
-        if got != expected {
-            return Err(Error::ChecksumMismatch {
-                path: self.path.to_path_buf(),
-                block: 1 + id,
-                expected,
-                got,
-            });
+        if id >= self.pages.count {
+            // Only a next-leaf link read from a (resealed) page can name one.
+            return Err(self.format_error(invalid("leaf", id, "a leaf below the leaf count")));
         }
-        Ok(())
+        self.pages.read_into(id, page, &mut self.io, true)
     }
     fn write_page(&mut self, _id: u64, _page: &[u8; BLOCK_SIZE]) -> Result<()> {
         Err(Error::misuse("btree", "an opened B+tree is read-only"))
     }
     fn format_error(&self, problem: FormatError) -> Error {
-        Error::format(self.path, problem)
+        Error::format(self.pages.path, problem)
     }
 }
 
@@ -513,11 +514,7 @@ impl InsertedBTree {
         mut visit: impl FnMut(u64, u64) -> bool,
     ) -> Result<()> {
         let mut id = self.inner.leaf_for(from);
-        let mut file = OpenedFile {
-            path: &self.path,
-            file: &self.file,
-            crcs: &self.crcs,
-        };
+        let mut file = OpenedFile::new(&self.path, &self.file, &self.crcs);
         let mut first = true;
         let mut visited = 0u64;
         while id != NO_LEAF {
@@ -585,11 +582,7 @@ impl InsertedBTree {
                     .map(|(&e, &leaf)| (leaf, Some(e))),
             )
             .collect();
-        let mut file = OpenedFile {
-            path: &tree.path,
-            file: &tree.file,
-            crcs: &tree.crcs,
-        };
+        let mut file = OpenedFile::new(&tree.path, &tree.file, &tree.crcs);
         let mut positions = vec![0u64; usize::try_from(n.div_ceil(64)).unwrap_or(usize::MAX)];
         let mut page = [0u8; BLOCK_SIZE];
         let mut entries = 0u64;

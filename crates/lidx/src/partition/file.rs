@@ -23,13 +23,12 @@
 //! little-endian.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::{PAGE_TUPLES, PartitionIndex};
 use crate::files::AtomicFile;
 use crate::files::codec::{Decoder, Encoder, invalid};
-use crate::files::paged;
+use crate::files::paged::{self, PageCrc, PageReader, Pages};
 use crate::index::file::{FileKind, VerifyReport};
 use crate::index::{Index, Pgm};
 use crate::storage::{BLOCK_SIZE, IoStats, TUPLE_SIZE, Table, Tuple};
@@ -164,7 +163,8 @@ impl PartitionFile {
 
     /// Calls `visit` with the number, the 4096 bytes and the count of tuples of each of
     /// partition `p`'s pages in order, reading runs of consecutive pages (at most
-    /// `max_pages`) in one call each and checking every page's checksum.
+    /// `max_pages`) in one call each through the paged-file reader, which checks every
+    /// page's checksum and counts the I/O.
     fn scan_pages(
         &self,
         p: u64,
@@ -173,8 +173,8 @@ impl PartitionFile {
     ) -> Result<IoStats> {
         let pages = self.index.pages_of(p);
         let mut left = self.index.count(p);
-        let mut buf = vec![0u8; BLOCK_SIZE];
-        let mut reads = 0;
+        let file = self.pages();
+        let mut reader = PageReader::new(0);
         let mut i = 0;
         while i < pages.len() {
             // A run of consecutive page numbers is one read.
@@ -182,34 +182,27 @@ impl PartitionFile {
             while j < pages.len() && j - i < max_pages.max(1) && pages[j] == pages[j - 1] + 1 {
                 j += 1;
             }
-            buf.resize((j - i) * BLOCK_SIZE, 0);
-            self.file
-                .read_exact_at(&mut buf, page_offset(pages[i]))
-                .map_err(|e| Error::io(&self.path, "read", e))?;
-            reads += 1;
-            for (k, page) in buf.chunks_exact(BLOCK_SIZE).enumerate() {
+            let run = reader.read_run(&file, pages[i], (j - i) as u64)?;
+            for (k, page) in run.chunks_exact(BLOCK_SIZE).enumerate() {
                 let number = pages[i + k];
-                let expected = self.index.page_crcs[number as usize];
-                let got = crc32c::crc32c(page);
-                if got != expected {
-                    return Err(Error::ChecksumMismatch {
-                        path: self.path.clone(),
-                        block: 1 + number,
-                        expected,
-                        got,
-                    });
-                }
                 let here = left.min(PAGE_TUPLES) as usize;
                 visit(number, page, here)?;
                 left -= here as u64;
             }
             i = j;
         }
-        Ok(IoStats {
-            blocks: pages.len() as u64,
-            bytes: (pages.len() * BLOCK_SIZE) as u64,
-            reads,
-        })
+        Ok(reader.stats())
+    }
+
+    /// The file's pages as the paged-file reader reads them, their CRCs in the index.
+    fn pages(&self) -> Pages<'_> {
+        Pages::paged(
+            &self.file,
+            &self.path,
+            self.index.total_pages(),
+            PageCrc::Apart(&self.index.page_crcs),
+            false,
+        )
     }
 
     /// The values of every tuple with key `key`, in the order they were written: reads

@@ -26,17 +26,15 @@
 //! The file's layout is in `docs/FORMAT.md`, section 10.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::AlexParams;
 use super::plan::{self, Model, NodeSink, Router, place};
 use crate::files::codec::{Decoder, Encoder, invalid};
-use crate::files::paged::{self, PAGE_SIZE, page_offset};
+use crate::files::paged::{self, PAGE_SIZE, PageCrc, PageReader, Pages};
 use crate::files::{AtomicFile, reopen};
 use crate::index::file::{self as index_file, FileKind, KeysFingerprint, VerifyReport};
-use crate::storage::aligned::AlignedBuf;
 use crate::storage::{IoStats, ReadMode, Table, Tuple};
 use crate::{Error, FormatError, Result};
 
@@ -925,9 +923,8 @@ pub struct AlexReader<'f> {
     file: &'f AlexFile,
     handle: File,
     mode: ReadMode,
-    /// The pages held (page number, bytes), the one read last first.
-    held: Vec<(u64, AlignedBuf)>,
-    stats: IoStats,
+    /// Reads, checks and counts pages, keeping the last [`HELD_PAGES`].
+    reader: PageReader,
     lookups: u64,
 }
 
@@ -943,8 +940,7 @@ impl<'f> AlexReader<'f> {
             file,
             handle,
             mode,
-            held: Vec::with_capacity(HELD_PAGES),
-            stats: IoStats::default(),
+            reader: PageReader::new(HELD_PAGES),
             lookups: 0,
         })
     }
@@ -956,7 +952,7 @@ impl<'f> AlexReader<'f> {
 
     /// Page reads since creation.
     pub fn stats(&self) -> IoStats {
-        self.stats
+        self.reader.stats()
     }
 
     /// Lookups since creation.
@@ -1117,48 +1113,23 @@ impl<'f> AlexReader<'f> {
         Ok(page_slot(page, (slot % SLOTS_PER_PAGE) as usize))
     }
 
-    /// Page `page`'s bytes: held, or read (one read, counted) and checked against its CRC.
+    /// Page `page`'s bytes: held, or read (one read, counted) and checked against its CRC,
+    /// by the one paged-file reader.
     fn page(&mut self, page: u64) -> Result<&[u8]> {
-        if let Some(i) = self.held.iter().position(|(p, _)| *p == page) {
-            self.held[..=i].rotate_right(1);
-            return Ok(self.held[0].1.get(PAGE_SIZE));
-        }
         if page >= self.file.pages {
             return Err(Error::misuse(
                 "AlexReader::page",
                 format!("page {page} is past the file's {} pages", self.file.pages),
             ));
         }
-        let mut buf = if self.held.len() == HELD_PAGES {
-            self.held.pop().map_or_else(AlignedBuf::default, |(_, b)| b)
-        } else {
-            AlignedBuf::default()
-        };
-        let bytes = buf.get_mut(PAGE_SIZE);
-        self.handle
-            .read_exact_at(bytes, page_offset(page))
-            .map_err(|e| Error::io(&self.file.path, "read", e))?;
-        self.stats.blocks += 1;
-        self.stats.bytes += PAGE_SIZE as u64;
-        self.stats.reads += 1;
-        let stored = u32::from_le_bytes(bytes[CRC_AT..CRC_AT + 4].try_into().unwrap_or_default());
-        let got = crc32c::crc32c(&bytes[..CRC_AT]);
-        if stored != got {
-            return Err(Error::ChecksumMismatch {
-                path: self.file.path.clone(),
-                block: 1 + page,
-                expected: stored,
-                got,
-            });
-        }
-        if bytes[CRC_AT + 4..].iter().any(|&b| b != 0) {
-            return Err(Error::format(
-                &self.file.path,
-                FormatError::NonZeroPadding { what: "a page" },
-            ));
-        }
-        self.held.insert(0, (page, buf));
-        Ok(self.held[0].1.get(PAGE_SIZE))
+        let pages = Pages::paged(
+            &self.handle,
+            &self.file.path,
+            self.file.pages,
+            PageCrc::Trailer { at: CRC_AT },
+            self.mode == ReadMode::Direct,
+        );
+        self.reader.page(&pages, page)
     }
 }
 
