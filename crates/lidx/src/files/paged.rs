@@ -12,7 +12,8 @@
 //!   [`IoStats`], and the last pages read kept in a least-recently-used cache of a given
 //!   number of pages (the one cache policy of page readers; the shared, byte-budgeted
 //!   `storage::cache::BlockCache` serves the key-value files' byte ranges).
-//! - [`IoStats`]: what reads did (blocks, bytes, calls).
+//! - [`IoStats`]: what reads did (blocks, bytes, calls, cache hits and misses, modelled
+//!   time), counted by every reader of lidx's files; richer counters embed it.
 #![deny(clippy::indexing_slicing)]
 
 use std::fs::File;
@@ -188,16 +189,39 @@ pub(crate) fn nonzero_at(bytes: &[u8], offset: usize, what: &str) -> Option<Stri
     ))
 }
 
-/// I/O done by a reader: the numbers paper 1 argues in. Every reader of checksummed pages
-/// counts in one (the paged-file reader, the table's block reader).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What reads did: the one I/O counter every reader of lidx's files keeps (the block reader
+/// of tables, the paged-file reader, the byte-range reads of key-value files). Counters that
+/// need more (a key-value reader's data and index blocks) embed it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct IoStats {
-    /// 4096-byte blocks read from the file.
+    /// 4096-byte blocks (pages) read from the file: the blocks the read calls covered.
     pub blocks: u64,
-    /// Bytes read from the file.
+    /// Bytes read from the file (whole pages with `O_DIRECT`).
     pub bytes: u64,
     /// Read calls (each one contiguous `pread`).
     pub reads: u64,
+    /// Blocks or pages found in a shared cache (`storage::cache::BlockCache`); 0 for the
+    /// readers that only keep pages of their own (the table's block reader, the paged-file
+    /// reader), whose kept pages cost and count nothing.
+    pub cache_hits: u64,
+    /// Blocks or pages looked for in a shared cache and not found.
+    pub cache_misses: u64,
+    /// Time the reads took under a latency model, nanoseconds (0 without one).
+    pub modelled_ns: u64,
+}
+
+impl IoStats {
+    /// What happened between `earlier` (a snapshot of the same counter) and `self`.
+    pub fn since(&self, earlier: &IoStats) -> IoStats {
+        IoStats {
+            blocks: self.blocks - earlier.blocks,
+            bytes: self.bytes - earlier.bytes,
+            reads: self.reads - earlier.reads,
+            cache_hits: self.cache_hits - earlier.cache_hits,
+            cache_misses: self.cache_misses - earlier.cache_misses,
+            modelled_ns: self.modelled_ns - earlier.modelled_ns,
+        }
+    }
 }
 
 impl AddAssign for IoStats {
@@ -205,6 +229,9 @@ impl AddAssign for IoStats {
         self.blocks += other.blocks;
         self.bytes += other.bytes;
         self.reads += other.reads;
+        self.cache_hits += other.cache_hits;
+        self.cache_misses += other.cache_misses;
+        self.modelled_ns += other.modelled_ns;
     }
 }
 
@@ -299,6 +326,7 @@ impl Pages<'_> {
             blocks: pages,
             bytes: into.len() as u64,
             reads: 1,
+            ..IoStats::default()
         };
         if verify {
             self.check(first, into)?;
@@ -516,6 +544,7 @@ mod tests {
                 blocks: 4,
                 bytes: 4 * PAGE_SIZE as u64,
                 reads: 2,
+                ..IoStats::default()
             }
         );
         // Past the last page: refused, nothing read.

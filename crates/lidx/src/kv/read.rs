@@ -14,28 +14,24 @@ use std::sync::Arc;
 use super::block::{Block, BlockProblem, TRAILER};
 use super::file::{Handle, KvFile, Meta};
 use super::layers::{STORED_PIECE, StoredPiece};
+use crate::storage::IoStats;
 use crate::storage::cache::{BlockCache, CacheKey};
-use crate::storage::paged::{PagedReads, ReadCounts};
+use crate::storage::paged::PagedReads;
 use crate::storage::profile::LatencyModel;
 use crate::{Error, Result};
 
-/// What a reader did, summed over the operations since it was made or last reset.
+/// What a reader did, summed over the operations since it was made or last reset: the one
+/// I/O counter, and the key-value file's blocks by kind and read calls by level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct OpStats {
     /// Data blocks read from the file (prefetched ones included).
     pub data_block_reads: u64,
     /// Level-1 index blocks read from the file.
     pub index_block_reads: u64,
-    /// Read calls.
-    pub reads: u64,
-    /// Bytes those calls read (whole pages with `O_DIRECT`).
-    pub bytes: u64,
-    /// Blocks found in the cache.
-    pub cache_hits: u64,
-    /// Blocks looked for in the cache and not found.
-    pub cache_misses: u64,
-    /// Time the reads took under the reader's latency model, nanoseconds (0 without one).
-    pub modelled_ns: u64,
+    /// Read calls, the bytes they read (whole pages with `O_DIRECT`) and the 4096-byte
+    /// pages they covered; blocks found in the cache and not; the time the reads took under
+    /// the reader's latency model, nanoseconds (0 without one).
+    pub io: IoStats,
     /// Read calls by level: `[0]` data blocks or pages; `[i]` layer `i` of the tuned
     /// layout, level `i` of the B+tree's nodes, or (`[1]`) the SSTable's level-1 blocks;
     /// the last counts every level from there up.
@@ -51,11 +47,7 @@ impl OpStats {
         OpStats {
             data_block_reads: self.data_block_reads - earlier.data_block_reads,
             index_block_reads: self.index_block_reads - earlier.index_block_reads,
-            reads: self.reads - earlier.reads,
-            bytes: self.bytes - earlier.bytes,
-            cache_hits: self.cache_hits - earlier.cache_hits,
-            cache_misses: self.cache_misses - earlier.cache_misses,
-            modelled_ns: self.modelled_ns - earlier.modelled_ns,
+            io: self.io.since(&earlier.io),
             reads_by_level: std::array::from_fn(|i| {
                 self.reads_by_level[i] - earlier.reads_by_level[i]
             }),
@@ -67,11 +59,7 @@ impl std::ops::AddAssign for OpStats {
     fn add_assign(&mut self, o: OpStats) {
         self.data_block_reads += o.data_block_reads;
         self.index_block_reads += o.index_block_reads;
-        self.reads += o.reads;
-        self.bytes += o.bytes;
-        self.cache_hits += o.cache_hits;
-        self.cache_misses += o.cache_misses;
-        self.modelled_ns += o.modelled_ns;
+        self.io += o.io;
         for (a, b) in self.reads_by_level.iter_mut().zip(o.reads_by_level) {
             *a += b;
         }
@@ -116,7 +104,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Makes every read from the file take as long as `model` says (none: as long as the
-    /// local file takes); the modelled time is counted in [`OpStats::modelled_ns`].
+    /// local file takes); the modelled time is counted in [`OpStats::io`].
     pub fn set_latency(&mut self, model: Option<LatencyModel>) {
         self.io.set_latency(model);
     }
@@ -395,8 +383,8 @@ impl<'a> Reader<'a> {
                     offset: p * page,
                 });
                 match cached {
-                    Some(_) => self.stats.cache_hits += 1,
-                    None => self.stats.cache_misses += 1,
+                    Some(_) => self.stats.io.cache_hits += 1,
+                    None => self.stats.io.cache_misses += 1,
                 }
                 cached
             })
@@ -612,10 +600,10 @@ impl<'a> Reader<'a> {
             offset: h.offset,
         };
         if let Some(block) = self.cache.get_decoded::<Block>(key) {
-            self.stats.cache_hits += 1;
+            self.stats.io.cache_hits += 1;
             return Ok(block);
         }
-        self.stats.cache_misses += 1;
+        self.stats.io.cache_misses += 1;
         let next = next.filter(|n| {
             self.prefetch
                 && kind == Kind::Data
@@ -667,8 +655,8 @@ impl<'a> Reader<'a> {
         self.io
             .read_cached(self.file.paged(), self.cache, offset, len)?;
         let after = self.io.counts();
-        self.stats.cache_hits += after.page_hits - before.page_hits;
-        self.stats.cache_misses += after.page_misses - before.page_misses;
+        self.stats.io.cache_hits += after.cache_hits - before.cache_hits;
+        self.stats.io.cache_misses += after.cache_misses - before.cache_misses;
         let blocks = if after.reads > before.reads {
             blocks
         } else {
@@ -678,16 +666,19 @@ impl<'a> Reader<'a> {
         Ok(self.io.last())
     }
 
-    fn count(&mut self, before: ReadCounts, kind: Kind, blocks: u64) {
-        let after = self.io.counts();
+    fn count(&mut self, before: IoStats, kind: Kind, blocks: u64) {
+        let read = self.io.counts().since(&before);
         let level = self.level.unwrap_or(match kind {
             Kind::Data => 0,
             Kind::Index => 1,
         });
-        self.stats.reads_by_level[level.min(LEVELS - 1)] += after.reads - before.reads;
-        self.stats.reads += after.reads - before.reads;
-        self.stats.bytes += after.bytes - before.bytes;
-        self.stats.modelled_ns += after.modelled_ns - before.modelled_ns;
+        self.stats.reads_by_level[level.min(LEVELS - 1)] += read.reads;
+        // The reader's own cache counts are added where it looks (read_paged).
+        self.stats.io += IoStats {
+            cache_hits: 0,
+            cache_misses: 0,
+            ..read
+        };
         match kind {
             Kind::Data => self.stats.data_block_reads += blocks,
             Kind::Index => self.stats.index_block_reads += blocks,

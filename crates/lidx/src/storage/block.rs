@@ -184,6 +184,7 @@ impl<'t> BlockReader<'t> {
             blocks: range.count,
             bytes: len as u64,
             reads: 1,
+            ..IoStats::default()
         };
         Ok(())
     }
