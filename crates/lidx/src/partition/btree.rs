@@ -12,6 +12,7 @@
 //!
 //! The file: a header block, the leaf pages, then the separators and each leaf's CRC32C
 //! (format in docs/FORMAT.md, section 7).
+#![deny(clippy::indexing_slicing)]
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -62,8 +63,9 @@ impl Leaf {
         page[..4].copy_from_slice(&(self.entries.len() as u32).to_le_bytes());
         page[8..16].copy_from_slice(&self.next.to_le_bytes());
         for (chunk, &(k, p)) in page[LEAF_HEADER..].chunks_exact_mut(16).zip(&self.entries) {
-            chunk[..8].copy_from_slice(&k.to_le_bytes());
-            chunk[8..].copy_from_slice(&p.to_le_bytes());
+            let (key, position) = chunk.split_at_mut(8);
+            key.copy_from_slice(&k.to_le_bytes());
+            position.copy_from_slice(&p.to_le_bytes());
         }
     }
 
@@ -163,7 +165,9 @@ impl Pool {
         if self.crcs.len() <= id as usize {
             self.crcs.resize(id as usize + 1, 0);
         }
-        self.crcs[id as usize] = crc32c::crc32c(page);
+        if let Some(crc) = self.crcs.get_mut(id as usize) {
+            *crc = crc32c::crc32c(page);
+        }
         self.stats.leaf_writes += 1;
         self.stats.bytes_written += BLOCK_SIZE as u64;
         Ok(())
@@ -391,7 +395,12 @@ fn insert(inner: &mut Inner, pool: &mut Pool, file: &mut AtomicFile, e: Entry) -
         next: leaf.next,
     };
     leaf.next = new_id;
-    let separator = right.entries[0];
+    let Some(&separator) = right.entries.first() else {
+        return Err(Error::misuse(
+            "btree::insert",
+            "a split leaf's right half is empty",
+        ));
+    };
     inner.separators.insert(separator, new_id);
     pool.stats.splits += 1;
     pool.put(new_id, right, true, file)
@@ -533,7 +542,7 @@ impl InsertedBTree {
                 0
             };
             first = false;
-            for &(k, p) in &leaf.entries[start..] {
+            for &(k, p) in leaf.entries.get(start..).unwrap_or_default() {
                 if !visit(k, p) {
                     return Ok(());
                 }
@@ -591,7 +600,7 @@ impl InsertedBTree {
             let leaf = Leaf::decode(&page).map_err(|e| file.format_error(e))?;
             let used = LEAF_HEADER + 16 * leaf.entries.len();
             if let Some(problem) = paged::nonzero_at(&page[4..8], 4, "byte")
-                .or_else(|| paged::nonzero_at(&page[used..], used, "byte"))
+                .or_else(|| paged::nonzero_at(page.get(used..).unwrap_or_default(), used, "byte"))
             {
                 return Err(corrupt(format!("in leaf {id}, {problem}")));
             }
@@ -734,6 +743,10 @@ fn decode_tail(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use proptest::prelude::*;
 

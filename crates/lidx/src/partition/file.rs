@@ -21,6 +21,7 @@
 //! order (`G` × `u64`; partition `p` has `max(1, ⌈count / 256⌉)` pages, the first being
 //! page `p`), and each page's CRC32C over its 4096 bytes (`G` × `u32`). Integers are
 //! little-endian.
+#![deny(clippy::indexing_slicing)]
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -113,9 +114,12 @@ impl PartitionFile {
         let pages = self.index.pages_of(p);
         for run in pages.chunk_by(|a, b| b.checked_sub(*a) == Some(1)) {
             let len = std::num::NonZeroU64::new(run.len() as u64 * BLOCK_SIZE as u64);
+            let Some(&first) = run.first() else {
+                continue;
+            };
             let _ = rustix::fs::fadvise(
                 &self.file,
-                page_offset(run[0]),
+                page_offset(first),
                 len,
                 rustix::fs::Advice::WillNeed,
             );
@@ -175,21 +179,19 @@ impl PartitionFile {
         let mut left = self.index.count(p);
         let file = self.pages();
         let mut reader = PageReader::new(0);
-        let mut i = 0;
-        while i < pages.len() {
-            // A run of consecutive page numbers is one read.
-            let mut j = i + 1;
-            while j < pages.len() && j - i < max_pages.max(1) && pages[j] == pages[j - 1] + 1 {
-                j += 1;
+        // A run of consecutive page numbers, at most `max_pages` of them, is one read.
+        for consecutive in pages.chunk_by(|a, b| b.checked_sub(*a) == Some(1)) {
+            for numbers in consecutive.chunks(max_pages.max(1)) {
+                let Some(&first) = numbers.first() else {
+                    continue;
+                };
+                let run = reader.read_run(&file, first, numbers.len() as u64)?;
+                for (page, &number) in run.chunks_exact(BLOCK_SIZE).zip(numbers) {
+                    let here = left.min(PAGE_TUPLES) as usize;
+                    visit(number, page, here)?;
+                    left -= here as u64;
+                }
             }
-            let run = reader.read_run(&file, pages[i], (j - i) as u64)?;
-            for (k, page) in run.chunks_exact(BLOCK_SIZE).enumerate() {
-                let number = pages[i + k];
-                let here = left.min(PAGE_TUPLES) as usize;
-                visit(number, page, here)?;
-                left -= here as u64;
-            }
-            i = j;
         }
         Ok(reader.stats())
     }
@@ -304,8 +306,9 @@ impl PartitionFile {
             Ok(())
         })?;
         for p in 0..index.partitions() {
-            let (file_count, table_count) = (index.count(p), counts[p as usize]);
-            if file_count != table_count || crcs[p as usize] != table_crcs[p as usize] {
+            let at = p as usize;
+            let (file_count, table_count) = (index.count(p), counts.get(at).copied().unwrap_or(0));
+            if file_count != table_count || crcs.get(at) != table_crcs.get(at) {
                 return Err(mismatch(format!(
                     "partition {p} holds {file_count} tuples, and not the {table_count} of {} whose keys rank to it",
                     table.path().display()
@@ -404,6 +407,10 @@ fn decode_index(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use proptest::prelude::*;
 

@@ -7,6 +7,7 @@
 //! and every block read is checked against its stored CRC32C unless the caller opts out:
 //! the data blocks are read, checked and counted as the pages of the one paged-file reader
 //! (`files::paged`), their CRCs apart from them in the table's checksum array.
+#![deny(clippy::indexing_slicing)]
 
 use std::fs::File;
 use std::ops::Range;
@@ -195,6 +196,10 @@ impl<'t> BlockReader<'t> {
     /// one of them, the held blocks from `keep_from` on are kept in front of it, so a read
     /// of only the blocks past an earlier one serves windows that straddle both. Returns
     /// `false` when nothing was in flight.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the kept and new blocks lie within the buffer grown to hold both"
+    )]
     pub fn take_prefetched(&mut self, keep_from: Option<u64>) -> Result<bool> {
         let Some(queue) = self.queue.as_mut() else {
             return Ok(false);
@@ -240,6 +245,10 @@ impl<'t> BlockReader<'t> {
 
     /// Reads the blocks covering tuple positions `lo..hi` (half-open, `lo <= hi <= n`) as
     /// one contiguous read, unless the buffer already holds them all.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the window's blocks are held, so its bytes lie within the held blocks"
+    )]
     pub fn read_window(&mut self, lo: u64, hi: u64) -> Result<WindowRun<'_>> {
         let n = self.table.len();
         if lo > hi || hi > n {
@@ -309,6 +318,10 @@ impl<'t> BlockReader<'t> {
     /// inside the held blocks and runs past them (the overlap is moved to the buffer's
     /// front and the rest read after it): paper 1's "blocks already in the buffer are not
     /// read again" for windows that overlap the last one.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the held blocks and the range's blocks lie within the buffer's length"
+    )]
     fn fill_missing(&mut self, range: BlockRange) -> Result<()> {
         let held = self.held;
         let overlaps = held.count > 0 && held.first <= range.first && range.first < held.end();

@@ -9,6 +9,7 @@
 //! are in flight together, so under a [`LatencyModel`] they cost one round trip and their
 //! bytes: the latency backend sleeps once for the whole batch, never less than its modelled
 //! time.
+#![deny(clippy::indexing_slicing)]
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -110,6 +111,10 @@ impl PagedReads {
     /// `len` bytes at `offset` through the cache's pages: the pages it holds are copied,
     /// each run of missing ones read in one call and kept. With a disabled cache, the same
     /// as [`read_exact`](Self::read_exact).
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "pages, runs and cached pages (at most a page each) lie within the buffer of the range's pages"
+    )]
     pub fn read_cached(
         &mut self,
         f: PagedFile<'_>,
@@ -197,6 +202,10 @@ impl PagedReads {
     }
 
     /// The bytes the last read returned.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the last read's bounds lie within the bytes it read into the buffer"
+    )]
     pub fn last(&self) -> &[u8] {
         &self.buf.get(self.last.1)[self.last.0..]
     }
@@ -223,6 +232,10 @@ fn pages_covered(offset: u64, bytes: u64) -> u64 {
 
 /// Reads into `buf` from `at` until it is full or the file ends, which is an error naming
 /// the file when fewer than `need` bytes came; returns the bytes read.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "got stays below the buffer's length"
+)]
 fn fill(f: PagedFile<'_>, buf: &mut [u8], at: u64, need: usize) -> Result<usize> {
     let mut got = 0;
     while got < buf.len() {
@@ -249,6 +262,10 @@ fn fill(f: PagedFile<'_>, buf: &mut [u8], at: u64, need: usize) -> Result<usize>
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use super::*;
     use crate::storage::profile::AffineCost;

@@ -24,6 +24,7 @@
 //! against its CRC; the reader keeps the last four pages it read.
 //!
 //! The file's layout is in `docs/FORMAT.md`, section 10.
+#![deny(clippy::indexing_slicing)]
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -150,6 +151,10 @@ impl NodeSink<u64> for Layout {
         (self.inner.len() - 1) as u32
     }
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the bulk load names nodes and slots it made"
+    )]
     fn child(&mut self, id: u32, slots: std::ops::Range<usize>, child: u32) {
         self.inner[id as usize].children[slots].fill(child);
     }
@@ -308,6 +313,10 @@ impl<'a> Filler<'a> {
     }
 
     /// Where the current node's entries go.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the layout's nodes and their first entries come from the keys being written"
+    )]
     fn plan_node(&mut self) {
         self.positions.clear();
         let Some(d) = self.layout.data.get(self.node) else {
@@ -322,6 +331,10 @@ impl<'a> Filler<'a> {
     }
 
     /// Sets slot `slot` (the next one) to `key` and `value`, occupied or a gap.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "slots are below 253, so keys, values and bitmap bits lie within the page"
+    )]
     fn set(
         &mut self,
         slot: u64,
@@ -356,6 +369,10 @@ impl<'a> Filler<'a> {
     }
 
     /// Writes the page being filled (its CRC set) and starts an empty one.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the CRC's offset lies within the page"
+    )]
     fn flush(&mut self, out: &mut AtomicFile) -> Result<()> {
         let crc = crc32c::crc32c(&self.page[..CRC_AT]);
         self.page[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
@@ -380,6 +397,10 @@ impl<'a> Filler<'a> {
     }
 
     /// Places the next tuple of the table.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "a node's entries and planned positions are as many as its tuples being placed"
+    )]
     fn push(&mut self, t: Tuple, out: &mut AtomicFile) -> std::result::Result<(), FillError> {
         let Some(&d) = self.layout.data.get(self.node) else {
             return Err(FillError::Disagrees(
@@ -532,6 +553,10 @@ impl AlexFile {
     }
 
     /// The data node `key` routes to.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "check_tree checked at open that every child reference names a node the file has"
+    )]
     fn route(&self, key: u64) -> &DataNode {
         let mut node = self.root;
         while let Some(inner) = self.inner_node(node) {
@@ -646,7 +671,7 @@ impl AlexFile {
             }
         }
         for page in 0..self.pages {
-            if reader.page(page)?[CRC_AT - 1] >> (SPP % 8) != 0 {
+            if reader.page(page)?.get(CRC_AT - 1).copied().unwrap_or(0) >> (SPP % 8) != 0 {
                 return Err(fail(format!(
                     "page {page} marks slots past the 253rd as taken"
                 )));
@@ -896,13 +921,15 @@ fn check_tree(
         if stack.len() > MAX_DEPTH {
             return Err(broken("nest deeper than a bulk load does"));
         }
-        let children = &inner[i].children;
-        if slot == children.len() {
+        let children = inner
+            .get(i)
+            .map(|n| n.children.as_slice())
+            .unwrap_or_default();
+        let Some((&child, rest)) = children.get(slot..).and_then(<[u32]>::split_first) else {
             stack.pop();
             continue;
-        }
-        let child = children[slot];
-        let end = slot + children[slot..].iter().take_while(|&&c| c == child).count();
+        };
+        let end = slot + 1 + rest.iter().take_while(|&&c| c == child).count();
         if let Some(top) = stack.last_mut() {
             top.1 = end;
         }
@@ -1142,17 +1169,27 @@ fn clip(node: &DataNode, page: u64) -> (u64, u64) {
 
 /// A page's keys.
 fn page_keys(page: &[u8]) -> &[u64] {
-    bytemuck::cast_slice(&page[..VALUES_AT])
+    bytemuck::cast_slice(page.get(..VALUES_AT).unwrap_or_default())
 }
 
 /// The key, value and occupancy of slot `i` of a page.
 fn page_slot(page: &[u8], i: usize) -> (u64, u64, bool) {
-    let word = |at: usize| u64::from_le_bytes(page[at..at + 8].try_into().unwrap_or_default());
-    let occupied = page[BITMAP_AT + i / 8] & (1 << (i % 8)) != 0;
+    let word = |at: usize| {
+        page.get(at..at + 8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes)
+    };
+    let occupied = page
+        .get(BITMAP_AT + i / 8)
+        .is_some_and(|b| b & (1 << (i % 8)) != 0);
     (word(i * 8), word(VALUES_AT + i * 8), occupied)
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use super::*;
     use crate::storage::ValueSource;
