@@ -8,6 +8,7 @@
 //!   block: one index block and one data block, each from the cache when it holds them.
 //!
 //! A [`Reader`] belongs to one thread; any number share a [`KvFile`] and a cache.
+#![deny(clippy::indexing_slicing)]
 
 use std::sync::Arc;
 
@@ -48,9 +49,13 @@ impl OpStats {
             data_block_reads: self.data_block_reads - earlier.data_block_reads,
             index_block_reads: self.index_block_reads - earlier.index_block_reads,
             io: self.io.since(&earlier.io),
-            reads_by_level: std::array::from_fn(|i| {
-                self.reads_by_level[i] - earlier.reads_by_level[i]
-            }),
+            reads_by_level: {
+                let mut by_level = self.reads_by_level;
+                for (a, b) in by_level.iter_mut().zip(earlier.reads_by_level) {
+                    *a -= b;
+                }
+                by_level
+            },
         }
     }
 }
@@ -202,6 +207,10 @@ impl<'a> Reader<'a> {
 
     /// The B+tree layout's page that could hold `key`: from the root down, in each node
     /// the last entry whose key is at most `key` (the first when there is none).
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "levels run from 1 below the starts of the node levels, which open checked"
+    )]
     fn btree_page(&mut self, key: &[u8], levels: &[u64]) -> Result<Option<(u64, Arc<Block>)>> {
         let file = self.file;
         let data_pages = file.footer().data_blocks;
@@ -252,6 +261,10 @@ impl<'a> Reader<'a> {
     /// The tuned layout's page that holds `key` if any does, and its number: the root read
     /// whole, a window of each layer below it, then the window of pages, of which the last
     /// whose first key is at most `key`.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "i runs over the layers; read_pieces returns at least one piece, so a partition point less one is a piece"
+    )]
     fn tuned_page(&mut self, key: &[u8]) -> Result<Option<(u64, Arc<Block>)>> {
         let file = self.file;
         let Meta::Tuned { keymap, layers, .. } = &file.meta else {
@@ -319,6 +332,10 @@ impl<'a> Reader<'a> {
     /// out itself and those after it, one that ends below rules out those before it. The
     /// rest are read in one batch; only the page the key leads to is kept, since its
     /// neighbours were read only to find it and would crowd the cache.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "lo..hi lies within the window's cached pages"
+    )]
     fn last_mile(&mut self, key: &[u8], start: u64, n: u64) -> Result<Option<(u64, Arc<Block>)>> {
         let cached = self.cached_pages(start, n);
         let (mut lo, mut hi) = (start, start + n);
@@ -393,6 +410,10 @@ impl<'a> Reader<'a> {
 
     /// The pages from `start`, `pages` holding those already at hand: the others read in
     /// one batch, counted as blocks of `kind`, and kept in the cache when `keep`.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "every missing page is one of the window's pages"
+    )]
     fn fill_window(
         &mut self,
         start: u64,
@@ -466,6 +487,7 @@ impl<'a> Reader<'a> {
 
     /// Visits up to `rows` records in key order from the first key at least `from`;
     /// returns how many it visited.
+    #[expect(clippy::indexing_slicing, reason = "i stays below level 0's length")]
     pub fn scan(
         &mut self,
         from: &[u8],
@@ -672,7 +694,9 @@ impl<'a> Reader<'a> {
             Kind::Data => 0,
             Kind::Index => 1,
         });
-        self.stats.reads_by_level[level.min(LEVELS - 1)] += read.reads;
+        if let Some(r) = self.stats.reads_by_level.get_mut(level.min(LEVELS - 1)) {
+            *r += read.reads;
+        }
         // The reader's own cache counts are added where it looks (read_paged).
         self.stats.io += IoStats {
             cache_hits: 0,
