@@ -17,6 +17,7 @@
 //! keys at every `w`-th position of its run instead, like a B-tree leaf, and answers with the
 //! block of at most `w` positions they bracket; `max_window = 256` is the 256-position
 //! setting.
+#![deny(clippy::indexing_slicing)]
 
 use std::fmt;
 
@@ -130,6 +131,10 @@ pub struct Rmi {
 
 /// Least squares of `ys` on `xs` over the polynomial terms in `use_terms` (0 = constant,
 /// 1 = t, 2 = t², 3 = t³), by normal equations. `None` when singular.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "the normal equations are a square of the terms used, each term below 4"
+)]
 fn least_squares(xs: &[f64], ys: &[f64], use_terms: &[usize]) -> Option<[f64; 4]> {
     let k = use_terms.len();
     let mut a = vec![vec![0.0f64; k + 1]; k];
@@ -270,6 +275,10 @@ impl Index for Rmi {
     type Params = RmiParams;
     const KIND: IndexKind = IndexKind::Rmi;
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "leaf numbers come from the root model, clamped below the leaves; positions below the keys"
+    )]
     fn build(keys: &[u64], params: &RmiParams) -> Result<Rmi> {
         let (min_key, max_key) = check_build(keys, &[])?;
         if !(1..=1 << 26).contains(&params.branching) {
@@ -435,6 +444,7 @@ impl Index for Rmi {
             + 8 * self.fallback.len() as u64
     }
 
+    #[expect(clippy::indexing_slicing, reason = "l runs over the leaves")]
     fn max_width(&self) -> u64 {
         (0..self.leaves.len())
             .map(|l| {
@@ -592,7 +602,7 @@ impl Index for Rmi {
         } else {
             offsets.len() == count + 1
                 && offsets.first() == Some(&0)
-                && offsets.windows(2).all(|w| w[0] <= w[1])
+                && offsets.is_sorted()
                 && offsets.last() == Some(&(fallback.len() as u64))
         };
         if !hybrid_ok {
