@@ -54,10 +54,10 @@ use lidx::kv::file::u64_key;
 use lidx::kv::input::RecordInput;
 use lidx::kv::write::{Record, TunedReport, sketch_tuned};
 use lidx::kv::{BlockCache, BuildOptions, KeyEncoding, KvFile, Layout, ModelKind, Reader};
-use lidx::storage::ReadMode;
 use lidx::storage::cache::next_file_id;
 use lidx::storage::paged::{PagedFile, PagedReads};
 use lidx::storage::profile::{AffineCost, LatencyModel, StorageProfile, resolve_profile};
+use lidx::storage::{IoStats, ReadMode};
 use rand::{Rng as _, SeedableRng as _};
 use serde::Serialize;
 
@@ -664,14 +664,6 @@ impl Lookups {
     }
 }
 
-/// What a store's reads did so far.
-#[derive(Clone, Copy, Debug, Default)]
-struct Io {
-    reads: u64,
-    bytes: u64,
-    modelled_ns: u64,
-}
-
 /// A store opened for lookups.
 trait Probe {
     /// The position stored under `key`, if any.
@@ -679,7 +671,7 @@ trait Probe {
     /// Makes its reads take as long as `model` says (none: the local disk's time).
     fn set_latency(&mut self, model: Option<LatencyModel>);
     /// Its reads so far.
-    fn io(&mut self) -> Io;
+    fn io(&mut self) -> IoStats;
 }
 
 /// A store's files, open; the probe borrows them.
@@ -709,13 +701,8 @@ impl Probe for KvProbe<'_> {
         self.reader.set_latency(model);
     }
 
-    fn io(&mut self) -> Io {
-        let s = self.reader.stats();
-        Io {
-            reads: s.reads,
-            bytes: s.bytes,
-            modelled_ns: s.modelled_ns,
-        }
+    fn io(&mut self) -> IoStats {
+        self.reader.stats().io
     }
 }
 
@@ -756,13 +743,8 @@ impl Probe for RmiProbe<'_> {
         self.io.set_latency(model);
     }
 
-    fn io(&mut self) -> Io {
-        let c = self.io.counts();
-        Io {
-            reads: c.reads,
-            bytes: c.bytes,
-            modelled_ns: c.modelled_ns,
-        }
+    fn io(&mut self) -> IoStats {
+        self.io.counts()
     }
 }
 
@@ -928,7 +910,7 @@ fn measure(
     let timed = profile.model;
     let counted = profile.model.map(|m| LatencyModel::counted(m.cost));
     let mut rows = Vec::new();
-    let per_query = |io: Io, n: usize| {
+    let per_query = |io: IoStats, n: usize| {
         let n = n.max(1) as f64;
         (
             Fixed(io.reads as f64 / n),
@@ -939,7 +921,7 @@ fn measure(
     // Cold: open and one lookup, from fresh starts.
     let mut cold = Vec::new();
     let mut opens = Vec::new();
-    let mut cold_io = Io::default();
+    let mut cold_io = IoStats::default();
     for &lookup in &lookups.cold {
         let cache = BlockCache::new(o.cache_bytes);
         let (opened, open) = open_cold(o, b, timed)?;
@@ -947,10 +929,7 @@ fn measure(
         p.set_latency(timed);
         let mut one = Vec::new();
         look_up(&mut *p, &[lookup], timed, &what, &mut one)?;
-        let io = p.io();
-        cold_io.reads += io.reads;
-        cold_io.bytes += io.bytes;
-        cold_io.modelled_ns += io.modelled_ns;
+        cold_io += p.io();
         opens.push(open.as_secs_f64() * 1e6);
         cold.push(open.as_secs_f64() * 1e6 + one[0]);
     }
@@ -1050,11 +1029,7 @@ fn measure(
     }
     for (phase, n) in phases {
         let (before, after) = (ios[0], ios[n]);
-        let io = Io {
-            reads: after.reads - before.reads,
-            bytes: after.bytes - before.bytes,
-            modelled_ns: after.modelled_ns - before.modelled_ns,
-        };
+        let io = after.since(&before);
         let (r, by, m) = per_query(io, n);
         let latencies = &warm_latencies[..n];
         rows.push(Row {
@@ -1408,7 +1383,7 @@ mod rocks {
     use lidx::storage::profile::LatencyModel;
     use lidx_lsm::{RocksKv, RocksKvOptions};
 
-    use super::{Built, Io, Options, Probe, System, modelled, proc_overhead, process_delta};
+    use super::{Built, IoStats, Options, Probe, System, modelled, proc_overhead, process_delta};
     use crate::machine::{ProcessReads, process_reads};
 
     fn options(o: &Options) -> RocksKvOptions {
@@ -1462,7 +1437,7 @@ mod rocks {
     pub(super) struct RocksProbe<'a> {
         kv: &'a RocksKv,
         latency: Option<LatencyModel>,
-        io: Io,
+        io: IoStats,
         value: Vec<u8>,
         overhead: ProcessReads,
         opened: ProcessReads,
@@ -1473,7 +1448,7 @@ mod rocks {
             RocksProbe {
                 kv,
                 latency: None,
-                io: Io::default(),
+                io: IoStats::default(),
                 value: Vec::new(),
                 overhead: proc_overhead(),
                 opened: process_reads(),
@@ -1518,15 +1493,16 @@ mod rocks {
             self.latency = model;
         }
 
-        fn io(&mut self) -> Io {
+        fn io(&mut self) -> IoStats {
             match self.latency {
                 Some(_) => self.io,
                 None => {
                     let (calls, bytes) = process_delta(self.opened, process_reads(), self.overhead);
-                    Io {
+                    IoStats {
                         reads: calls,
                         bytes,
                         modelled_ns: self.io.modelled_ns,
+                        ..IoStats::default()
                     }
                 }
             }

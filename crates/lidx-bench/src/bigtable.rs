@@ -529,8 +529,8 @@ fn row(o: &Options, machine: &str, c: &Cell0, m: &Measured, built: &Built) -> Ro
         p999_us: m.latency.value_at_quantile(0.999),
         max_us: m.latency.max(),
         mean_us_per_kib_row: Fixed(mean / kib_rows),
-        reads_per_op: Fixed(per_op(m.io.reads)),
-        bytes_per_op: Fixed(per_op(m.io.bytes)),
+        reads_per_op: Fixed(per_op(m.io.io.reads)),
+        bytes_per_op: Fixed(per_op(m.io.io.bytes)),
         blocks_per_op: Fixed(per_op(m.io.data_block_reads + m.io.index_block_reads)),
         data_blocks_per_op: Fixed(match m.counters.blocks_split {
             true => per_op(m.io.data_block_reads),

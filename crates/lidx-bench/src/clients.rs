@@ -248,8 +248,8 @@ pub fn closed_loop<S: Store>(store: &S, keys: &[&[u8]], load: &Load) -> anyhow::
         io.index_block_reads = index;
     }
     if let Some((reads, bytes)) = counters.os_reads {
-        io.reads = reads;
-        io.bytes = bytes;
+        io.io.reads = reads;
+        io.io.bytes = bytes;
     }
     Ok(Measured {
         ops,
@@ -355,8 +355,8 @@ pub mod rocks {
         fn stats(&mut self) -> OpStats {
             let (blocks, bytes) = self.perf.take();
             self.totals.data_block_reads += blocks;
-            self.totals.reads += blocks;
-            self.totals.bytes += bytes;
+            self.totals.io.reads += blocks;
+            self.totals.io.bytes += bytes;
             self.totals
         }
     }

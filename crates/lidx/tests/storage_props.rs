@@ -418,7 +418,8 @@ fn block_reads_count_blocks_bytes_and_calls_and_reuse_the_buffer() {
             lidx::storage::IoStats {
                 blocks: 4,
                 bytes: 4 * 4096,
-                reads: 1
+                reads: 1,
+                ..Default::default()
             }
         );
         // Windows inside the buffered blocks cost nothing.
@@ -433,7 +434,8 @@ fn block_reads_count_blocks_bytes_and_calls_and_reuse_the_buffer() {
             lidx::storage::IoStats {
                 blocks: 5,
                 bytes: 5 * 4096,
-                reads: 2
+                reads: 2,
+                ..Default::default()
             }
         );
         // The partial last block is clipped at the table's end.

@@ -559,7 +559,7 @@ fn tuned_layers(dir: &Path) -> anyhow::Result<()> {
         let s = reader.stats();
         say!(
             "   {name:<13} a cold get under nfs (50 ms + 12 MB/s a read): {} read(s), {:.1} ms{}",
-            s.reads,
+            s.io.reads,
             started.elapsed().as_secs_f64() * 1e3,
             if found { "" } else { " (not found!)" }
         );

@@ -354,7 +354,7 @@ fn open(path: &Path, direct: bool) -> anyhow::Result<KvFile> {
 fn print_stats(on: bool, reader: &Reader<'_>) {
     if on {
         let s = reader.stats();
-        let modelled = match s.modelled_ns {
+        let modelled = match s.io.modelled_ns {
             0 => String::new(),
             ns => format!(", {:.3} ms under the profile", ns as f64 / 1e6),
         };
@@ -368,9 +368,9 @@ fn print_stats(on: bool, reader: &Reader<'_>) {
             "read: {} data block(s), {} index block(s), {} read call(s) (by level, data first: {}), {} bytes{modelled}",
             s.data_block_reads,
             s.index_block_reads,
-            s.reads,
+            s.io.reads,
             levels.join(" "),
-            s.bytes
+            s.io.bytes
         );
     }
 }

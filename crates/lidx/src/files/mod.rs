@@ -18,10 +18,14 @@
 //!   `unsafe`, with its argument.
 //! - `codec` (crate-private): little-endian encoding of file payloads, and a decoder that
 //!   checks every length before it reads.
-//! - `paged` (crate-private): the shape of lidx's paged files (a checksummed header block,
-//!   4096-byte pages, a checksummed tail), shared by the partitions file, the inserted
-//!   B+tree file and the ALEX file.
+//! - `aligned` (crate-private): the 4096-byte-aligned buffer `O_DIRECT` reads need.
+//! - `paged` (crate-private but for [`IoStats`]): the shape of lidx's paged files (a
+//!   checksummed header block, 4096-byte pages, a checksummed tail), shared by the
+//!   partitions file, the inserted B+tree file and the ALEX file; the one reader of
+//!   checksummed pages every paged format reads through (the `.tbl` data blocks too); and
+//!   [`IoStats`], the one I/O counter.
 
+pub(crate) mod aligned;
 pub mod atomic;
 pub mod cache;
 pub(crate) mod codec;
@@ -40,6 +44,7 @@ pub use atomic::{
     scratch_dir, scratch_path, stop_children,
 };
 pub(crate) use map::map_readonly;
+pub use paged::IoStats;
 
 use crate::{Error, Result};
 

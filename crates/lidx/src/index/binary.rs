@@ -1,5 +1,6 @@
 //! No model at all: the window is the whole table, and the last-mile search is a binary
 //! search over all of it (the baseline every index is measured against).
+#![deny(clippy::indexing_slicing)]
 
 use super::{Index, IndexKind, Window, check_sorted};
 use crate::files::codec::{Decoder, Encoder};

@@ -8,6 +8,7 @@
 //! node, the last key `< key`; at the bottom that is separator `b`, and the lower bound lies
 //! in `b k ..= min((b + 1) k, n)`: the window `b k .. min((b + 1) k, n)`, width `k`, aligned
 //! to blocks when k = 256. Size counts whole 4 KiB nodes.
+#![deny(clippy::indexing_slicing)]
 
 use std::fmt;
 
@@ -61,6 +62,10 @@ impl BTree {
     }
 
     /// The separator `b` for `key` (`key > keys[0]`): the last separator `< key`.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "l runs over the levels built, each node within its level"
+    )]
     fn separator(&self, key: u64) -> usize {
         let Some(top) = self.levels.last() else {
             return 0;
@@ -94,6 +99,10 @@ impl Index for BTree {
     type Params = BTreeParams;
     const KIND: IndexKind = IndexKind::BTree;
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "levels is never empty: the keys' level is its first"
+    )]
     fn build(keys: &[u64], params: &BTreeParams) -> Result<BTree> {
         let separators = sorted_sample(keys, params.every)?;
         let mut levels = Vec::new();
@@ -129,6 +138,10 @@ impl Index for BTree {
 
     /// Moves along the separators: `hint` is the partition point of "separator < key" found
     /// last time.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "lens holds a length per level, at least one"
+    )]
     fn search_from(&self, key: u64, hint: &mut usize) -> Window {
         let separators = self
             .levels
@@ -215,7 +228,7 @@ impl Index for BTree {
                     "u64::MAX after a level's keys, to the end of its last node",
                 ));
             }
-            let sorted = live.windows(2).all(|w| w[0] <= w[1]);
+            let sorted = live.is_sorted();
             let firsts_match = levels
                 .last()
                 .is_none_or(|below: &Vec<u64>| below.iter().step_by(NODE_KEYS).eq(live.iter()));

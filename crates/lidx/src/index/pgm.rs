@@ -39,6 +39,7 @@
 //! keys, and fits each chunk alone, as the C++ library does with OpenMP. Each cut may cost
 //! one segment more than the sequential build; the upper levels are built after, on one
 //! thread (they are small).
+#![deny(clippy::indexing_slicing)]
 
 use std::fmt;
 
@@ -585,8 +586,12 @@ fn fit_bottom(keys: &[u64], epsilon: u64, threads: usize) -> Result<Option<Fitte
     let chunks = std::thread::scope(|scope| {
         let workers: Vec<_> = cuts
             .windows(2)
-            .map(|w| {
-                let points = LowerBoundPoints::range(keys, w[0], w[1]);
+            .filter_map(|w| match *w {
+                [lo, hi] => Some((lo, hi)),
+                _ => None,
+            })
+            .map(|(lo, hi)| {
+                let points = LowerBoundPoints::range(keys, lo, hi);
                 scope.spawn(move || fit_compact(points, epsilon))
             })
             .collect();
@@ -1032,6 +1037,10 @@ fn levels_bytes<L: Line>(levels: &[Level<L>]) -> u64 {
 const HEADER_BYTES: u64 = 8 * 8 + 4 + 4;
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use proptest::prelude::*;
 

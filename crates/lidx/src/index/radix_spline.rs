@@ -8,6 +8,7 @@
 //! followed by a gap), the corridor test is exact (`i128` cross products), and the float
 //! interpolation's rounding is measured on every point with the search's own arithmetic:
 //! windows are `2ε + 1 + 2s` wide at most, `s` being that slack (0 or 1).
+#![deny(clippy::indexing_slicing)]
 
 use std::fmt;
 

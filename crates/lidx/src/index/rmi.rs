@@ -17,6 +17,7 @@
 //! keys at every `w`-th position of its run instead, like a B-tree leaf, and answers with the
 //! block of at most `w` positions they bracket; `max_window = 256` is the 256-position
 //! setting.
+#![deny(clippy::indexing_slicing)]
 
 use std::fmt;
 
@@ -232,6 +233,10 @@ impl Index for Rmi {
     type Params = RmiParams;
     const KIND: IndexKind = IndexKind::Rmi;
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "leaf numbers come from the root model, clamped below the leaves; positions below the keys"
+    )]
     fn build(keys: &[u64], params: &RmiParams) -> Result<Rmi> {
         let (min_key, max_key) = check_build(keys, &[])?;
         if !(1..=1 << 26).contains(&params.branching) {
@@ -385,6 +390,7 @@ impl Index for Rmi {
             + 8 * self.fallback.len() as u64
     }
 
+    #[expect(clippy::indexing_slicing, reason = "l runs over the leaves")]
     fn max_width(&self) -> u64 {
         (0..self.leaves.len())
             .map(|l| {
@@ -542,7 +548,7 @@ impl Index for Rmi {
         } else {
             offsets.len() == count + 1
                 && offsets.first() == Some(&0)
-                && offsets.windows(2).all(|w| w[0] <= w[1])
+                && offsets.is_sorted()
                 && offsets.last() == Some(&(fallback.len() as u64))
         };
         if !hybrid_ok {

@@ -8,6 +8,7 @@
 //! `(j - 1) k + 1 ..= min(j k, n)`. A sample window `lo_s..hi_s` therefore maps to
 //! `(lo_s - 1) k + 1 ..= min(hi_s k, n)` (`0` when `lo_s = 0`): at most
 //! `k (width_s + 1) - 1` positions.
+#![deny(clippy::indexing_slicing)]
 
 use std::fmt;
 

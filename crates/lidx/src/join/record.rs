@@ -171,6 +171,7 @@ impl JoinRecord {
             blocks: self.outer_blocks,
             bytes: self.outer_bytes,
             reads: self.outer_reads,
+            ..IoStats::default()
         }
     }
 
@@ -180,6 +181,7 @@ impl JoinRecord {
             blocks: self.inner_blocks,
             bytes: self.inner_bytes,
             reads: self.inner_reads,
+            ..IoStats::default()
         }
     }
 }

@@ -196,6 +196,7 @@ impl<'t> Scan<'t> {
                 blocks: shared.blocks.load(Ordering::Relaxed),
                 bytes: shared.bytes.load(Ordering::Relaxed),
                 reads: shared.reads.load(Ordering::Relaxed),
+                ..IoStats::default()
             },
         }
     }

@@ -7,6 +7,7 @@
 //! and the value; then one `u32` offset per record (from the body's start); then the
 //! record count as a `u32`. Sealed: the body as stored (compressed or not), one byte of
 //! [`Compression`], and the CRC32C of both.
+#![deny(clippy::indexing_slicing)]
 
 /// Bytes a sealed block adds to its stored body: the compression byte and the CRC32C.
 pub const TRAILER: usize = 5;
@@ -252,7 +253,11 @@ impl Block {
 
     fn offset(&self, i: usize) -> usize {
         let at = self.offsets_at + 4 * i;
-        let b: [u8; 4] = self.body[at..at + 4].try_into().unwrap_or_default();
+        let b: [u8; 4] = self
+            .body
+            .get(at..at + 4)
+            .and_then(|b| b.try_into().ok())
+            .unwrap_or_default();
         u32::from_le_bytes(b) as usize
     }
 
@@ -277,7 +282,10 @@ impl Block {
         // Checked by `from_body`: both varints parse and the record lies within the body.
         let k = get_varint(&self.body, &mut at).unwrap_or(0) as usize;
         let v = get_varint(&self.body, &mut at).unwrap_or(0) as usize;
-        (&self.body[at..at + k], &self.body[at + k..at + k + v])
+        (
+            self.body.get(at..at + k).unwrap_or_default(),
+            self.body.get(at + k..at + k + v).unwrap_or_default(),
+        )
     }
 
     /// Key of record `i` (`i < len()`).
@@ -311,6 +319,10 @@ impl Block {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use proptest::prelude::*;
 

@@ -5,6 +5,7 @@
 //!
 //! [`KvFile::open`] reads the footer and the meta, checks both, and keeps the meta in
 //! memory; blocks are read on demand by a [`Reader`](super::Reader).
+#![deny(clippy::indexing_slicing)]
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -630,14 +631,23 @@ impl KvFile {
         let mut tail = vec![0u8; tail_len as usize];
         file.read_exact_at(&mut tail, len - tail_len)
             .map_err(|e| Error::io(path, "read the footer of", e))?;
-        let raw: &[u8; FOOTER] = tail[tail.len() - FOOTER..]
+        let raw: &[u8; FOOTER] = tail
+            .get(tail.len().saturating_sub(FOOTER)..)
+            .unwrap_or_default()
             .try_into()
             .map_err(|_| fail(invalid("footer", 0, "72 bytes")))?;
         let (footer, meta_crc) = Footer::decode(raw, len).map_err(fail)?;
         let meta_len = usize::try_from(footer.meta_len)
             .map_err(|_| fail(invalid("meta length", footer.meta_len, "addressable")))?;
-        let meta = match footer.meta_offset.checked_sub(len - tail_len) {
-            Some(at) => tail[at as usize..at as usize + meta_len].to_vec(),
+        let in_tail = footer
+            .meta_offset
+            .checked_sub(len - tail_len)
+            .and_then(|at| {
+                let at = usize::try_from(at).ok()?;
+                tail.get(at..at.checked_add(meta_len)?)
+            });
+        let meta = match in_tail {
+            Some(bytes) => bytes.to_vec(),
             None => {
                 let mut meta = vec![0u8; meta_len];
                 file.read_exact_at(&mut meta, footer.meta_offset)
@@ -776,6 +786,10 @@ impl KvFile {
     }
 
     /// The learned layout's data block `b` (`b < data_blocks`).
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "callers pass b < data_blocks, and the decoded meta holds data_blocks + 1 offsets"
+    )]
     pub(crate) fn learned_handle(offsets: &[u64], b: usize) -> Handle {
         let (start, end) = (offsets[b], offsets[b + 1]);
         Handle {

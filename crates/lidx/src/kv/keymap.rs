@@ -23,6 +23,7 @@
 //!
 //! The contract: for any byte strings `a <= b` (trained or not), `map(a) <= map(b) <
 //! span()`; trained keys whose first difference lies within the positions taken map apart.
+#![deny(clippy::indexing_slicing)]
 
 use crate::FormatError;
 use crate::files::codec::{Decoder, Encoder, invalid};
@@ -55,6 +56,10 @@ impl KeyMap {
 
     /// [`train`](Self::train) with integers below `max_span` instead: up to `u64::MAX`
     /// for models that work on exact integers (the PGM's PLA), so that fewer keys tie.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "positions below the longest key's length index the vectors sized to it"
+    )]
     pub fn train_within<'k>(keys: impl IntoIterator<Item = &'k [u8]>, max_span: u64) -> KeyMap {
         let mut prefix: Option<Vec<u8>> = None;
         let mut mins: Vec<u8> = Vec::new();
@@ -102,6 +107,10 @@ impl KeyMap {
     }
 
     /// The map of these parts; `bases` multiply to at most [`MAX_SPAN`].
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "mins, bases, ends and weights have one entry per position"
+    )]
     fn from_parts(prefix: Vec<u8>, mins: Vec<u8>, bases: Vec<u64>, ends: Vec<bool>) -> KeyMap {
         let mut weights = vec![1u64; bases.len()];
         for i in (0..bases.len().saturating_sub(1)).rev() {
@@ -117,6 +126,10 @@ impl KeyMap {
     }
 
     /// The integer of `key`, below [`span`](Self::span); never decreasing in byte order.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "common is below the prefix's length and the key's; i below the positions, which training and decode size alike"
+    )]
     pub fn map(&self, key: &[u8]) -> u64 {
         let common = self
             .prefix
@@ -225,6 +238,10 @@ impl KeyMap {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use proptest::prelude::*;
 

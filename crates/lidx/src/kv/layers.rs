@@ -23,6 +23,7 @@
 //! cold lookup as the sum over its reads of the profile's latency + bytes / bandwidth
 //! (the root whole, then one window per layer), and keeps the cheapest. A slow round trip
 //! favours few layers with wide windows; a fast device, more layers with narrow ones.
+#![deny(clippy::indexing_slicing)]
 
 use super::model::{BlockModel, ModelKind, Piece};
 use crate::Result;
@@ -92,6 +93,10 @@ impl StoredPiece {
     }
 
     /// Appends the piece's [`STORED_PIECE`] bytes.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the CRC covers the 40 bytes just written"
+    )]
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.first_x.to_le_bytes());
         out.extend_from_slice(&self.floor.to_le_bytes());
@@ -289,6 +294,10 @@ pub fn tune(firsts: &[u64], page_size: u64, cost: &AffineCost) -> Result<Tuned> 
 
 /// Records the structure `stack` (layer 1 first) and, while layers may be added and the
 /// top one has more than one piece, tries every Δ for the next.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "the stack holds at least one layer while it descends"
+)]
 fn descend(
     stack: &mut Vec<Layer>,
     page_size: u64,
@@ -329,6 +338,10 @@ fn descend(
 /// page that holds `x` (the last whose first key is at most `x`) and the bytes each read
 /// took, root first. `page_firsts[p]` is page `p`'s mapped first key. For tests and for
 /// checking the tuner's costs against real reads.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "windows lie within the layers and pages the index was fitted to"
+)]
 pub fn lookup_in_memory(index: &Layered, page_firsts: &[u64], x: u64) -> (u64, Vec<u64>) {
     let mut reads = Vec::new();
     let Some(root) = index.layers.last() else {
@@ -362,6 +375,10 @@ pub fn lookup_in_memory(index: &Layered, page_firsts: &[u64], x: u64) -> (u64, V
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use proptest::prelude::*;
 

@@ -23,6 +23,7 @@
 //! between the true `S` of its own first record and that of the next piece's first
 //! record; those bounds never decrease from piece to piece, so neither does `f`, whatever
 //! the pieces' fits (a PGM's neighbouring segments may overlap by up to `2ε`).
+#![deny(clippy::indexing_slicing)]
 
 use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::pla::{self, LineFit};
@@ -148,6 +149,10 @@ impl BlockModel {
     }
 
     /// Predicted bytes before mapped key `x`; never decreasing in `x`.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "j is a partition point less one over at least one piece"
+    )]
     pub fn predict(&self, x: u64) -> f64 {
         let j = self
             .pieces
@@ -243,6 +248,10 @@ fn least_squares(points: &[(u64, u64)]) -> Piece {
 /// The leaves of a two-stage RMI: the root line's prediction, scaled to `leaves`, routes
 /// each point; a leaf starts where the root first routes a point to it (so ties stay in
 /// one leaf), and fits its points by least squares.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "start and end stay within the points"
+)]
 fn rmi_leaves(points: &[(u64, u64)], leaves: usize) -> Vec<Piece> {
     let root = least_squares(points);
     let total = points.last().map_or(1.0, |p| p.1.max(1) as f64);
@@ -267,6 +276,10 @@ fn rmi_leaves(points: &[(u64, u64)], leaves: usize) -> Vec<Piece> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use proptest::prelude::*;
 

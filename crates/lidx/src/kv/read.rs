@@ -8,34 +8,31 @@
 //!   block: one index block and one data block, each from the cache when it holds them.
 //!
 //! A [`Reader`] belongs to one thread; any number share a [`KvFile`] and a cache.
+#![deny(clippy::indexing_slicing)]
 
 use std::sync::Arc;
 
 use super::block::{Block, BlockProblem, TRAILER};
 use super::file::{Handle, KvFile, Meta};
 use super::layers::{STORED_PIECE, StoredPiece};
+use crate::storage::IoStats;
 use crate::storage::cache::{BlockCache, CacheKey};
-use crate::storage::paged::{PagedReads, ReadCounts};
+use crate::storage::paged::PagedReads;
 use crate::storage::profile::LatencyModel;
 use crate::{Error, Result};
 
-/// What a reader did, summed over the operations since it was made or last reset.
+/// What a reader did, summed over the operations since it was made or last reset: the one
+/// I/O counter, and the key-value file's blocks by kind and read calls by level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct OpStats {
     /// Data blocks read from the file (prefetched ones included).
     pub data_block_reads: u64,
     /// Level-1 index blocks read from the file.
     pub index_block_reads: u64,
-    /// Read calls.
-    pub reads: u64,
-    /// Bytes those calls read (whole pages with `O_DIRECT`).
-    pub bytes: u64,
-    /// Blocks found in the cache.
-    pub cache_hits: u64,
-    /// Blocks looked for in the cache and not found.
-    pub cache_misses: u64,
-    /// Time the reads took under the reader's latency model, nanoseconds (0 without one).
-    pub modelled_ns: u64,
+    /// Read calls, the bytes they read (whole pages with `O_DIRECT`) and the 4096-byte
+    /// pages they covered; blocks found in the cache and not; the time the reads took under
+    /// the reader's latency model, nanoseconds (0 without one).
+    pub io: IoStats,
     /// Read calls by level: `[0]` data blocks or pages; `[i]` layer `i` of the tuned
     /// layout, level `i` of the B+tree's nodes, or (`[1]`) the SSTable's level-1 blocks;
     /// the last counts every level from there up.
@@ -51,14 +48,14 @@ impl OpStats {
         OpStats {
             data_block_reads: self.data_block_reads - earlier.data_block_reads,
             index_block_reads: self.index_block_reads - earlier.index_block_reads,
-            reads: self.reads - earlier.reads,
-            bytes: self.bytes - earlier.bytes,
-            cache_hits: self.cache_hits - earlier.cache_hits,
-            cache_misses: self.cache_misses - earlier.cache_misses,
-            modelled_ns: self.modelled_ns - earlier.modelled_ns,
-            reads_by_level: std::array::from_fn(|i| {
-                self.reads_by_level[i] - earlier.reads_by_level[i]
-            }),
+            io: self.io.since(&earlier.io),
+            reads_by_level: {
+                let mut by_level = self.reads_by_level;
+                for (a, b) in by_level.iter_mut().zip(earlier.reads_by_level) {
+                    *a -= b;
+                }
+                by_level
+            },
         }
     }
 }
@@ -67,11 +64,7 @@ impl std::ops::AddAssign for OpStats {
     fn add_assign(&mut self, o: OpStats) {
         self.data_block_reads += o.data_block_reads;
         self.index_block_reads += o.index_block_reads;
-        self.reads += o.reads;
-        self.bytes += o.bytes;
-        self.cache_hits += o.cache_hits;
-        self.cache_misses += o.cache_misses;
-        self.modelled_ns += o.modelled_ns;
+        self.io += o.io;
         for (a, b) in self.reads_by_level.iter_mut().zip(o.reads_by_level) {
             *a += b;
         }
@@ -116,7 +109,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Makes every read from the file take as long as `model` says (none: as long as the
-    /// local file takes); the modelled time is counted in [`OpStats::modelled_ns`].
+    /// local file takes); the modelled time is counted in [`OpStats::io`].
     pub fn set_latency(&mut self, model: Option<LatencyModel>) {
         self.io.set_latency(model);
     }
@@ -214,6 +207,10 @@ impl<'a> Reader<'a> {
 
     /// The B+tree layout's page that could hold `key`: from the root down, in each node
     /// the last entry whose key is at most `key` (the first when there is none).
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "levels run from 1 below the starts of the node levels, which open checked"
+    )]
     fn btree_page(&mut self, key: &[u8], levels: &[u64]) -> Result<Option<(u64, Arc<Block>)>> {
         let file = self.file;
         let data_pages = file.footer().data_blocks;
@@ -264,6 +261,10 @@ impl<'a> Reader<'a> {
     /// The tuned layout's page that holds `key` if any does, and its number: the root read
     /// whole, a window of each layer below it, then the window of pages, of which the last
     /// whose first key is at most `key`.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "i runs over the layers; read_pieces returns at least one piece, so a partition point less one is a piece"
+    )]
     fn tuned_page(&mut self, key: &[u8]) -> Result<Option<(u64, Arc<Block>)>> {
         let file = self.file;
         let Meta::Tuned { keymap, layers, .. } = &file.meta else {
@@ -331,6 +332,10 @@ impl<'a> Reader<'a> {
     /// out itself and those after it, one that ends below rules out those before it. The
     /// rest are read in one batch; only the page the key leads to is kept, since its
     /// neighbours were read only to find it and would crowd the cache.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "lo..hi lies within the window's cached pages"
+    )]
     fn last_mile(&mut self, key: &[u8], start: u64, n: u64) -> Result<Option<(u64, Arc<Block>)>> {
         let cached = self.cached_pages(start, n);
         let (mut lo, mut hi) = (start, start + n);
@@ -395,8 +400,8 @@ impl<'a> Reader<'a> {
                     offset: p * page,
                 });
                 match cached {
-                    Some(_) => self.stats.cache_hits += 1,
-                    None => self.stats.cache_misses += 1,
+                    Some(_) => self.stats.io.cache_hits += 1,
+                    None => self.stats.io.cache_misses += 1,
                 }
                 cached
             })
@@ -405,6 +410,10 @@ impl<'a> Reader<'a> {
 
     /// The pages from `start`, `pages` holding those already at hand: the others read in
     /// one batch, counted as blocks of `kind`, and kept in the cache when `keep`.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "every missing page is one of the window's pages"
+    )]
     fn fill_window(
         &mut self,
         start: u64,
@@ -478,6 +487,7 @@ impl<'a> Reader<'a> {
 
     /// Visits up to `rows` records in key order from the first key at least `from`;
     /// returns how many it visited.
+    #[expect(clippy::indexing_slicing, reason = "i stays below level 0's length")]
     pub fn scan(
         &mut self,
         from: &[u8],
@@ -612,10 +622,10 @@ impl<'a> Reader<'a> {
             offset: h.offset,
         };
         if let Some(block) = self.cache.get_decoded::<Block>(key) {
-            self.stats.cache_hits += 1;
+            self.stats.io.cache_hits += 1;
             return Ok(block);
         }
-        self.stats.cache_misses += 1;
+        self.stats.io.cache_misses += 1;
         let next = next.filter(|n| {
             self.prefetch
                 && kind == Kind::Data
@@ -667,8 +677,8 @@ impl<'a> Reader<'a> {
         self.io
             .read_cached(self.file.paged(), self.cache, offset, len)?;
         let after = self.io.counts();
-        self.stats.cache_hits += after.page_hits - before.page_hits;
-        self.stats.cache_misses += after.page_misses - before.page_misses;
+        self.stats.io.cache_hits += after.cache_hits - before.cache_hits;
+        self.stats.io.cache_misses += after.cache_misses - before.cache_misses;
         let blocks = if after.reads > before.reads {
             blocks
         } else {
@@ -678,16 +688,21 @@ impl<'a> Reader<'a> {
         Ok(self.io.last())
     }
 
-    fn count(&mut self, before: ReadCounts, kind: Kind, blocks: u64) {
-        let after = self.io.counts();
+    fn count(&mut self, before: IoStats, kind: Kind, blocks: u64) {
+        let read = self.io.counts().since(&before);
         let level = self.level.unwrap_or(match kind {
             Kind::Data => 0,
             Kind::Index => 1,
         });
-        self.stats.reads_by_level[level.min(LEVELS - 1)] += after.reads - before.reads;
-        self.stats.reads += after.reads - before.reads;
-        self.stats.bytes += after.bytes - before.bytes;
-        self.stats.modelled_ns += after.modelled_ns - before.modelled_ns;
+        if let Some(r) = self.stats.reads_by_level.get_mut(level.min(LEVELS - 1)) {
+            *r += read.reads;
+        }
+        // The reader's own cache counts are added where it looks (read_paged).
+        self.stats.io += IoStats {
+            cache_hits: 0,
+            cache_misses: 0,
+            ..read
+        };
         match kind {
             Kind::Data => self.stats.data_block_reads += blocks,
             Kind::Index => self.stats.index_block_reads += blocks,

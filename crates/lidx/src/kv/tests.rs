@@ -330,9 +330,9 @@ fn the_cache_keeps_to_its_budget_and_counts() {
         "{stats:?}"
     );
     let ops = reader.stats();
-    assert_eq!(ops.cache_hits, stats.hits);
-    assert_eq!(ops.cache_misses, stats.misses);
-    assert_eq!(ops.data_block_reads + ops.index_block_reads, ops.reads);
+    assert_eq!(ops.io.cache_hits, stats.hits);
+    assert_eq!(ops.io.cache_misses, stats.misses);
+    assert_eq!(ops.data_block_reads + ops.index_block_reads, ops.io.reads);
 }
 
 #[test]
@@ -381,12 +381,12 @@ fn a_tuned_get_reads_what_the_tuner_costs_under_its_profile() {
             let s = reader.stats().since(&before);
             // The root and one window per layer, then the pages: as the tuner costed it.
             assert_eq!(s.index_block_reads, layers.len() as u64);
-            assert_eq!(s.reads, layers.len() as u64 + 1);
+            assert_eq!(s.io.reads, layers.len() as u64 + 1);
             assert!(
                 s.reads_by_level[..=layers.len()].iter().all(|&r| r == 1),
                 "{s:?}"
             );
-            let modelled_us = s.modelled_ns as f64 / 1e3;
+            let modelled_us = s.io.modelled_ns as f64 / 1e3;
             assert!(
                 (modelled_us - chosen.cost_us).abs() < 0.01 * chosen.cost_us,
                 "{name}: {modelled_us} against {chosen:?}"
@@ -419,10 +419,10 @@ fn a_latency_model_charges_every_read_its_cost_whether_it_sleeps_or_counts() {
     let s = charged[0];
     assert_eq!(charged[1], s);
     // An index block and a data block: two reads, each charged latency + bytes / bandwidth.
-    assert_eq!(s.reads, 2);
-    let expected_us = 2.0 * cost.latency_us + s.bytes as f64 / cost.bandwidth_mb_s;
+    assert_eq!(s.io.reads, 2);
+    let expected_us = 2.0 * cost.latency_us + s.io.bytes as f64 / cost.bandwidth_mb_s;
     assert!(
-        (s.modelled_ns as f64 / 1e3 - expected_us).abs() < 2.0,
+        (s.io.modelled_ns as f64 / 1e3 - expected_us).abs() < 2.0,
         "{s:?}"
     );
     assert!(named_profile("nfs").expect("nfs").random.latency_us >= 10_000.0);
@@ -454,7 +454,10 @@ fn a_btree_get_reads_one_node_per_level_then_one_page_and_warms_from_the_root() 
         assert_eq!(reader.get(k).expect("get").as_ref(), Some(v));
         let s = reader.stats().since(&before);
         assert_eq!(s.index_block_reads, levels.len() as u64);
-        assert_eq!((s.data_block_reads, s.reads), (1, levels.len() as u64 + 1));
+        assert_eq!(
+            (s.data_block_reads, s.io.reads),
+            (1, levels.len() as u64 + 1)
+        );
         // One read at each level, the data page's and each node's.
         assert!(
             s.reads_by_level[..=levels.len()].iter().all(|&r| r == 1),
@@ -468,12 +471,12 @@ fn a_btree_get_reads_one_node_per_level_then_one_page_and_warms_from_the_root() 
     reader.get(k).expect("get");
     let first = reader.stats();
     reader.get(k).expect("get");
-    assert_eq!(reader.stats().since(&first).reads, 0);
+    assert_eq!(reader.stats().since(&first).io.reads, 0);
     let (other, _) = map.iter().nth(17_777).expect("a key");
     reader.get(other).expect("get");
     let s = reader.stats().since(&first);
-    assert!(s.reads < levels.len() as u64 + 1, "{s:?}");
-    assert!(s.cache_hits >= 1, "{s:?}");
+    assert!(s.io.reads < levels.len() as u64 + 1, "{s:?}");
+    assert!(s.io.cache_hits >= 1, "{s:?}");
 }
 
 #[test]
@@ -502,15 +505,18 @@ fn once_every_page_is_cached_the_paged_layouts_read_nothing_and_still_answer() {
                 assert_eq!(reader.get(k).expect("get").as_ref(), Some(v));
             }
             let cold = reader.stats();
-            assert!(cold.reads > 0 && cold.cache_hits > 0, "{layout}: {cold:?}");
+            assert!(
+                cold.io.reads > 0 && cold.io.cache_hits > 0,
+                "{layout}: {cold:?}"
+            );
             for (k, v) in &map {
                 assert_eq!(reader.get(k).expect("get").as_ref(), Some(v));
                 let absent = [k.as_slice(), b"!"].concat();
                 assert_eq!(reader.get(&absent).expect("get"), None);
             }
             let warm = reader.stats().since(&cold);
-            assert_eq!((warm.reads, warm.bytes), (0, 0), "{layout}: {warm:?}");
-            assert_eq!(warm.cache_misses, 0, "{layout}: {warm:?}");
+            assert_eq!((warm.io.reads, warm.io.bytes), (0, 0), "{layout}: {warm:?}");
+            assert_eq!(warm.io.cache_misses, 0, "{layout}: {warm:?}");
         }
     }
 }

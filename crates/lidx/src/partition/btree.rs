@@ -12,18 +12,19 @@
 //!
 //! The file: a header block, the leaf pages, then the separators and each leaf's CRC32C
 //! (format in docs/FORMAT.md, section 7).
+#![deny(clippy::indexing_slicing)]
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::num::NonZeroUsize;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use lru::LruCache;
 
 use crate::files::AtomicFile;
+use crate::files::IoStats;
 use crate::files::codec::{Decoder, Encoder, invalid};
-use crate::files::paged::{self, page_offset};
+use crate::files::paged::{self, PageCrc, Pages, page_offset};
 use crate::index::file::{FileKind, VerifyReport};
 use crate::memory::MemoryBudget;
 use crate::storage::{BLOCK_SIZE, Table};
@@ -62,8 +63,9 @@ impl Leaf {
         page[..4].copy_from_slice(&(self.entries.len() as u32).to_le_bytes());
         page[8..16].copy_from_slice(&self.next.to_le_bytes());
         for (chunk, &(k, p)) in page[LEAF_HEADER..].chunks_exact_mut(16).zip(&self.entries) {
-            chunk[..8].copy_from_slice(&k.to_le_bytes());
-            chunk[8..].copy_from_slice(&p.to_le_bytes());
+            let (key, position) = chunk.split_at_mut(8);
+            key.copy_from_slice(&k.to_le_bytes());
+            position.copy_from_slice(&p.to_le_bytes());
         }
     }
 
@@ -163,7 +165,9 @@ impl Pool {
         if self.crcs.len() <= id as usize {
             self.crcs.resize(id as usize + 1, 0);
         }
-        self.crcs[id as usize] = crc32c::crc32c(page);
+        if let Some(crc) = self.crcs.get_mut(id as usize) {
+            *crc = crc32c::crc32c(page);
+        }
         self.stats.leaf_writes += 1;
         self.stats.bytes_written += BLOCK_SIZE as u64;
         Ok(())
@@ -208,36 +212,37 @@ impl PageFile for AtomicFile {
     }
 }
 
-/// An opened tree's file: pages are read and checked against their checksums, never
-/// written.
+/// An opened tree's file: pages are read and checked against their checksums (apart from
+/// them, in the tail) by the one paged-file reader, never written.
 struct OpenedFile<'a> {
-    path: &'a Path,
-    file: &'a File,
-    crcs: &'a [u32],
+    pages: Pages<'a>,
+    /// What the reads did.
+    io: IoStats,
+}
+
+impl<'a> OpenedFile<'a> {
+    /// The leaves of `file` at `path`, `crcs[i]` the CRC32C of leaf `i`.
+    fn new(path: &'a Path, file: &'a File, crcs: &'a [u32]) -> Self {
+        OpenedFile {
+            pages: Pages::paged(file, path, crcs.len() as u64, PageCrc::Apart(crcs), false),
+            io: IoStats::default(),
+        }
+    }
 }
 
 impl PageFile for OpenedFile<'_> {
     fn read_page(&mut self, id: u64, page: &mut [u8; BLOCK_SIZE]) -> Result<()> {
-        self.file
-            .read_exact_at(page, page_offset(id))
-            .map_err(|e| Error::io(self.path, "read", e))?;
-        let expected = self.crcs.get(id as usize).copied().unwrap_or(0);
-        let got = crc32c::crc32c(page);
-        if got != expected {
-            return Err(Error::ChecksumMismatch {
-                path: self.path.to_path_buf(),
-                block: 1 + id,
-                expected,
-                got,
-            });
+        if id >= self.pages.count {
+            // Only a next-leaf link read from a (resealed) page can name one.
+            return Err(self.format_error(invalid("leaf", id, "a leaf below the leaf count")));
         }
-        Ok(())
+        self.pages.read_into(id, page, &mut self.io, true)
     }
     fn write_page(&mut self, _id: u64, _page: &[u8; BLOCK_SIZE]) -> Result<()> {
         Err(Error::misuse("btree", "an opened B+tree is read-only"))
     }
     fn format_error(&self, problem: FormatError) -> Error {
-        Error::format(self.path, problem)
+        Error::format(self.pages.path, problem)
     }
 }
 
@@ -390,7 +395,12 @@ fn insert(inner: &mut Inner, pool: &mut Pool, file: &mut AtomicFile, e: Entry) -
         next: leaf.next,
     };
     leaf.next = new_id;
-    let separator = right.entries[0];
+    let Some(&separator) = right.entries.first() else {
+        return Err(Error::misuse(
+            "btree::insert",
+            "a split leaf's right half is empty",
+        ));
+    };
     inner.separators.insert(separator, new_id);
     pool.stats.splits += 1;
     pool.put(new_id, right, true, file)
@@ -513,11 +523,7 @@ impl InsertedBTree {
         mut visit: impl FnMut(u64, u64) -> bool,
     ) -> Result<()> {
         let mut id = self.inner.leaf_for(from);
-        let mut file = OpenedFile {
-            path: &self.path,
-            file: &self.file,
-            crcs: &self.crcs,
-        };
+        let mut file = OpenedFile::new(&self.path, &self.file, &self.crcs);
         let mut first = true;
         let mut visited = 0u64;
         while id != NO_LEAF {
@@ -536,7 +542,7 @@ impl InsertedBTree {
                 0
             };
             first = false;
-            for &(k, p) in &leaf.entries[start..] {
+            for &(k, p) in leaf.entries.get(start..).unwrap_or_default() {
                 if !visit(k, p) {
                     return Ok(());
                 }
@@ -585,11 +591,7 @@ impl InsertedBTree {
                     .map(|(&e, &leaf)| (leaf, Some(e))),
             )
             .collect();
-        let mut file = OpenedFile {
-            path: &tree.path,
-            file: &tree.file,
-            crcs: &tree.crcs,
-        };
+        let mut file = OpenedFile::new(&tree.path, &tree.file, &tree.crcs);
         let mut positions = vec![0u64; usize::try_from(n.div_ceil(64)).unwrap_or(usize::MAX)];
         let mut page = [0u8; BLOCK_SIZE];
         let mut entries = 0u64;
@@ -598,7 +600,7 @@ impl InsertedBTree {
             let leaf = Leaf::decode(&page).map_err(|e| file.format_error(e))?;
             let used = LEAF_HEADER + 16 * leaf.entries.len();
             if let Some(problem) = paged::nonzero_at(&page[4..8], 4, "byte")
-                .or_else(|| paged::nonzero_at(&page[used..], used, "byte"))
+                .or_else(|| paged::nonzero_at(page.get(used..).unwrap_or_default(), used, "byte"))
             {
                 return Err(corrupt(format!("in leaf {id}, {problem}")));
             }
@@ -741,6 +743,10 @@ fn decode_tail(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use proptest::prelude::*;
 

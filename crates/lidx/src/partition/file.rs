@@ -21,15 +21,15 @@
 //! order (`G` × `u64`; partition `p` has `max(1, ⌈count / 256⌉)` pages, the first being
 //! page `p`), and each page's CRC32C over its 4096 bytes (`G` × `u32`). Integers are
 //! little-endian.
+#![deny(clippy::indexing_slicing)]
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::{PAGE_TUPLES, PartitionIndex};
 use crate::files::AtomicFile;
 use crate::files::codec::{Decoder, Encoder, invalid};
-use crate::files::paged;
+use crate::files::paged::{self, PageCrc, PageReader, Pages};
 use crate::index::file::{FileKind, VerifyReport};
 use crate::index::{Index, Pgm};
 use crate::storage::{BLOCK_SIZE, IoStats, TUPLE_SIZE, Table, Tuple};
@@ -114,9 +114,12 @@ impl PartitionFile {
         let pages = self.index.pages_of(p);
         for run in pages.chunk_by(|a, b| b.checked_sub(*a) == Some(1)) {
             let len = std::num::NonZeroU64::new(run.len() as u64 * BLOCK_SIZE as u64);
+            let Some(&first) = run.first() else {
+                continue;
+            };
             let _ = rustix::fs::fadvise(
                 &self.file,
-                page_offset(run[0]),
+                page_offset(first),
                 len,
                 rustix::fs::Advice::WillNeed,
             );
@@ -164,7 +167,8 @@ impl PartitionFile {
 
     /// Calls `visit` with the number, the 4096 bytes and the count of tuples of each of
     /// partition `p`'s pages in order, reading runs of consecutive pages (at most
-    /// `max_pages`) in one call each and checking every page's checksum.
+    /// `max_pages`) in one call each through the paged-file reader, which checks every
+    /// page's checksum and counts the I/O.
     fn scan_pages(
         &self,
         p: u64,
@@ -173,43 +177,34 @@ impl PartitionFile {
     ) -> Result<IoStats> {
         let pages = self.index.pages_of(p);
         let mut left = self.index.count(p);
-        let mut buf = vec![0u8; BLOCK_SIZE];
-        let mut reads = 0;
-        let mut i = 0;
-        while i < pages.len() {
-            // A run of consecutive page numbers is one read.
-            let mut j = i + 1;
-            while j < pages.len() && j - i < max_pages.max(1) && pages[j] == pages[j - 1] + 1 {
-                j += 1;
-            }
-            buf.resize((j - i) * BLOCK_SIZE, 0);
-            self.file
-                .read_exact_at(&mut buf, page_offset(pages[i]))
-                .map_err(|e| Error::io(&self.path, "read", e))?;
-            reads += 1;
-            for (k, page) in buf.chunks_exact(BLOCK_SIZE).enumerate() {
-                let number = pages[i + k];
-                let expected = self.index.page_crcs[number as usize];
-                let got = crc32c::crc32c(page);
-                if got != expected {
-                    return Err(Error::ChecksumMismatch {
-                        path: self.path.clone(),
-                        block: 1 + number,
-                        expected,
-                        got,
-                    });
+        let file = self.pages();
+        let mut reader = PageReader::new(0);
+        // A run of consecutive page numbers, at most `max_pages` of them, is one read.
+        for consecutive in pages.chunk_by(|a, b| b.checked_sub(*a) == Some(1)) {
+            for numbers in consecutive.chunks(max_pages.max(1)) {
+                let Some(&first) = numbers.first() else {
+                    continue;
+                };
+                let run = reader.read_run(&file, first, numbers.len() as u64)?;
+                for (page, &number) in run.chunks_exact(BLOCK_SIZE).zip(numbers) {
+                    let here = left.min(PAGE_TUPLES) as usize;
+                    visit(number, page, here)?;
+                    left -= here as u64;
                 }
-                let here = left.min(PAGE_TUPLES) as usize;
-                visit(number, page, here)?;
-                left -= here as u64;
             }
-            i = j;
         }
-        Ok(IoStats {
-            blocks: pages.len() as u64,
-            bytes: (pages.len() * BLOCK_SIZE) as u64,
-            reads,
-        })
+        Ok(reader.stats())
+    }
+
+    /// The file's pages as the paged-file reader reads them, their CRCs in the index.
+    fn pages(&self) -> Pages<'_> {
+        Pages::paged(
+            &self.file,
+            &self.path,
+            self.index.total_pages(),
+            PageCrc::Apart(&self.index.page_crcs),
+            false,
+        )
     }
 
     /// The values of every tuple with key `key`, in the order they were written: reads
@@ -311,8 +306,9 @@ impl PartitionFile {
             Ok(())
         })?;
         for p in 0..index.partitions() {
-            let (file_count, table_count) = (index.count(p), counts[p as usize]);
-            if file_count != table_count || crcs[p as usize] != table_crcs[p as usize] {
+            let at = p as usize;
+            let (file_count, table_count) = (index.count(p), counts.get(at).copied().unwrap_or(0));
+            if file_count != table_count || crcs.get(at) != table_crcs.get(at) {
                 return Err(mismatch(format!(
                     "partition {p} holds {file_count} tuples, and not the {table_count} of {} whose keys rank to it",
                     table.path().display()
@@ -411,6 +407,10 @@ fn decode_index(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use proptest::prelude::*;
 

@@ -7,6 +7,7 @@
 //! tail is the payload itself when it fits in 8 bytes (a tuple's value, so tuples sort as
 //! they did before records) and the payload's place in a side buffer otherwise. A run file
 //! holds records as `key ‖ payload`, keys little-endian.
+#![deny(clippy::indexing_slicing)]
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -145,6 +146,10 @@ impl RecordSorter {
 
     /// Adds a record; `payload` must be as wide as the sorter's.
     #[inline]
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "a payload is checked to be the records' width before it is copied"
+    )]
     pub fn push(&mut self, key: u64, payload: &[u8]) -> Result<()> {
         if payload.len() != self.payload {
             return Err(Error::misuse(
@@ -328,6 +333,10 @@ fn write_record(out: &mut impl Write, key: u64, payload: &[u8], dir: &Path) -> R
 
 /// The payload of an entry: inline (`tail`'s bytes, in `inline`) when it fits, else in
 /// `payloads`.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "width is at most KEY when inline, and tails point within the payloads written"
+)]
 fn payload_of<'a>(inline: &'a [u8; KEY], tail: u64, payloads: &'a [u8], width: usize) -> &'a [u8] {
     if width <= KEY {
         &inline[..width]
@@ -455,6 +464,10 @@ impl Merge {
         ))
     }
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "i is a reader's number, taken from the merge heap"
+    )]
     fn next(&mut self, report: &mut SortReport) -> Result<Option<(u64, &[u8])>> {
         if let Some(i) = self.pending.take()
             && let Some(key) = self.readers[i].advance(report)?
@@ -504,6 +517,10 @@ impl RunReader {
 
     /// Moves to the next record and returns its key, refilling the buffer with one large
     /// read when it runs dry.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the buffer holds whole records of the run's width, current at one of them"
+    )]
     fn advance(&mut self, report: &mut SortReport) -> Result<Option<u64>> {
         if self.next == self.filled {
             if self.left == 0 {
@@ -526,6 +543,10 @@ impl RunReader {
         Ok(Some(u64::from_le_bytes(key)))
     }
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "current is at a whole record in the buffer"
+    )]
     fn payload(&self) -> &[u8] {
         &self.buffer[self.current + KEY..self.current + self.width]
     }

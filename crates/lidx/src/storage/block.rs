@@ -4,18 +4,22 @@
 //! covers it, with one `pread` into a reused buffer aligned to 4096 bytes, so the same code
 //! serves buffered reads and `O_DIRECT` reads. A window whose blocks are all still in the
 //! buffer costs no I/O (paper 1's internal buffer). Every read is counted in [`IoStats`],
-//! and every block read is checked against its stored CRC32C unless the caller opts out.
+//! and every block read is checked against its stored CRC32C unless the caller opts out:
+//! the data blocks are read, checked and counted as the pages of the one paged-file reader
+//! (`files::paged`), their CRCs apart from them in the table's checksum array.
+#![deny(clippy::indexing_slicing)]
 
 use std::fs::File;
-use std::io;
-use std::ops::{AddAssign, Range};
-use std::os::unix::fs::FileExt;
+use std::ops::Range;
+
+pub use crate::files::IoStats;
 
 use super::aligned::AlignedBuf;
 use super::block_range::BlockRange;
 use super::format::{BLOCK_SIZE, TUPLE_SIZE, TUPLES_PER_BLOCK, TableLayout, Tuple};
 use super::queue::{IoBackend, ReadQueue};
 use super::table::Table;
+use crate::files::paged::{PageCrc, Pages};
 use crate::last_mile::lower_bound;
 use crate::{Error, Result};
 
@@ -23,25 +27,6 @@ use crate::{Error, Result};
 /// ([`BlockReader::lower_bound`]) instead of being read whole; only the binary-search
 /// baseline's are, at the default settings of the INLJ and of lookup measurements.
 pub const MAX_WINDOW_READ_BLOCKS: u64 = 32;
-
-/// I/O done by a reader: the numbers paper 1 argues in.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IoStats {
-    /// 4096-byte blocks read from the file.
-    pub blocks: u64,
-    /// Bytes read from the file.
-    pub bytes: u64,
-    /// Read calls (each one contiguous `pread`).
-    pub reads: u64,
-}
-
-impl AddAssign for IoStats {
-    fn add_assign(&mut self, other: IoStats) {
-        self.blocks += other.blocks;
-        self.bytes += other.bytes;
-        self.reads += other.reads;
-    }
-}
 
 /// How a [`BlockReader`] reads the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,11 +180,12 @@ impl<'t> BlockReader<'t> {
         };
         queue
             .submit(range, offset, len)
-            .map_err(|e| read_error(self.table, self.mode, e))?;
+            .map_err(|e| table_pages(self.table, &self.file, self.mode).read_error(e))?;
         self.stats += IoStats {
             blocks: range.count,
             bytes: len as u64,
             reads: 1,
+            ..IoStats::default()
         };
         Ok(())
     }
@@ -210,6 +196,10 @@ impl<'t> BlockReader<'t> {
     /// one of them, the held blocks from `keep_from` on are kept in front of it, so a read
     /// of only the blocks past an earlier one serves windows that straddle both. Returns
     /// `false` when nothing was in flight.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the kept and new blocks lie within the buffer grown to hold both"
+    )]
     pub fn take_prefetched(&mut self, keep_from: Option<u64>) -> Result<bool> {
         let Some(queue) = self.queue.as_mut() else {
             return Ok(false);
@@ -217,10 +207,11 @@ impl<'t> BlockReader<'t> {
         let Some(done) = queue.wait_oldest() else {
             return Ok(false);
         };
-        let (range, buf) = done.map_err(|e| read_error(self.table, self.mode, e))?;
+        let pages = table_pages(self.table, &self.file, self.mode);
+        let (range, buf) = done.map_err(|e| pages.read_error(e))?;
         let len = range.count as usize * BLOCK_SIZE;
         if self.verify {
-            self.table.check_blocks(range.first, buf.get(len))?;
+            pages.check(range.first, buf.get(len))?;
         }
         let held = self.held;
         let keep = match keep_from {
@@ -254,6 +245,10 @@ impl<'t> BlockReader<'t> {
 
     /// Reads the blocks covering tuple positions `lo..hi` (half-open, `lo <= hi <= n`) as
     /// one contiguous read, unless the buffer already holds them all.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the window's blocks are held, so its bytes lie within the held blocks"
+    )]
     pub fn read_window(&mut self, lo: u64, hi: u64) -> Result<WindowRun<'_>> {
         let n = self.table.len();
         if lo > hi || hi > n {
@@ -323,6 +318,10 @@ impl<'t> BlockReader<'t> {
     /// inside the held blocks and runs past them (the overlap is moved to the buffer's
     /// front and the rest read after it): paper 1's "blocks already in the buffer are not
     /// read again" for windows that overlap the last one.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the held blocks and the range's blocks lie within the buffer's length"
+    )]
     fn fill_missing(&mut self, range: BlockRange) -> Result<()> {
         let held = self.held;
         let overlaps = held.count > 0 && held.first <= range.first && range.first < held.end();
@@ -342,20 +341,12 @@ impl<'t> BlockReader<'t> {
             count: range.end() - held.end(),
         };
         self.held = BlockRange::default();
-        self.file
-            .read_exact_at(
-                &mut buf[keep..],
-                TableLayout::data_block_offset(missing.first),
-            )
-            .map_err(|e| read_error(self.table, self.mode, e))?;
-        self.stats += IoStats {
-            blocks: missing.count,
-            bytes: (len - keep) as u64,
-            reads: 1,
-        };
-        if self.verify {
-            self.table.check_blocks(missing.first, &buf[keep..])?;
-        }
+        table_pages(self.table, &self.file, self.mode).read_into(
+            missing.first,
+            &mut buf[keep..],
+            &mut self.stats,
+            self.verify,
+        )?;
         self.held = range;
         Ok(())
     }
@@ -383,32 +374,29 @@ impl<'t> BlockReader<'t> {
         self.check_range(range)?;
         let len = range.count as usize * BLOCK_SIZE;
         let buf = self.buf.get_mut(len);
-        let offset = TableLayout::data_block_offset(range.first);
         self.held = BlockRange::default();
-        self.file
-            .read_exact_at(buf, offset)
-            .map_err(|e| read_error(self.table, self.mode, e))?;
-        self.stats += IoStats {
-            blocks: range.count,
-            bytes: len as u64,
-            reads: 1,
-        };
-        if self.verify {
-            self.table.check_blocks(range.first, buf)?;
-        }
+        table_pages(self.table, &self.file, self.mode).read_into(
+            range.first,
+            buf,
+            &mut self.stats,
+            self.verify,
+        )?;
         self.held = range;
         Ok(())
     }
 }
 
-/// A failed read of `table`, naming O_DIRECT where the file system refused it.
-fn read_error(table: &Table, mode: ReadMode, e: io::Error) -> Error {
-    let path = table.path();
-    match mode {
-        ReadMode::Direct if e.kind() == io::ErrorKind::InvalidInput => Error::DirectUnsupported {
-            path: path.to_path_buf(),
-            source: e,
-        },
-        _ => Error::io(path, "read", e),
+/// The data blocks of `table` as pages of the one paged-file reader, read through `file`
+/// (opened for `mode`): block `b` at [`TableLayout::data_block_offset`], its CRC32C the
+/// table's checksum `b`, numbered `b` in errors.
+fn table_pages<'a>(table: &'a Table, file: &'a File, mode: ReadMode) -> Pages<'a> {
+    Pages {
+        file,
+        path: table.path(),
+        start: TableLayout::data_block_offset(0),
+        count: table.layout().data_blocks,
+        block_base: 0,
+        crc: PageCrc::Apart(table.checksums()),
+        direct: mode == ReadMode::Direct,
     }
 }

@@ -13,7 +13,7 @@
 //! - [`cache`]: the byte-budgeted cache of pages and decoded blocks readers share.
 //! - [`paged`]: byte ranges read through that cache a page at a time, under a latency model.
 
-pub(crate) mod aligned;
+pub(crate) use crate::files::aligned;
 pub mod block;
 mod block_range;
 pub mod cache;

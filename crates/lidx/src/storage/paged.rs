@@ -9,16 +9,17 @@
 //! are in flight together, so under a [`LatencyModel`] they cost one round trip and their
 //! bytes: the latency backend sleeps once for the whole batch, never less than its modelled
 //! time.
+#![deny(clippy::indexing_slicing)]
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Instant;
 
-use super::ReadMode;
 use super::aligned::AlignedBuf;
 use super::cache::{BlockCache, CacheKey, PAGE};
 use super::profile::LatencyModel;
+use super::{IoStats, ReadMode};
 use crate::{Error, FormatError, Result};
 
 /// The file a [`PagedReads`] reads: its handle, name (for errors), cache id and read mode.
@@ -34,28 +35,14 @@ pub struct PagedFile<'a> {
     pub mode: ReadMode,
 }
 
-/// What reads did, summed since the reader was made.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ReadCounts {
-    /// Read calls.
-    pub reads: u64,
-    /// Bytes those calls read.
-    pub bytes: u64,
-    /// Pages found in the cache.
-    pub page_hits: u64,
-    /// Pages looked for and not found.
-    pub page_misses: u64,
-    /// Time the reads took under the latency model, nanoseconds (0 without one).
-    pub modelled_ns: u64,
-}
-
-/// Reads of byte ranges into a reused aligned buffer, counted, under an optional latency
-/// model; one per thread.
+/// Reads of byte ranges into a reused aligned buffer, counted in an [`IoStats`] (read
+/// calls, bytes, the [`PAGE`]-byte pages the calls covered, cache hits and misses of
+/// pages, modelled time), under an optional latency model; one per thread.
 #[derive(Default)]
 pub struct PagedReads {
     buf: AlignedBuf,
     latency: Option<LatencyModel>,
-    counts: ReadCounts,
+    counts: IoStats,
     /// Where the last read's bytes lie in `buf`.
     last: (usize, usize),
 }
@@ -68,7 +55,7 @@ impl PagedReads {
     }
 
     /// What the reads did so far.
-    pub fn counts(&self) -> ReadCounts {
+    pub fn counts(&self) -> IoStats {
         self.counts
     }
 
@@ -76,8 +63,8 @@ impl PagedReads {
     /// without the cache.
     pub fn read_exact(&mut self, f: PagedFile<'_>, offset: u64, len: u64) -> Result<&[u8]> {
         let started = Instant::now();
-        let got = self.read_uncharged(f, offset, len)?;
-        self.finish(started, 1, got);
+        let (pages, got) = self.read_uncharged(f, offset, len)?;
+        self.finish(started, 1, pages, got);
         Ok(self.last())
     }
 
@@ -90,20 +77,22 @@ impl PagedReads {
         out: &mut Vec<u8>,
     ) -> Result<()> {
         let started = Instant::now();
-        let mut bytes = 0;
+        let (mut pages, mut bytes) = (0, 0);
         for &(offset, len) in runs {
-            bytes += self.read_uncharged(f, offset, len)?;
+            let (p, got) = self.read_uncharged(f, offset, len)?;
+            pages += p;
+            bytes += got;
             out.extend_from_slice(self.last());
         }
         if !runs.is_empty() {
-            self.finish(started, runs.len() as u64, bytes);
+            self.finish(started, runs.len() as u64, pages, bytes);
         }
         Ok(())
     }
 
     /// Reads `len` bytes at `offset` into the buffer ([`last`](Self::last)), without
-    /// counting; returns the bytes the call read.
-    fn read_uncharged(&mut self, f: PagedFile<'_>, offset: u64, len: u64) -> Result<u64> {
+    /// counting; returns the pages the call touched and the bytes it read.
+    fn read_uncharged(&mut self, f: PagedFile<'_>, offset: u64, len: u64) -> Result<(u64, u64)> {
         let len = usize::try_from(len)
             .map_err(|_| Error::misuse("PagedReads::read_exact", "a range larger than memory"))?;
         let (start, skip, span) = match f.mode {
@@ -116,12 +105,16 @@ impl PagedReads {
         };
         let got = fill(f, self.buf.get_mut(span), start, skip + len)?;
         self.last = (skip, skip + len);
-        Ok(got as u64)
+        Ok((pages_covered(start, got as u64), got as u64))
     }
 
     /// `len` bytes at `offset` through the cache's pages: the pages it holds are copied,
     /// each run of missing ones read in one call and kept. With a disabled cache, the same
     /// as [`read_exact`](Self::read_exact).
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "pages, runs and cached pages (at most a page each) lie within the buffer of the range's pages"
+    )]
     pub fn read_cached(
         &mut self,
         f: PagedFile<'_>,
@@ -148,7 +141,7 @@ impl PagedReads {
             };
             match cache.get_page(key) {
                 Some(p) => {
-                    self.counts.page_hits += 1;
+                    self.counts.cache_hits += 1;
                     // Only the file's last page is short: a range past it is past the end.
                     let have = i * page + p.len();
                     if have < end.min((i + 1) * page) {
@@ -164,13 +157,13 @@ impl PagedReads {
                     buf[i * page..have].copy_from_slice(&p);
                 }
                 None => {
-                    self.counts.page_misses += 1;
+                    self.counts.cache_misses += 1;
                     *m = true;
                 }
             }
         }
         let started = Instant::now();
-        let (mut runs, mut bytes) = (0, 0);
+        let (mut runs, mut read_pages, mut bytes) = (0, 0, 0);
         let mut i = 0;
         while i < pages {
             if !missing[i] {
@@ -197,33 +190,52 @@ impl PagedReads {
                 }
             }
             runs += 1;
+            read_pages += got.div_ceil(page) as u64;
             bytes += got as u64;
             i = j;
         }
         if runs > 0 {
-            self.finish(started, runs, bytes);
+            self.finish(started, runs, read_pages, bytes);
         }
         self.last = ((offset - first * PAGE) as usize, end);
         Ok(self.last())
     }
 
     /// The bytes the last read returned.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the last read's bounds lie within the bytes it read into the buffer"
+    )]
     pub fn last(&self) -> &[u8] {
         &self.buf.get(self.last.1)[self.last.0..]
     }
 
-    /// Counts `reads` calls in flight together that read `bytes`, sleeping out the model.
-    fn finish(&mut self, started: Instant, reads: u64, bytes: u64) {
+    /// Counts `reads` calls in flight together that read `bytes` covering `pages` pages,
+    /// sleeping out the model.
+    fn finish(&mut self, started: Instant, reads: u64, pages: u64, bytes: u64) {
         if let Some(model) = self.latency {
             self.counts.modelled_ns += model.finish(started, bytes).as_nanos() as u64;
         }
         self.counts.reads += reads;
+        self.counts.blocks += pages;
         self.counts.bytes += bytes;
     }
 }
 
+/// The [`PAGE`]-byte pages of the file that `bytes` bytes read at `offset` touch.
+fn pages_covered(offset: u64, bytes: u64) -> u64 {
+    if bytes == 0 {
+        return 0;
+    }
+    (offset + bytes).div_ceil(PAGE) - offset / PAGE
+}
+
 /// Reads into `buf` from `at` until it is full or the file ends, which is an error naming
 /// the file when fewer than `need` bytes came; returns the bytes read.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "got stays below the buffer's length"
+)]
 fn fill(f: PagedFile<'_>, buf: &mut [u8], at: u64, need: usize) -> Result<usize> {
     let mut got = 0;
     while got < buf.len() {
@@ -250,6 +262,10 @@ fn fill(f: PagedFile<'_>, buf: &mut [u8], at: u64, need: usize) -> Result<usize>
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use super::*;
     use crate::storage::profile::AffineCost;
@@ -285,7 +301,7 @@ mod tests {
         }
         // Six pages in the file, each read once.
         let c = r.counts();
-        assert_eq!(c.page_misses, 6, "{c:?}");
+        assert_eq!(c.cache_misses, 6, "{c:?}");
         assert_eq!(c.bytes, bytes.len() as u64);
         assert!(r.read_cached(f, &cache, 20_000, 604).is_err());
     }

@@ -6,6 +6,7 @@
 //! file's length and loads the checksum array; the data is then reached either through
 //! [`Table::map`] (a memory map, checked once in full) or through a
 //! [`BlockReader`](super::BlockReader) (window reads, checked block by block).
+#![deny(clippy::indexing_slicing)]
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -328,7 +329,12 @@ impl Table {
             .map_err(|e| Error::io(path, "read the checksums of", e))?;
         let checksums =
             decode_checksums(&sums, layout.data_blocks).map_err(|p| Error::format(path, p))?;
-        if sums[checksums.len() * 4..].iter().any(|&b| b != 0) {
+        if sums
+            .get(checksums.len() * 4..)
+            .unwrap_or_default()
+            .iter()
+            .any(|&b| b != 0)
+        {
             return Err(Error::format(
                 path,
                 FormatError::NonZeroPadding {
@@ -489,6 +495,10 @@ impl Table {
     /// Reads the data sequentially in large reads, checking each block's checksum and that
     /// every byte after a block's tuples is zero, and hands `visit` each chunk of whole
     /// blocks (8-byte aligned) with the number of tuples it holds.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "a chunk is at most the buffer's bytes; a block's live tuples at most its 4096 bytes (tuples per block and tuple size are checked at open)"
+    )]
     fn scan_blocks(
         &self,
         chunk_bytes: usize,
@@ -537,6 +547,10 @@ impl Table {
 
     /// Like [`scan`](Self::scan), reading `chunk_bytes` at a time (rounded down to whole
     /// blocks, at least one): the buffer it allocates, for callers under a memory budget.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "a chunk's live tuples lie within it (scan_blocks counts them from the header's count)"
+    )]
     pub fn scan_in_chunks(
         &self,
         chunk_bytes: usize,
@@ -550,6 +564,10 @@ impl Table {
 
     /// Like [`scan`](Self::scan), for a join output table: hands `visit` its tuples a block
     /// at a time.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "a block's live tuples lie within its 4096 bytes"
+    )]
     pub fn scan_output(&self, mut visit: impl FnMut(&[OutputTuple]) -> Result<()>) -> Result<()> {
         if !self.header.is_output() {
             return Err(Error::WrongTuples {
@@ -684,6 +702,10 @@ pub struct MappedTable {
 
 impl MappedTable {
     /// All tuples, in file order.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the map's length was checked against the header's count when the table was opened"
+    )]
     pub fn tuples(&self) -> &[Tuple] {
         if self.count == 0 {
             return &[];

@@ -24,19 +24,18 @@
 //! against its CRC; the reader keeps the last four pages it read.
 //!
 //! The file's layout is in `docs/FORMAT.md`, section 10.
+#![deny(clippy::indexing_slicing)]
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::AlexParams;
 use super::plan::{self, Model, NodeSink, Router, place};
 use crate::files::codec::{Decoder, Encoder, invalid};
-use crate::files::paged::{self, PAGE_SIZE, page_offset};
+use crate::files::paged::{self, PAGE_SIZE, PageCrc, PageReader, Pages};
 use crate::files::{AtomicFile, reopen};
 use crate::index::file::{self as index_file, FileKind, KeysFingerprint, VerifyReport};
-use crate::storage::aligned::AlignedBuf;
 use crate::storage::{IoStats, ReadMode, Table, Tuple};
 use crate::{Error, FormatError, Result};
 
@@ -152,6 +151,10 @@ impl NodeSink<u64> for Layout {
         (self.inner.len() - 1) as u32
     }
 
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the bulk load names nodes and slots it made"
+    )]
     fn child(&mut self, id: u32, slots: std::ops::Range<usize>, child: u32) {
         self.inner[id as usize].children[slots].fill(child);
     }
@@ -310,6 +313,10 @@ impl<'a> Filler<'a> {
     }
 
     /// Where the current node's entries go.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the layout's nodes and their first entries come from the keys being written"
+    )]
     fn plan_node(&mut self) {
         self.positions.clear();
         let Some(d) = self.layout.data.get(self.node) else {
@@ -324,6 +331,10 @@ impl<'a> Filler<'a> {
     }
 
     /// Sets slot `slot` (the next one) to `key` and `value`, occupied or a gap.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "slots are below 253, so keys, values and bitmap bits lie within the page"
+    )]
     fn set(
         &mut self,
         slot: u64,
@@ -358,6 +369,10 @@ impl<'a> Filler<'a> {
     }
 
     /// Writes the page being filled (its CRC set) and starts an empty one.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the CRC's offset lies within the page"
+    )]
     fn flush(&mut self, out: &mut AtomicFile) -> Result<()> {
         let crc = crc32c::crc32c(&self.page[..CRC_AT]);
         self.page[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
@@ -382,6 +397,10 @@ impl<'a> Filler<'a> {
     }
 
     /// Places the next tuple of the table.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "a node's entries and planned positions are as many as its tuples being placed"
+    )]
     fn push(&mut self, t: Tuple, out: &mut AtomicFile) -> std::result::Result<(), FillError> {
         let Some(&d) = self.layout.data.get(self.node) else {
             return Err(FillError::Disagrees(
@@ -534,6 +553,10 @@ impl AlexFile {
     }
 
     /// The data node `key` routes to.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "check_tree checked at open that every child reference names a node the file has"
+    )]
     fn route(&self, key: u64) -> &DataNode {
         let mut node = self.root;
         while let Some(inner) = self.inner_node(node) {
@@ -648,7 +671,7 @@ impl AlexFile {
             }
         }
         for page in 0..self.pages {
-            if reader.page(page)?[CRC_AT - 1] >> (SPP % 8) != 0 {
+            if reader.page(page)?.get(CRC_AT - 1).copied().unwrap_or(0) >> (SPP % 8) != 0 {
                 return Err(fail(format!(
                     "page {page} marks slots past the 253rd as taken"
                 )));
@@ -898,13 +921,15 @@ fn check_tree(
         if stack.len() > MAX_DEPTH {
             return Err(broken("nest deeper than a bulk load does"));
         }
-        let children = &inner[i].children;
-        if slot == children.len() {
+        let children = inner
+            .get(i)
+            .map(|n| n.children.as_slice())
+            .unwrap_or_default();
+        let Some((&child, rest)) = children.get(slot..).and_then(<[u32]>::split_first) else {
             stack.pop();
             continue;
-        }
-        let child = children[slot];
-        let end = slot + children[slot..].iter().take_while(|&&c| c == child).count();
+        };
+        let end = slot + 1 + rest.iter().take_while(|&&c| c == child).count();
         if let Some(top) = stack.last_mut() {
             top.1 = end;
         }
@@ -925,9 +950,8 @@ pub struct AlexReader<'f> {
     file: &'f AlexFile,
     handle: File,
     mode: ReadMode,
-    /// The pages held (page number, bytes), the one read last first.
-    held: Vec<(u64, AlignedBuf)>,
-    stats: IoStats,
+    /// Reads, checks and counts pages, keeping the last [`HELD_PAGES`].
+    reader: PageReader,
     lookups: u64,
 }
 
@@ -943,8 +967,7 @@ impl<'f> AlexReader<'f> {
             file,
             handle,
             mode,
-            held: Vec::with_capacity(HELD_PAGES),
-            stats: IoStats::default(),
+            reader: PageReader::new(HELD_PAGES),
             lookups: 0,
         })
     }
@@ -956,7 +979,7 @@ impl<'f> AlexReader<'f> {
 
     /// Page reads since creation.
     pub fn stats(&self) -> IoStats {
-        self.stats
+        self.reader.stats()
     }
 
     /// Lookups since creation.
@@ -1117,48 +1140,23 @@ impl<'f> AlexReader<'f> {
         Ok(page_slot(page, (slot % SLOTS_PER_PAGE) as usize))
     }
 
-    /// Page `page`'s bytes: held, or read (one read, counted) and checked against its CRC.
+    /// Page `page`'s bytes: held, or read (one read, counted) and checked against its CRC,
+    /// by the one paged-file reader.
     fn page(&mut self, page: u64) -> Result<&[u8]> {
-        if let Some(i) = self.held.iter().position(|(p, _)| *p == page) {
-            self.held[..=i].rotate_right(1);
-            return Ok(self.held[0].1.get(PAGE_SIZE));
-        }
         if page >= self.file.pages {
             return Err(Error::misuse(
                 "AlexReader::page",
                 format!("page {page} is past the file's {} pages", self.file.pages),
             ));
         }
-        let mut buf = if self.held.len() == HELD_PAGES {
-            self.held.pop().map_or_else(AlignedBuf::default, |(_, b)| b)
-        } else {
-            AlignedBuf::default()
-        };
-        let bytes = buf.get_mut(PAGE_SIZE);
-        self.handle
-            .read_exact_at(bytes, page_offset(page))
-            .map_err(|e| Error::io(&self.file.path, "read", e))?;
-        self.stats.blocks += 1;
-        self.stats.bytes += PAGE_SIZE as u64;
-        self.stats.reads += 1;
-        let stored = u32::from_le_bytes(bytes[CRC_AT..CRC_AT + 4].try_into().unwrap_or_default());
-        let got = crc32c::crc32c(&bytes[..CRC_AT]);
-        if stored != got {
-            return Err(Error::ChecksumMismatch {
-                path: self.file.path.clone(),
-                block: 1 + page,
-                expected: stored,
-                got,
-            });
-        }
-        if bytes[CRC_AT + 4..].iter().any(|&b| b != 0) {
-            return Err(Error::format(
-                &self.file.path,
-                FormatError::NonZeroPadding { what: "a page" },
-            ));
-        }
-        self.held.insert(0, (page, buf));
-        Ok(self.held[0].1.get(PAGE_SIZE))
+        let pages = Pages::paged(
+            &self.handle,
+            &self.file.path,
+            self.file.pages,
+            PageCrc::Trailer { at: CRC_AT },
+            self.mode == ReadMode::Direct,
+        );
+        self.reader.page(&pages, page)
     }
 }
 
@@ -1171,17 +1169,27 @@ fn clip(node: &DataNode, page: u64) -> (u64, u64) {
 
 /// A page's keys.
 fn page_keys(page: &[u8]) -> &[u64] {
-    bytemuck::cast_slice(&page[..VALUES_AT])
+    bytemuck::cast_slice(page.get(..VALUES_AT).unwrap_or_default())
 }
 
 /// The key, value and occupancy of slot `i` of a page.
 fn page_slot(page: &[u8], i: usize) -> (u64, u64, bool) {
-    let word = |at: usize| u64::from_le_bytes(page[at..at + 8].try_into().unwrap_or_default());
-    let occupied = page[BITMAP_AT + i / 8] & (1 << (i % 8)) != 0;
+    let word = |at: usize| {
+        page.get(at..at + 8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes)
+    };
+    let occupied = page
+        .get(BITMAP_AT + i / 8)
+        .is_some_and(|b| b & (1 << (i % 8)) != 0);
     (word(i * 8), word(VALUES_AT + i * 8), occupied)
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use super::*;
     use crate::storage::ValueSource;

@@ -1,8 +1,10 @@
 //! A byte buffer aligned to 4096 bytes, as `O_DIRECT` reads need, made from a plain `Vec`
 //! (no `unsafe`): the `Vec` is over-allocated by one block and the aligned part is used.
-//! Block reads, the read queue and the disk benchmark all read into one.
+//! The paged-file reader, block reads, the read queue and the disk benchmark all read into
+//! one.
 
-use super::format::BLOCK_SIZE;
+/// The alignment `O_DIRECT` needs, and the size of lidx's pages and blocks.
+const BLOCK_SIZE: usize = super::paged::PAGE_SIZE;
 
 /// A 4096-byte-aligned byte buffer that grows on demand and is reused between reads.
 #[derive(Default)]
