@@ -25,6 +25,8 @@
 //! - [`join`]: every join of two tables on disk (index nested loop through any index or
 //!   ALEX on disk, sort-merge, hash, grace hash, and the unclustered joins of unsorted
 //!   tables), on threads, with paper 1's cost model and the one driver `lidx join` runs.
+//! - [`sniff`]: what a file is (a table, an index of any kind, a key-value file, SOSD
+//!   keys), from its bytes.
 //!
 //! `unsafe` code is denied everywhere but in three places, each with its argument: the
 //! memory map of an input file (`files`), the parent-death signal set in a child between
@@ -81,6 +83,7 @@ pub mod memory;
 mod names;
 pub mod partition;
 pub mod pla;
+pub mod sniff;
 pub mod sort;
 pub mod storage;
 pub mod updatable;

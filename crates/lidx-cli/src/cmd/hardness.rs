@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use lidx::data::{KeyFile, first_unsorted};
+use lidx::data::KeyFile;
 use lidx::pla::{linear_mse, segment_count};
 
 /// Arguments of `hardness`.
@@ -24,17 +24,8 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let file = KeyFile::open(&args.keys)?;
+    file.require_sorted("the hardness metric needs sorted keys")?;
     let keys = file.keys();
-    if let Some(i) = first_unsorted(keys) {
-        return Err(lidx::Error::Unsorted {
-            path: args.keys.clone(),
-            position: i as u64,
-            previous: keys[i - 1],
-            key: keys[i],
-            hint: "the hardness metric needs sorted keys",
-        }
-        .into());
-    }
     if args.csv {
         say!("file,n,epsilon,segments");
     }

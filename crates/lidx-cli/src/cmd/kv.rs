@@ -11,6 +11,7 @@ use lidx::kv::input::{RecordInput, generate_tsv};
 use lidx::kv::{
     BlockCache, BuildOptions, Compression, KeyEncoding, KvFile, Layout, ModelKind, Reader,
 };
+use lidx::sniff::Sniffed;
 use lidx::storage::ReadMode;
 use lidx::storage::profile::{LatencyModel, resolve_profile};
 use lidx_bench::text::human_bytes;
@@ -226,23 +227,11 @@ fn gen_records(ctx: &Context, args: GenArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Whether `path` has exactly the length of an SOSD file whose count is its first 8 bytes.
-fn looks_like_sosd(path: &Path) -> anyhow::Result<bool> {
-    use std::io::Read as _;
-    let (mut file, len) = lidx::files::open_regular(path)?;
-    let mut head = [0u8; 8];
-    if len < 8 || file.read_exact(&mut head).is_err() {
-        return Ok(false);
-    }
-    let count = u64::from_le_bytes(head);
-    Ok(count.checked_mul(8).and_then(|b| b.checked_add(8)) == Some(len))
-}
-
 fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
     lidx::files::refuse_same_file(&args.input, &args.out)?;
     let format = match args.format {
         Some(f) => f,
-        None if looks_like_sosd(&args.input)? => InputFormat::Sosd,
+        None if lidx::sniff::sniff(&args.input)? == Sniffed::SosdKeys => InputFormat::Sosd,
         None => InputFormat::Tsv,
     };
     let mut options = BuildOptions {

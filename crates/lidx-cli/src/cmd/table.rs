@@ -215,16 +215,9 @@ fn build(
     let values = values.source();
     let bar = ctx.bar(file.len() as u64, "building", "tuples");
     let h = if dedup {
-        if let Some(i) = lidx::data::first_unsorted(file.keys()) {
-            return Err(lidx::Error::Unsorted {
-                path: keys_path.to_path_buf(),
-                position: i as u64,
-                previous: file.keys()[i - 1],
-                key: file.keys()[i],
-                hint: "--dedup keeps the first of each run of equal keys and needs them sorted",
-            }
-            .into());
-        }
+        file.require_sorted(
+            "--dedup keeps the first of each run of equal keys and needs them sorted",
+        )?;
         build_distinct_from_keys(file.keys(), values, out, |done| bar.set_position(done))?
     } else {
         build_from_keys(file.keys(), values, out, |done| bar.set_position(done))?

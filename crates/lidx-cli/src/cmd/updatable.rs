@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use lidx::data::{Distribution, GenParams, KeyFile, first_unsorted, generate};
+use lidx::data::{Distribution, GenParams, KeyFile, generate};
 use lidx::updatable::{Kind, Workload};
 use lidx_bench::updatable::{RunOptions, run as run_workload};
 
@@ -73,18 +73,8 @@ pub struct RunArgs {
 /// The keys of a sorted SOSD file (duplicates allowed).
 fn sorted_keys(path: &std::path::Path) -> anyhow::Result<Vec<u64>> {
     let file = KeyFile::open(path)?;
-    let keys = file.keys().to_vec();
-    if let Some(i) = first_unsorted(&keys) {
-        return Err(lidx::Error::Unsorted {
-            path: path.to_path_buf(),
-            position: i as u64,
-            previous: keys[i - 1],
-            key: keys[i],
-            hint: "a workload bulk-loads sorted keys",
-        }
-        .into());
-    }
-    Ok(keys)
+    file.require_sorted("a workload bulk-loads sorted keys")?;
+    Ok(file.keys().to_vec())
 }
 
 pub fn run(command: Command) -> anyhow::Result<()> {

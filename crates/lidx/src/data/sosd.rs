@@ -92,6 +92,22 @@ impl KeyFile {
         bytemuck::cast_slice(self.map.get(COUNT_LEN..).unwrap_or_default())
     }
 
+    /// Fails with [`Error::Unsorted`] naming the file, the first key out of order and
+    /// `needs` (what needs the keys sorted), unless the keys are in non-decreasing order.
+    pub fn require_sorted(&self, needs: &'static str) -> Result<()> {
+        let keys = self.keys();
+        match super::first_unsorted(keys) {
+            None => Ok(()),
+            Some(i) => Err(Error::Unsorted {
+                path: self.path.clone(),
+                position: i as u64,
+                previous: keys.get(i.wrapping_sub(1)).copied().unwrap_or_default(),
+                key: keys.get(i).copied().unwrap_or_default(),
+                hint: needs,
+            }),
+        }
+    }
+
     /// Number of keys.
     pub fn len(&self) -> usize {
         self.keys().len()
