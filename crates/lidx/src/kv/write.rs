@@ -1,4 +1,4 @@
-//! Writing a key-value file (paper 4, sections 2 and 4; paper 2, section 2): the options
+//! Writing a key-value file (paper 4, sections 3 and 4; paper 2, section 2): the options
 //! and the report, the checks every layout's records pass, and the [`Writer`] of blocks
 //! each layout's writer (in [`layout`](super::layout)) drives: it decides where a block
 //! ends and which index to write after the data; [`build`] then appends the meta and the

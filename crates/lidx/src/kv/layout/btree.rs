@@ -1,4 +1,4 @@
-//! The B+tree layout, paper 2's disk B+tree baseline (its PostgreSQL, section 5; FORMAT.md
+//! The B+tree layout, paper 2's disk B+tree baseline (section 3 measures PostgreSQL's; FORMAT.md
 //! section 8): the tuned layout's data pages, then nodes of the same size, level by level
 //! up to the root, each entry the first key of a page or node below and its page number.
 //! A get reads the root, takes the last entry whose key is at most the key (the first if
@@ -9,10 +9,10 @@
 use std::sync::Arc;
 
 use super::paged::{self, PageIndex};
-use super::{LayoutIndex, Written};
+use super::{LayoutIndex, Written, Wrote};
 use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::kv::block::{Block, record_bytes};
-use crate::kv::file::{Footer, Handle};
+use crate::kv::file::Footer;
 use crate::kv::read::{Kind, Reader};
 use crate::kv::verify::{VerifyReport, records_as_counted};
 use crate::kv::write::{BuildOptions, Record, Writer};
@@ -44,11 +44,7 @@ impl BtreeMeta {
 impl LayoutIndex for BtreeMeta {
     /// Data pages as in the tuned layout (of at least two entries of the longest key),
     /// then the nodes, level by level.
-    fn write(
-        w: &mut Writer,
-        records: &[Record<'_>],
-        options: &BuildOptions,
-    ) -> Result<(Self, Written)> {
+    fn write(w: &mut Writer, records: &[Record<'_>], options: &BuildOptions) -> Wrote<Self> {
         let page = w.page_size(records, options.block_size, 2);
         let firsts = w.pages(records, page)?;
         let mut below: Vec<(&[u8], u64)> = firsts
@@ -138,23 +134,6 @@ impl LayoutIndex for BtreeMeta {
 
     fn index_blocks(&self) -> u64 {
         self.levels.iter().sum()
-    }
-
-    fn locate(&self, r: &mut Reader<'_>, key: &[u8]) -> Result<Option<Arc<Block>>> {
-        paged::locate(self, r, key)
-    }
-
-    fn scan(
-        &self,
-        r: &mut Reader<'_>,
-        from: &[u8],
-        emit: &mut dyn FnMut(&Block) -> bool,
-    ) -> Result<()> {
-        paged::scan(self, r, from, emit)
-    }
-
-    fn data_handles(&self, r: &mut Reader<'_>) -> Result<Vec<Handle>> {
-        Ok(paged::page_handles(r.file()))
     }
 
     /// Every page in key order, and each level's entries, node after node, naming each

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use super::{LayoutIndex, Written};
+use super::{Emit, LayoutIndex, Locate, Written, Wrote};
 use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::kv::block::{Block, TRAILER, record_bytes};
 use crate::kv::file::{Footer, Handle};
@@ -54,12 +54,43 @@ impl LearnedMeta {
     }
 }
 
+impl Locate for LearnedMeta {
+    /// The model's block, unless it is empty (then the key is absent).
+    fn locate(&self, r: &mut Reader<'_>, key: &[u8]) -> Result<Option<Arc<Block>>> {
+        let tau = r.file().footer().block_size;
+        let handle = self
+            .block_of(key, tau)
+            .and_then(|b| self.handle(b))
+            .filter(|h| h.size > 0);
+        match handle {
+            Some(h) => r.block(h, Kind::Data, None).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn scan(&self, r: &mut Reader<'_>, from: &[u8], emit: &mut Emit<'_>) -> Result<()> {
+        let Some(mut b) = self.block_of(from, r.file().footer().block_size) else {
+            return Ok(());
+        };
+        while let Some(h) = self.handle(b) {
+            if h.size > 0 {
+                let block = r.block(h, Kind::Data, self.handle(b + 1))?;
+                if !emit(&block) {
+                    return Ok(());
+                }
+            }
+            b += 1;
+        }
+        Ok(())
+    }
+
+    fn data_handles(&self, _: &mut Reader<'_>) -> Result<Vec<Handle>> {
+        Ok((0..self.blocks()).filter_map(|b| self.handle(b)).collect())
+    }
+}
+
 impl LayoutIndex for LearnedMeta {
-    fn write(
-        w: &mut Writer,
-        records: &[Record<'_>],
-        options: &BuildOptions,
-    ) -> Result<(Self, Written)> {
+    fn write(w: &mut Writer, records: &[Record<'_>], options: &BuildOptions) -> Wrote<Self> {
         let tau = options.block_size;
         let keymap = KeyMap::train(records.iter().map(|r| r.key));
         let mut points = Vec::with_capacity(records.len());
@@ -168,44 +199,6 @@ impl LayoutIndex for LearnedMeta {
 
     fn index_blocks(&self) -> u64 {
         0
-    }
-
-    /// The model's block, unless it is empty (then the key is absent).
-    fn locate(&self, r: &mut Reader<'_>, key: &[u8]) -> Result<Option<Arc<Block>>> {
-        let tau = r.file().footer().block_size;
-        let handle = self
-            .block_of(key, tau)
-            .and_then(|b| self.handle(b))
-            .filter(|h| h.size > 0);
-        match handle {
-            Some(h) => r.block(h, Kind::Data, None).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    fn scan(
-        &self,
-        r: &mut Reader<'_>,
-        from: &[u8],
-        emit: &mut dyn FnMut(&Block) -> bool,
-    ) -> Result<()> {
-        let Some(mut b) = self.block_of(from, r.file().footer().block_size) else {
-            return Ok(());
-        };
-        while let Some(h) = self.handle(b) {
-            if h.size > 0 {
-                let block = r.block(h, Kind::Data, self.handle(b + 1))?;
-                if !emit(&block) {
-                    return Ok(());
-                }
-            }
-            b += 1;
-        }
-        Ok(())
-    }
-
-    fn data_handles(&self, _: &mut Reader<'_>) -> Result<Vec<Handle>> {
-        Ok((0..self.blocks()).filter_map(|b| self.handle(b)).collect())
     }
 
     /// Every block in order, and each key in the block the model places it in.

@@ -6,11 +6,11 @@
 //!
 //! - [`learned`]: paper 4, section 4: a model of each key's byte offset places records in
 //!   blocks and finds them again through the block-location array.
-//! - [`sstable`]: paper 4, section 2: Bigtable's SSTable, blocks filled to τ under a
+//! - [`sstable`]: paper 4, section 3: Bigtable's SSTable, blocks filled to τ under a
 //!   two-level index of their last keys.
-//! - [`tuned`]: paper 2, sections 2 and 3 (AirIndex): fixed pages under layers of models
+//! - [`tuned`]: paper 2, section 2 (AirIndex): fixed pages under layers of models
 //!   tuned to a storage profile.
-//! - [`btree`]: paper 2's baseline, section 5: the same pages under a disk B+tree.
+//! - [`btree`]: paper 2's baseline (section 3, PostgreSQL's B+tree): the same pages under a disk B+tree.
 //!
 //! [`LayoutIndex`] is the contract each layout's meta keeps; [`Meta`] is the file's meta,
 //! one of the four, and the only `match` over layouts: everything else asks it.
@@ -74,16 +74,32 @@ pub(crate) struct Written {
     pub(crate) tuned: Option<TunedReport>,
 }
 
+/// What a scan hands blocks to: it returns whether it wants more.
+pub(crate) type Emit<'e> = dyn FnMut(&Block) -> bool + 'e;
+
+/// A layout writer's outcome: its meta, and what the build report needs.
+pub(crate) type Wrote<M> = Result<(M, Written)>;
+
+/// How a layout finds records: the learned and SSTable layouts each their own way, the
+/// two layouts of fixed pages through [`paged`] once they have found a key's page.
+pub(crate) trait Locate {
+    /// The data block or page that holds `key` if any does (`None`: none can).
+    fn locate(&self, r: &mut Reader<'_>, key: &[u8]) -> Result<Option<Arc<Block>>>;
+
+    /// Hands `emit` the data blocks or pages in key order from the one `from` belongs to,
+    /// until `emit` returns `false` (it wants no more) or the data ends.
+    fn scan(&self, r: &mut Reader<'_>, from: &[u8], emit: &mut Emit<'_>) -> Result<()>;
+
+    /// Every data block's handle in file order.
+    fn data_handles(&self, r: &mut Reader<'_>) -> Result<Vec<Handle>>;
+}
+
 /// The contract of one layout's in-memory index: how it is written, stored, read and
 /// checked. Every method keeps the behaviour FORMAT.md section 8 describes for its layout.
-pub(crate) trait LayoutIndex: Sized {
+pub(crate) trait LayoutIndex: Locate + Sized {
     /// Writes `records` (checked: keys strictly increasing) as this layout's data and
     /// index through `w`; returns the meta and what the report needs.
-    fn write(
-        w: &mut Writer,
-        records: &[Record<'_>],
-        options: &BuildOptions,
-    ) -> Result<(Self, Written)>;
+    fn write(w: &mut Writer, records: &[Record<'_>], options: &BuildOptions) -> Wrote<Self>;
 
     /// Appends the meta's bytes (FORMAT.md section 8.3).
     fn encode(&self, out: &mut Vec<u8>);
@@ -98,21 +114,6 @@ pub(crate) trait LayoutIndex: Sized {
     /// Index blocks on disk: level-1 blocks, layer pieces or nodes; 0 for none.
     fn index_blocks(&self) -> u64;
 
-    /// The data block or page that holds `key` if any does (`None`: none can).
-    fn locate(&self, r: &mut Reader<'_>, key: &[u8]) -> Result<Option<Arc<Block>>>;
-
-    /// Hands `emit` the data blocks or pages in key order from the one `from` belongs to,
-    /// until `emit` returns `false` (it wants no more) or the data ends.
-    fn scan(
-        &self,
-        r: &mut Reader<'_>,
-        from: &[u8],
-        emit: &mut dyn FnMut(&Block) -> bool,
-    ) -> Result<()>;
-
-    /// Every data block's handle in file order.
-    fn data_handles(&self, r: &mut Reader<'_>) -> Result<Vec<Handle>>;
-
     /// Checks every block of the file and that the index finds every key where it is;
     /// the first problem is the error.
     fn verify(&self, r: &mut Reader<'_>) -> Result<VerifyReport>;
@@ -121,9 +122,13 @@ pub(crate) trait LayoutIndex: Sized {
 /// The index a file keeps in memory: one layout's meta.
 #[derive(Clone, Debug)]
 pub(crate) enum Meta {
+    /// Key map, model and block-location array.
     Learned(learned::LearnedMeta),
+    /// Level 0 of the two-level index.
     Sstable(sstable::SstableMeta),
+    /// Key map, the layers' places and the cost tuned for.
     Tuned(tuned::TunedMeta),
+    /// Nodes per level.
     Btree(btree::BtreeMeta),
 }
 
@@ -141,29 +146,14 @@ macro_rules! each {
 
 /// `$body` with `$T` the meta type of layout `$layout` and `$wrap` the [`Meta`] variant
 /// that holds it.
+#[rustfmt::skip]
 macro_rules! of_layout {
     ($layout:expr, |$T:ident, $wrap:ident| $body:expr) => {
         match $layout {
-            Layout::Learned => {
-                type $T = learned::LearnedMeta;
-                let $wrap = Meta::Learned;
-                $body
-            }
-            Layout::Sstable => {
-                type $T = sstable::SstableMeta;
-                let $wrap = Meta::Sstable;
-                $body
-            }
-            Layout::Tuned => {
-                type $T = tuned::TunedMeta;
-                let $wrap = Meta::Tuned;
-                $body
-            }
-            Layout::Btree => {
-                type $T = btree::BtreeMeta;
-                let $wrap = Meta::Btree;
-                $body
-            }
+            Layout::Learned => { type $T = learned::LearnedMeta; let $wrap = Meta::Learned; $body }
+            Layout::Sstable => { type $T = sstable::SstableMeta; let $wrap = Meta::Sstable; $body }
+            Layout::Tuned => { type $T = tuned::TunedMeta; let $wrap = Meta::Tuned; $body }
+            Layout::Btree => { type $T = btree::BtreeMeta; let $wrap = Meta::Btree; $body }
         }
     };
 }
@@ -235,12 +225,7 @@ impl Meta {
     }
 
     /// The blocks or pages in key order from `from`'s, while `emit` wants more.
-    pub(crate) fn scan(
-        &self,
-        r: &mut Reader<'_>,
-        from: &[u8],
-        emit: &mut dyn FnMut(&Block) -> bool,
-    ) -> Result<()> {
+    pub(crate) fn scan(&self, r: &mut Reader<'_>, from: &[u8], emit: &mut Emit<'_>) -> Result<()> {
         each!(self, m => m.scan(r, from, emit))
     }
 

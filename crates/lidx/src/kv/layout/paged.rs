@@ -7,8 +7,8 @@
 
 use std::sync::Arc;
 
-use crate::kv::block::Compression;
-use crate::kv::block::{Block, BlockProblem, TRAILER, record_bytes};
+use super::{Emit, Locate};
+use crate::kv::block::{Block, BlockProblem, Compression, TRAILER, record_bytes};
 use crate::kv::file::{Handle, KvFile};
 use crate::kv::keys::display_key;
 use crate::kv::read::{Kind, Reader};
@@ -19,7 +19,7 @@ use crate::{Error, Result};
 /// A layout of fixed pages: how it finds a key's page.
 pub(super) trait PageIndex {
     /// The page that holds `key` if any does, and its number. May leave the reader's
-    /// level set; [`locate`] and [`scan`] set it back.
+    /// level set; [`Locate`] sets it back.
     fn page_of(&self, r: &mut Reader<'_>, key: &[u8]) -> Result<Option<(u64, Arc<Block>)>>;
 }
 
@@ -34,37 +34,37 @@ fn page_of(
     found
 }
 
-/// The page that holds `key` if any does.
-pub(super) fn locate(
-    index: &impl PageIndex,
-    r: &mut Reader<'_>,
-    key: &[u8],
-) -> Result<Option<Arc<Block>>> {
-    Ok(page_of(index, r, key)?.map(|(_, page)| page))
-}
-
-/// The pages in order from `from`'s, two in a read when the reader prefetches, while
-/// `emit` wants more.
-pub(super) fn scan(
-    index: &impl PageIndex,
-    r: &mut Reader<'_>,
-    from: &[u8],
-    emit: &mut dyn FnMut(&Block) -> bool,
-) -> Result<()> {
-    let Some((mut p, first)) = page_of(index, r, from)? else {
-        return Ok(());
-    };
-    let mut more = emit(&first);
-    let pages = r.file().footer().data_blocks;
-    p += 1;
-    while more && p < pages {
-        let n = if r.prefetching() { 2.min(pages - p) } else { 1 };
-        for page in r.read_pages(p, n, Kind::Data)? {
-            more = emit(&page);
-        }
-        p += n;
+/// A layout of fixed pages reads the page it finds, then the pages after it.
+impl<T: PageIndex> Locate for T {
+    fn locate(&self, r: &mut Reader<'_>, key: &[u8]) -> Result<Option<Arc<Block>>> {
+        Ok(page_of(self, r, key)?.map(|(_, page)| page))
     }
-    Ok(())
+
+    /// Two pages in a read when the reader prefetches.
+    fn scan(&self, r: &mut Reader<'_>, from: &[u8], emit: &mut Emit<'_>) -> Result<()> {
+        let Some((mut p, first)) = page_of(self, r, from)? else {
+            return Ok(());
+        };
+        let mut more = emit(&first);
+        let pages = r.file().footer().data_blocks;
+        p += 1;
+        while more && p < pages {
+            let n = if r.prefetching() { 2.min(pages - p) } else { 1 };
+            for page in r.read_pages(p, n, Kind::Data)? {
+                more = emit(&page);
+            }
+            p += n;
+        }
+        Ok(())
+    }
+
+    /// The pages' places, computed: no read.
+    fn data_handles(&self, r: &mut Reader<'_>) -> Result<Vec<Handle>> {
+        let file = r.file();
+        Ok((0..file.footer().data_blocks)
+            .map(|p| page_handle(file, p))
+            .collect())
+    }
 }
 
 /// Page `p`'s place.
@@ -74,13 +74,6 @@ pub(super) fn page_handle(file: &KvFile, p: u64) -> Handle {
         offset: p * size,
         size,
     }
-}
-
-/// Every data page's place.
-pub(super) fn page_handles(file: &KvFile) -> Vec<Handle> {
-    (0..file.footer().data_blocks)
-        .map(|p| page_handle(file, p))
-        .collect()
 }
 
 /// Every page in key order; the report (with `index_blocks`) and each page's first key.

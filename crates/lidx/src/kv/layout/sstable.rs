@@ -1,4 +1,4 @@
-//! The SSTable layout, Bigtable's baseline (paper 4, section 2; FORMAT.md section 8):
+//! The SSTable layout, Bigtable's baseline (paper 4, section 3; FORMAT.md section 8):
 //! blocks are filled to τ (a record that would pass τ starts the next block, and a block
 //! holds at least one record); each block's last key and handle go to level-1 index
 //! blocks of τ, whose last keys and handles form level 0, kept in memory. A get reads
@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use super::{LayoutIndex, Written};
+use super::{Emit, LayoutIndex, Locate, Written, Wrote};
 use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::kv::block::{Block, TRAILER, record_bytes};
 use crate::kv::file::{Footer, Handle};
@@ -32,12 +32,54 @@ impl SstableMeta {
     }
 }
 
+impl Locate for SstableMeta {
+    /// Level 0 gives the level-1 block, which gives the data block.
+    fn locate(&self, r: &mut Reader<'_>, key: &[u8]) -> Result<Option<Arc<Block>>> {
+        let Some(&(_, ih)) = self.entries_from(key).next() else {
+            return Ok(None);
+        };
+        let index = r.block(ih, Kind::Index, None)?;
+        let j = index.lower_bound(key);
+        if j == index.len() {
+            return Err(r
+                .file()
+                .bad_block(ih, "ends below the level-0 key that points at it".into()));
+        }
+        let h = r.entry_handle(&index, ih, j)?;
+        r.block(h, Kind::Data, None).map(Some)
+    }
+
+    fn scan(&self, r: &mut Reader<'_>, from: &[u8], emit: &mut Emit<'_>) -> Result<()> {
+        for &(_, ih) in self.entries_from(from) {
+            let index = r.block(ih, Kind::Index, None)?;
+            for j in index.lower_bound(from)..index.len() {
+                let h = r.entry_handle(&index, ih, j)?;
+                let next = match j + 1 < index.len() {
+                    true => Some(r.entry_handle(&index, ih, j + 1)?),
+                    false => None,
+                };
+                let block = r.block(h, Kind::Data, next)?;
+                if !emit(&block) {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the level-1 blocks.
+    fn data_handles(&self, r: &mut Reader<'_>) -> Result<Vec<Handle>> {
+        let mut out = Vec::new();
+        for &(_, ih) in &self.level0 {
+            let index = r.block(ih, Kind::Index, None)?;
+            out.extend(r.entry_handles(&index, ih)?);
+        }
+        Ok(out)
+    }
+}
+
 impl LayoutIndex for SstableMeta {
-    fn write(
-        w: &mut Writer,
-        records: &[Record<'_>],
-        options: &BuildOptions,
-    ) -> Result<(Self, Written)> {
+    fn write(w: &mut Writer, records: &[Record<'_>], options: &BuildOptions) -> Wrote<Self> {
         let tau = options.block_size;
         // Level 1: (last key of a data block, its handle), collected, then written.
         let mut level1: Vec<(&[u8], Handle)> = Vec::new();
@@ -144,55 +186,6 @@ impl LayoutIndex for SstableMeta {
 
     fn index_blocks(&self) -> u64 {
         self.level0.len() as u64
-    }
-
-    /// Level 0 gives the level-1 block, which gives the data block.
-    fn locate(&self, r: &mut Reader<'_>, key: &[u8]) -> Result<Option<Arc<Block>>> {
-        let Some(&(_, ih)) = self.entries_from(key).next() else {
-            return Ok(None);
-        };
-        let index = r.block(ih, Kind::Index, None)?;
-        let j = index.lower_bound(key);
-        if j == index.len() {
-            return Err(r
-                .file()
-                .bad_block(ih, "ends below the level-0 key that points at it".into()));
-        }
-        let h = r.entry_handle(&index, ih, j)?;
-        r.block(h, Kind::Data, None).map(Some)
-    }
-
-    fn scan(
-        &self,
-        r: &mut Reader<'_>,
-        from: &[u8],
-        emit: &mut dyn FnMut(&Block) -> bool,
-    ) -> Result<()> {
-        for &(_, ih) in self.entries_from(from) {
-            let index = r.block(ih, Kind::Index, None)?;
-            for j in index.lower_bound(from)..index.len() {
-                let h = r.entry_handle(&index, ih, j)?;
-                let next = match j + 1 < index.len() {
-                    true => Some(r.entry_handle(&index, ih, j + 1)?),
-                    false => None,
-                };
-                let block = r.block(h, Kind::Data, next)?;
-                if !emit(&block) {
-                    return Ok(());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Reads the level-1 blocks.
-    fn data_handles(&self, r: &mut Reader<'_>) -> Result<Vec<Handle>> {
-        let mut out = Vec::new();
-        for &(_, ih) in &self.level0 {
-            let index = r.block(ih, Kind::Index, None)?;
-            out.extend(r.entry_handles(&index, ih)?);
-        }
-        Ok(out)
     }
 
     /// Every block in order, each level-1 entry naming its block's last key, and each

@@ -1,4 +1,4 @@
-//! The tuned layout, paper 2's layered index (AirIndex, sections 2 and 3; FORMAT.md
+//! The tuned layout, paper 2's layered index (AirIndex, section 2; FORMAT.md
 //! sections 8.3 and 8.5a): pages of a fixed size (the block size, or more where a record
 //! needs it), each a sealed block, zeros and the block's length; then the layers the
 //! tuner chose for a storage profile, layer 1 first. A get reads the root whole, a window
@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use super::paged::{self, PageIndex};
-use super::{LayoutIndex, Written};
+use super::{LayoutIndex, Written, Wrote};
 use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::kv::block::Block;
 use crate::kv::file::{Footer, Handle};
@@ -122,11 +122,7 @@ pub(crate) fn write_tuned(
 }
 
 impl LayoutIndex for TunedMeta {
-    fn write(
-        w: &mut Writer,
-        records: &[Record<'_>],
-        options: &BuildOptions,
-    ) -> Result<(Self, Written)> {
+    fn write(w: &mut Writer, records: &[Record<'_>], options: &BuildOptions) -> Wrote<Self> {
         let (meta, report) = write_tuned(w, records, options)?;
         let written = Written {
             block_size: report.page_size,
@@ -218,23 +214,6 @@ impl LayoutIndex for TunedMeta {
 
     fn index_blocks(&self) -> u64 {
         self.layers.iter().map(|l| l.pieces).sum()
-    }
-
-    fn locate(&self, r: &mut Reader<'_>, key: &[u8]) -> Result<Option<Arc<Block>>> {
-        paged::locate(self, r, key)
-    }
-
-    fn scan(
-        &self,
-        r: &mut Reader<'_>,
-        from: &[u8],
-        emit: &mut dyn FnMut(&Block) -> bool,
-    ) -> Result<()> {
-        paged::scan(self, r, from, emit)
-    }
-
-    fn data_handles(&self, r: &mut Reader<'_>) -> Result<Vec<Handle>> {
-        Ok(paged::page_handles(r.file()))
     }
 
     /// Every page in key order, every layer's pieces checked, and the layers finding every
