@@ -1,4 +1,4 @@
-//! The key-value file (FORMAT.md section 8; paper 4, section 2's SSTable with paper 4's and
+//! The key-value file (FORMAT.md section 8; paper 4, section 3's SSTable with paper 4's and
 //! paper 2's indexes): data blocks or pages, then the index blocks of the layout (the
 //! SSTable's level-1 blocks, the tuned layers, the B+tree's nodes), then the in-memory
 //! index ("meta", one per layout, in [`layout`](super::layout)), then a 72-byte footer

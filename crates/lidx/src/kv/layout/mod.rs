@@ -263,3 +263,23 @@ impl Meta {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_layout_has_its_own_footer_byte_and_others_are_refused_naming_all_four() {
+        for layout in Layout::ALL {
+            assert_eq!(Layout::from_tag(layout.tag()).expect("known"), layout);
+        }
+        for tag in [0u8, 5, 255] {
+            let e = Layout::from_tag(tag).expect_err("unknown");
+            assert!(
+                matches!(e, FormatError::BadField { field: "layout", value, expected }
+                    if value == u64::from(tag) && expected.contains("4 (btree)")),
+                "{e:?}"
+            );
+        }
+    }
+}
