@@ -50,7 +50,7 @@ use anyhow::{Context as _, bail};
 use lidx::data::{Distribution, GenParams, KeyFile, generate, write_keys};
 use lidx::files::{AtomicFile, drop_cached_pages, open_read};
 use lidx::index::{Index, Rmi, RmiParams};
-use lidx::kv::file::u64_key;
+use lidx::kv::keys::u64_key;
 use lidx::kv::input::RecordInput;
 use lidx::kv::write::{Record, TunedReport, sketch_tuned};
 use lidx::kv::{BlockCache, BuildOptions, KeyEncoding, KvFile, Layout, ModelKind, Reader};
@@ -1458,7 +1458,7 @@ mod rocks {
 
     impl Probe for RocksProbe<'_> {
         fn get(&mut self, key: u64) -> anyhow::Result<Option<u64>> {
-            let key = lidx::kv::file::u64_key(key);
+            let key = lidx::kv::keys::u64_key(key);
             let found = match self.latency {
                 None => self.kv.get_into(&key, &mut self.value)?,
                 Some(model) => {

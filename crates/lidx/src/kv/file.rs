@@ -1,7 +1,8 @@
-//! The key-value file (FORMAT.md section 8): data blocks, then (SSTable layout) the
-//! level-1 index blocks, then the in-memory index ("meta": the learned layout's key map,
-//! model and block-location array, or the SSTable's level-0 entries), then a 72-byte
-//! footer with magic, version, the layout and the meta's place and CRC32C.
+//! The key-value file (FORMAT.md section 8; paper 4, section 3's SSTable with paper 4's and
+//! paper 2's indexes): data blocks or pages, then the index blocks of the layout (the
+//! SSTable's level-1 blocks, the tuned layers, the B+tree's nodes), then the in-memory
+//! index ("meta", one per layout, in [`layout`](super::layout)), then a 72-byte footer
+//! with magic, version, the layout and the meta's place and CRC32C.
 //!
 //! [`KvFile::open`] reads the footer and the meta, checks both, and keeps the meta in
 //! memory; blocks are read on demand by a [`Reader`](super::Reader).
@@ -11,9 +12,11 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::block::{Compression, TRAILER};
-use super::keymap::{KeyMap, MAX_SPAN};
-use super::layers::{Layer, STORED_PIECE};
+use super::block::Compression;
+use super::keymap::KeyMap;
+use super::keys::KeyEncoding;
+use super::layout::tuned::LayerPlace;
+use super::layout::{Layout, Meta};
 use super::model::BlockModel;
 use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::files::{open_regular, reopen};
@@ -31,116 +34,6 @@ pub const FOOTER: usize = 72;
 /// Bytes of the file's end that opening it reads at once: the footer, and the meta with
 /// it when it fits.
 const TAIL_READ: u64 = 4096;
-
-/// How records are laid out in blocks and found again.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Layout {
-    /// Paper 4: a monotone model of each key's byte offset decides its block; the model
-    /// and a block-location array find it again, no key stored.
-    #[default]
-    Learned,
-    /// Bigtable's classic SSTable: blocks filled to τ, a two-level index of each block's
-    /// last key (level 1 in index blocks in the file, level 0 in memory).
-    Sstable,
-    /// Paper 2's layered index (AirIndex): fixed-size pages, and layers of models on
-    /// storage each predicting byte offsets in the one below, tuned to a storage profile.
-    Tuned,
-    /// Paper 2's B+tree baseline: the tuned layout's fixed-size pages under a disk B+tree
-    /// of nodes of the same size, read from the root down.
-    Btree,
-}
-
-crate::names::name_table!(Layout, "layout", [
-    Learned => "learned",
-    Sstable => "sstable",
-    Tuned => "tuned",
-    Btree => "btree",
-]);
-
-/// How keys were written, so that commands read and print them the user's way.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum KeyEncoding {
-    /// Byte strings as given (TSV input).
-    #[default]
-    Bytes,
-    /// `u64` keys as 8 big-endian bytes, so byte order is numeric order.
-    U64Be,
-    /// `u64` keys as decimal strings (the paper's integer keys encoded as strings).
-    Decimal,
-}
-
-crate::names::name_table!(KeyEncoding, "key encoding", [
-    Bytes => "bytes",
-    U64Be => "u64-be",
-    Decimal => "decimal",
-]);
-
-impl KeyEncoding {
-    fn tag(self) -> u8 {
-        match self {
-            KeyEncoding::Bytes => 0,
-            KeyEncoding::U64Be => 1,
-            KeyEncoding::Decimal => 2,
-        }
-    }
-
-    /// The stored bytes of a key given on a command line: a `u64` for the integer
-    /// encodings, the argument's bytes otherwise.
-    pub fn parse(self, arg: &str) -> Result<Vec<u8>> {
-        let int = || {
-            arg.parse::<u64>().map_err(|_| {
-                Error::param(
-                    "key",
-                    format!("'{arg}' is not a u64, and the file's keys are"),
-                )
-            })
-        };
-        Ok(match self {
-            KeyEncoding::Bytes => arg.as_bytes().to_vec(),
-            KeyEncoding::U64Be => u64_key(int()?).to_vec(),
-            KeyEncoding::Decimal => int()?.to_string().into_bytes(),
-        })
-    }
-
-    /// A stored key the way a user wrote it: the integer for `u64-be`, the bytes otherwise.
-    pub fn render(self, key: &[u8]) -> Vec<u8> {
-        match (self, <[u8; 8]>::try_from(key)) {
-            (KeyEncoding::U64Be, Ok(b)) => key_u64(b).to_string().into_bytes(),
-            _ => key.to_vec(),
-        }
-    }
-}
-
-/// A `u64` key as 8 bytes whose byte order is the numbers' order (big-endian).
-#[allow(
-    clippy::big_endian_bytes,
-    reason = "keys compare as bytes: only big-endian keeps numeric order"
-)]
-pub fn u64_key(k: u64) -> [u8; 8] {
-    k.to_be_bytes()
-}
-
-/// The `u64` of a key written by [`u64_key`].
-#[allow(
-    clippy::big_endian_bytes,
-    reason = "keys compare as bytes: only big-endian keeps numeric order"
-)]
-pub fn key_u64(b: [u8; 8]) -> u64 {
-    u64::from_be_bytes(b)
-}
-
-/// A key as text for messages: as is when it is printable UTF-8, else in hex.
-pub fn display_key(key: &[u8]) -> String {
-    match std::str::from_utf8(key) {
-        Ok(s) if !s.chars().any(char::is_control) => format!("'{s}'"),
-        _ => {
-            let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
-            format!("0x{hex} ({} bytes)", key.len())
-        }
-    }
-}
 
 /// Where a block lies: its byte offset and its sealed size (trailer included; 0 for an
 /// empty block of the learned layout).
@@ -206,12 +99,7 @@ impl Footer {
         out.extend_from_slice(&MAGIC);
         let mut e = Encoder(&mut out);
         e.u32(VERSION);
-        e.u8(match self.layout {
-            Layout::Learned => 1,
-            Layout::Sstable => 2,
-            Layout::Tuned => 3,
-            Layout::Btree => 4,
-        });
+        e.u8(self.layout.tag());
         e.u8(self.key_encoding.tag());
         e.u8(self.compression.tag());
         e.u8(0);
@@ -233,13 +121,14 @@ impl Footer {
 
     /// Decodes and checks a footer; returns it with the meta's CRC.
     fn decode(bytes: &[u8; FOOTER], file_len: u64) -> Result<(Footer, u32), FormatError> {
-        if bytes[..8] != MAGIC {
+        let (magic, fields) = bytes.as_slice().split_at(MAGIC.len());
+        if magic != MAGIC {
             return Err(FormatError::BadMagic {
                 expected: "lidx key-value file",
-                found: bytes[..8].to_vec(),
+                found: magic.to_vec(),
             });
         }
-        let mut d = Decoder::new(&bytes[8..], "footer");
+        let mut d = Decoder::new(fields, "footer");
         let version = d.u32()?;
         if version != VERSION {
             return Err(FormatError::UnsupportedVersion {
@@ -248,33 +137,17 @@ impl Footer {
                 newest: VERSION,
             });
         }
-        let stored = u32::from_le_bytes(bytes[FOOTER - 4..].try_into().unwrap_or_default());
-        let got = crc32c::crc32c(&bytes[..FOOTER - 4]);
+        let (covered, stored) = bytes.as_slice().split_at(FOOTER - 4);
+        let stored = u32::from_le_bytes(stored.try_into().unwrap_or_default());
+        let got = crc32c::crc32c(covered);
         if stored != got {
             return Err(FormatError::HeaderChecksum {
                 expected: stored,
                 got,
             });
         }
-        let layout = match d.u8()? {
-            1 => Layout::Learned,
-            2 => Layout::Sstable,
-            3 => Layout::Tuned,
-            4 => Layout::Btree,
-            t => {
-                return Err(invalid(
-                    "layout",
-                    t.into(),
-                    "1 (learned), 2 (sstable), 3 (tuned) or 4 (btree)",
-                ));
-            }
-        };
-        let key_encoding = match d.u8()? {
-            0 => KeyEncoding::Bytes,
-            1 => KeyEncoding::U64Be,
-            2 => KeyEncoding::Decimal,
-            t => return Err(invalid("key encoding", t.into(), "0, 1 or 2")),
-        };
+        let layout = Layout::from_tag(d.u8()?)?;
+        let key_encoding = KeyEncoding::from_tag(d.u8()?)?;
         let compression = d.u8()?;
         let compression = Compression::from_tag(compression)
             .ok_or_else(|| invalid("compression", compression.into(), "0 (none) or 1 (lz4)"))?;
@@ -312,291 +185,6 @@ impl Footer {
             return Err(invalid("block size", 0, "at least 1"));
         }
         Ok((footer, meta_crc))
-    }
-}
-
-/// The index a file keeps in memory.
-#[derive(Clone, Debug)]
-pub(crate) enum Meta {
-    /// The learned layout: key map, model, and `offsets[b]` where data block `b` starts
-    /// (`data_blocks + 1` entries, the last `data_bytes`).
-    Learned {
-        keymap: KeyMap,
-        model: BlockModel,
-        offsets: Vec<u64>,
-    },
-    /// The SSTable layout's level 0: the last key of each level-1 index block, in
-    /// increasing order, and where that block lies.
-    Sstable { level0: Vec<(Box<[u8]>, Handle)> },
-    /// The tuned layout: the key map, where each layer lies (layer 1 first; its pieces
-    /// follow the data pages, layer after layer) and the profile it was tuned for.
-    Tuned {
-        keymap: KeyMap,
-        layers: Vec<LayerPlace>,
-        cost: AffineCost,
-    },
-    /// The B+tree layout: nodes per level, leaves' parents first, the root (one node)
-    /// last; level `i`'s nodes are the pages right after level `i − 1`'s (after the data
-    /// pages for the first).
-    Btree { levels: Vec<u64> },
-}
-
-/// Where a layer of the tuned layout lies and how it reads the layer below.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LayerPlace {
-    /// Byte offset of its first stored piece.
-    pub offset: u64,
-    /// Stored pieces.
-    pub pieces: u64,
-    /// Its error bound Δ in bytes.
-    pub delta: u64,
-    /// Bytes of a unit of the layer below (the page size, or a stored piece).
-    pub unit: u64,
-    /// Units in the layer below.
-    pub units_below: u64,
-}
-
-impl LayerPlace {
-    /// The layer's window rule, without its pieces.
-    pub(crate) fn shape(&self) -> Layer {
-        Layer {
-            pieces: Vec::new(),
-            delta: self.delta,
-            unit: self.unit,
-            units_below: self.units_below,
-        }
-    }
-
-    /// Bytes of the layer.
-    pub fn bytes(&self) -> u64 {
-        self.pieces * STORED_PIECE
-    }
-}
-
-impl Meta {
-    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
-        match self {
-            Meta::Learned {
-                keymap,
-                model,
-                offsets,
-            } => {
-                keymap.encode(out);
-                model.encode(out);
-                let mut e = Encoder(out);
-                e.u64(offsets.len() as u64);
-                for &o in offsets {
-                    e.u64(o);
-                }
-            }
-            Meta::Sstable { level0 } => {
-                Encoder(out).u64(level0.len() as u64);
-                for (key, handle) in level0 {
-                    Encoder(out).u64(key.len() as u64);
-                    out.extend_from_slice(key);
-                    handle.encode(out);
-                }
-            }
-            Meta::Tuned {
-                keymap,
-                layers,
-                cost,
-            } => {
-                keymap.encode(out);
-                let mut e = Encoder(out);
-                e.f64(cost.latency_us);
-                e.f64(cost.bandwidth_mb_s);
-                e.u64(layers.len() as u64);
-                for l in layers {
-                    for v in [l.offset, l.pieces, l.delta, l.unit, l.units_below] {
-                        e.u64(v);
-                    }
-                }
-            }
-            Meta::Btree { levels } => {
-                let mut e = Encoder(out);
-                e.u64(levels.len() as u64);
-                for &n in levels {
-                    e.u64(n);
-                }
-            }
-        }
-    }
-
-    fn decode(bytes: &[u8], footer: &Footer) -> Result<Meta, FormatError> {
-        let mut d = Decoder::new(bytes, "index");
-        let meta = match footer.layout {
-            Layout::Learned => {
-                let keymap = KeyMap::decode(&mut d, MAX_SPAN)?;
-                let model = BlockModel::decode(&mut d)?;
-                let n = d.count(8)?;
-                if n as u64 != footer.data_blocks.saturating_add(1) {
-                    return Err(FormatError::HeaderDisagrees {
-                        field: "data blocks + 1",
-                        header: footer.data_blocks.saturating_add(1),
-                        data: n as u64,
-                    });
-                }
-                let mut offsets = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let o = d.u64()?;
-                    let prev = offsets.last().copied().unwrap_or(0);
-                    let size = o.checked_sub(prev);
-                    if !matches!(size, Some(s) if s == 0 || s > TRAILER as u64 + 4) {
-                        return Err(invalid(
-                            "block offset",
-                            o,
-                            "offsets from 0, each block empty or larger than its trailer",
-                        ));
-                    }
-                    offsets.push(o);
-                }
-                if offsets.last() != Some(&footer.data_bytes) {
-                    return Err(FormatError::HeaderDisagrees {
-                        field: "data bytes",
-                        header: footer.data_bytes,
-                        data: offsets.last().copied().unwrap_or(0),
-                    });
-                }
-                Meta::Learned {
-                    keymap,
-                    model,
-                    offsets,
-                }
-            }
-            Layout::Sstable => {
-                let n = d.count(8 + Handle::BYTES as u64)?;
-                let mut level0: Vec<(Box<[u8]>, Handle)> = Vec::with_capacity(n);
-                let mut next = footer.data_bytes;
-                for _ in 0..n {
-                    let len = d.count(1)?;
-                    let key: Box<[u8]> = d.bytes(len)?.into();
-                    let handle = Handle::decode(d.bytes(Handle::BYTES)?)
-                        .ok_or_else(|| invalid("level-0 handle", 0, "16 bytes"))?;
-                    if handle.offset != next || handle.size <= TRAILER as u64 + 4 {
-                        return Err(invalid(
-                            "level-1 block offset",
-                            handle.offset,
-                            "level-1 blocks one after another from the end of the data",
-                        ));
-                    }
-                    if level0.last().is_some_and(|(k, _)| **k >= *key) {
-                        return Err(invalid(
-                            "level-0 key",
-                            level0.len() as u64,
-                            "keys in increasing order",
-                        ));
-                    }
-                    next = handle.end();
-                    level0.push((key, handle));
-                }
-                if next != footer.meta_offset {
-                    return Err(FormatError::HeaderDisagrees {
-                        field: "meta offset",
-                        header: footer.meta_offset,
-                        data: next,
-                    });
-                }
-                Meta::Sstable { level0 }
-            }
-            Layout::Tuned => {
-                let keymap = KeyMap::decode(&mut d, u64::MAX)?;
-                let cost = AffineCost {
-                    latency_us: d.f64()?,
-                    bandwidth_mb_s: d.f64()?,
-                };
-                let n = d.count(40)?;
-                let mut layers: Vec<LayerPlace> = Vec::with_capacity(n);
-                let mut next = footer.data_bytes;
-                for i in 0..n {
-                    let l = LayerPlace {
-                        offset: d.u64()?,
-                        pieces: d.u64()?,
-                        delta: d.u64()?,
-                        unit: d.u64()?,
-                        units_below: d.u64()?,
-                    };
-                    let (unit, below) = match layers.last() {
-                        None => (footer.block_size, footer.data_blocks),
-                        Some(prev) => (STORED_PIECE, prev.pieces),
-                    };
-                    let fits = l.offset == next
-                        && l.pieces >= 1
-                        && l.unit == unit
-                        && l.units_below == below
-                        && l.delta <= 1 << 60;
-                    if !fits {
-                        return Err(invalid(
-                            "layer",
-                            i as u64,
-                            "layers one after another from the end of the pages, each over the one below",
-                        ));
-                    }
-                    next = l
-                        .pieces
-                        .checked_mul(STORED_PIECE)
-                        .and_then(|b| b.checked_add(next))
-                        .ok_or_else(|| invalid("layer pieces", l.pieces, "within the file"))?;
-                    layers.push(l);
-                }
-                if next != footer.meta_offset || (layers.is_empty() != (footer.data_blocks == 0)) {
-                    return Err(FormatError::HeaderDisagrees {
-                        field: "meta offset",
-                        header: footer.meta_offset,
-                        data: next,
-                    });
-                }
-                if footer.data_blocks.checked_mul(footer.block_size) != Some(footer.data_bytes) {
-                    return Err(invalid(
-                        "data bytes",
-                        footer.data_bytes,
-                        "pages times the page size",
-                    ));
-                }
-                Meta::Tuned {
-                    keymap,
-                    layers,
-                    cost,
-                }
-            }
-            Layout::Btree => {
-                let n = d.count(8)?;
-                let mut levels = Vec::with_capacity(n);
-                for i in 0..n {
-                    let nodes = d.u64()?;
-                    let below = levels.last().copied().unwrap_or(footer.data_blocks);
-                    // Each node holds at least one entry; all but the root at least two.
-                    if nodes == 0 || nodes > below || (nodes == below && below > 1) {
-                        return Err(invalid(
-                            "B+tree level",
-                            i as u64,
-                            "fewer nodes than the level below, one at the root",
-                        ));
-                    }
-                    levels.push(nodes);
-                }
-                if levels.last().is_some_and(|&root| root != 1)
-                    || levels.is_empty() != (footer.data_blocks == 0)
-                {
-                    return Err(invalid("B+tree levels", n as u64, "one root node"));
-                }
-                let pages = levels
-                    .iter()
-                    .try_fold(footer.data_blocks, |a, &b| a.checked_add(b));
-                if pages.and_then(|p| p.checked_mul(footer.block_size)) != Some(footer.meta_offset)
-                    || footer.data_blocks.checked_mul(footer.block_size) != Some(footer.data_bytes)
-                {
-                    return Err(FormatError::HeaderDisagrees {
-                        field: "meta offset",
-                        header: footer.meta_offset,
-                        data: pages.unwrap_or(0).saturating_mul(footer.block_size),
-                    });
-                }
-                Meta::Btree { levels }
-            }
-        };
-        d.finish()?;
-        Ok(meta)
     }
 }
 
@@ -708,24 +296,14 @@ impl KvFile {
     }
 
     /// Bytes of the index kept in memory: the learned layout's key map, model and
-    /// block-location array, or the SSTable's level-0 entries.
+    /// block-location array, the SSTable's level-0 entries, the tuned layout's key map and
+    /// layer places, or the B+tree's node counts.
     pub fn index_memory_bytes(&self) -> u64 {
-        match &self.meta {
-            Meta::Learned {
-                keymap,
-                model,
-                offsets,
-            } => keymap.size_in_bytes() + model.size_in_bytes() + 8 * offsets.len() as u64,
-            Meta::Sstable { level0 } => level0
-                .iter()
-                .map(|(k, _)| k.len() as u64 + Handle::BYTES as u64)
-                .sum(),
-            Meta::Tuned { keymap, layers, .. } => keymap.size_in_bytes() + 40 * layers.len() as u64,
-            Meta::Btree { levels } => 8 * levels.len() as u64,
-        }
+        self.meta.memory_bytes()
     }
 
-    /// Bytes of the index on disk: the meta, and the level-1 index blocks of an SSTable.
+    /// Bytes of the index on disk: the meta, and the level-1 index blocks (SSTable), the
+    /// layers (tuned) or the nodes (B+tree).
     pub fn index_disk_bytes(&self) -> u64 {
         self.footer.meta_offset - self.footer.data_bytes + self.footer.meta_len
     }
@@ -733,69 +311,35 @@ impl KvFile {
     /// Index blocks on disk: level-1 blocks (SSTable), layer pieces (tuned), nodes
     /// (B+tree); 0 for the learned layout.
     pub fn index_blocks(&self) -> u64 {
-        match &self.meta {
-            Meta::Learned { .. } => 0,
-            Meta::Sstable { level0 } => level0.len() as u64,
-            Meta::Tuned { layers, .. } => layers.iter().map(|l| l.pieces).sum(),
-            Meta::Btree { levels } => levels.iter().sum(),
-        }
+        self.meta.index_blocks()
     }
 
     /// The B+tree layout's nodes per level (the root's level last).
     pub fn btree_levels(&self) -> Option<&[u64]> {
-        match &self.meta {
-            Meta::Btree { levels } => Some(levels),
-            _ => None,
-        }
+        self.meta.btree().map(|m| m.levels.as_slice())
     }
 
     /// The learned layout's model, key map and block offsets.
     pub fn learned(&self) -> Option<(&KeyMap, &BlockModel, &[u64])> {
-        match &self.meta {
-            Meta::Learned {
-                keymap,
-                model,
-                offsets,
-            } => Some((keymap, model, offsets)),
-            _ => None,
-        }
+        let m = self.meta.learned()?;
+        Some((&m.keymap, &m.model, &m.offsets))
     }
 
     /// The tuned layout's layers (layer 1 first) and the profile cost it was tuned for.
     pub fn tuned(&self) -> Option<(&[LayerPlace], AffineCost)> {
-        match &self.meta {
-            Meta::Tuned { layers, cost, .. } => Some((layers, *cost)),
-            _ => None,
-        }
+        let m = self.meta.tuned()?;
+        Some((&m.layers, m.cost))
     }
 
-    /// The learned layout's block of `key`, `⌊f(x(key)) / τ⌋` held within the blocks; `None`
-    /// for an SSTable or a file of no block.
+    /// The learned layout's block of `key`, `⌊f(x(key)) / τ⌋` held within the blocks;
+    /// `None` for another layout or a file of no block.
     pub fn learned_block(&self, key: &[u8]) -> Option<usize> {
-        match &self.meta {
-            Meta::Learned {
-                keymap,
-                model,
-                offsets,
-            } if offsets.len() > 1 => {
-                let blocks = offsets.len() as u64 - 1;
-                Some(model.block(keymap.map(key), self.footer.block_size, blocks) as usize)
-            }
-            _ => None,
-        }
+        self.meta.learned()?.block_of(key, self.footer.block_size)
     }
 
-    /// The learned layout's data block `b` (`b < data_blocks`).
-    #[expect(
-        clippy::indexing_slicing,
-        reason = "callers pass b < data_blocks, and the decoded meta holds data_blocks + 1 offsets"
-    )]
-    pub(crate) fn learned_handle(offsets: &[u64], b: usize) -> Handle {
-        let (start, end) = (offsets[b], offsets[b + 1]);
-        Handle {
-            offset: start,
-            size: end - start,
-        }
+    /// The error for a file whose parts disagree.
+    pub(crate) fn corrupt(&self, problem: String) -> Error {
+        Error::format(&self.path, FormatError::Inconsistent(problem))
     }
 
     /// The error for a block that fails its checks.

@@ -11,7 +11,7 @@ use memmap2::Mmap;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::file::{KeyEncoding, display_key, u64_key};
+use super::keys::{KeyEncoding, display_key, u64_key};
 use super::write::Record;
 use crate::data::KeyFile;
 use crate::files::{AtomicFile, open_regular};

@@ -1,25 +1,32 @@
 //! Key-value files with a learned block layout (paper 4, Bigtable): byte-string keys and
 //! values in blocks, where a monotone model of each key's byte offset decides which block
 //! a record goes into, so the model alone finds it; beside it the baseline the paper
-//! replaced, Bigtable's SSTable with a two-level index of each block's last key.
+//! replaced, Bigtable's SSTable with a two-level index of each block's last key; and
+//! paper 2's layered index tuned to a storage profile (AirIndex) with its B+tree baseline.
 //!
-//! - [`keymap`]: byte-string keys as integers a model learns from (section 4).
+//! - [`layout`]: one module per layout (learned, sstable, tuned, btree), each with its
+//!   meta and codec, its writer, its locate and scan, and its verify; the one dispatch.
+//! - [`keymap`]: byte-string keys as integers a model learns from (paper 4, section 4).
+//! - [`keys`]: how keys were written (bytes, `u64` big-endian, decimal) and are printed.
 //! - [`LineFit`](crate::pla::LineFit): the least-squares line fitted in one pass to the
 //!   bytes before each key (section 4, "Learned Index Training"; shared in `pla::fit`).
 //! - [`model`]: the monotone models (line, PGM, RMI) that place records in blocks.
 //! - [`layers`]: paper 2's layered index (AirIndex) over fixed pages, and its tuner; the
 //!   same pages also sit under a disk B+tree, paper 2's baseline ([`Layout::Btree`]).
 //! - [`block`]: a block's records and its sealed form (compression byte, CRC32C).
-//! - [`write`], [`file`], [`read`], [`verify`]: writing, opening, reading (gets and scans
-//!   through the shared [`BlockCache`] of `storage::cache`, counting blocks and reads by
-//!   level, under an optional latency model) and checking a file.
+//! - [`write`], [`file`], [`read`], [`verify`]: writing, opening (footer), reading (gets
+//!   and scans through the shared [`BlockCache`] of `storage::cache`, counting blocks and
+//!   reads by level, under an optional latency model) and checking a file; each asks the
+//!   file's layout for what differs.
 //! - [`input`]: records from TSV or SOSD files, and the paper's generated records.
 
 pub mod block;
 pub mod file;
 pub mod input;
 pub mod keymap;
+pub mod keys;
 pub mod layers;
+pub mod layout;
 pub mod model;
 pub mod read;
 pub mod verify;
@@ -30,8 +37,10 @@ mod tests;
 
 pub use crate::storage::cache::{BlockCache, CacheStats};
 pub use block::Compression;
-pub use file::{Footer, KeyEncoding, KvFile, Layout};
+pub use file::{Footer, KvFile};
 pub use keymap::KeyMap;
+pub use keys::KeyEncoding;
+pub use layout::Layout;
 pub use model::{BlockModel, ModelKind};
 pub use read::{LEVELS, OpStats, Reader};
 pub use verify::{KvInfo, LearnedInfo, VerifyReport, info, verify};

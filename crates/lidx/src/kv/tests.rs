@@ -163,7 +163,7 @@ fn one_record_one_block_and_every_block_but_one_empty() {
             vec![7u8; 8],
             vec![0u8; 2],
             vec![255u8; 6],
-            file::u64_key(u64::from(i)).to_vec(),
+            keys::u64_key(u64::from(i)).to_vec(),
         ]
         .concat()
     };

@@ -1,14 +1,15 @@
-//! `lidx kv verify` and `lidx kv info`. Verify reads every block of a key-value file past the cache and checks what
-//! the format promises: each block's checksum and structure, keys in strictly increasing
-//! order across the whole file, the footer's counts, and that the index finds every key
-//! where it is (the learned model's block for each key; the SSTable's level-1 entries and
-//! level-0 keys equal to the last keys of the blocks they point at).
+//! `lidx kv verify` and `lidx kv info` (FORMAT.md section 8.6; paper 4's checksums). Verify
+//! reads every block of a key-value file past the cache and checks what the format
+//! promises: each block's checksum and structure, keys in strictly increasing order across
+//! the whole file, the footer's counts, and that the index finds every key where it is.
+//! Each layout checks its own index (in [`layout`](super::layout)); the check of a
+//! sequence of data blocks, which the learned and SSTable layouts share, is here.
 
 use super::block::Block;
-use super::file::{Footer, Handle, KvFile, LayerPlace, Meta, display_key};
-use super::layers::{Layered, lookup_in_memory};
+use super::file::{Footer, Handle, KvFile};
+use super::keys::display_key;
 use super::model::ModelKind;
-use super::read::{Kind, Reader};
+use super::read::Reader;
 use super::write::BlockSizes;
 use crate::storage::cache::BlockCache;
 use crate::{Error, FormatError, Result};
@@ -22,7 +23,7 @@ pub struct VerifyReport {
     pub data_blocks: u64,
     /// Of which empty.
     pub empty_blocks: u64,
-    /// Level-1 index blocks (SSTable) or layer pieces (tuned) read.
+    /// Index blocks read: level-1 blocks (SSTable), layer pieces (tuned) or nodes (B+tree).
     pub index_blocks: u64,
 }
 
@@ -30,31 +31,20 @@ pub struct VerifyReport {
 pub fn verify(file: &KvFile) -> Result<VerifyReport> {
     let cache = BlockCache::new(0);
     let mut reader = Reader::new(file, &cache);
-    let corrupt = |problem: String| Error::format(file.path(), FormatError::Inconsistent(problem));
-    // Each data block's handle and, for an SSTable, the last key its level-1 entry names.
-    let mut handles: Vec<(Handle, Option<Vec<u8>>)> = Vec::new();
-    match &file.meta {
-        Meta::Tuned { keymap, layers, .. } => {
-            return verify_tuned(file, &mut reader, keymap, layers);
-        }
-        Meta::Btree { levels } => return verify_btree(file, &mut reader, levels),
-        Meta::Learned { .. } => {
-            handles.extend(reader.data_handles()?.into_iter().map(|h| (h, None)));
-        }
-        Meta::Sstable { level0 } => {
-            for (i, (l0_key, ih)) in level0.iter().enumerate() {
-                let index = reader.index_block(*ih)?;
-                if index.is_empty() || index.key(index.len() - 1) != &**l0_key {
-                    return Err(corrupt(format!(
-                        "level-0 entry {i} does not name the last key of its level-1 block"
-                    )));
-                }
-                for (j, h) in reader.entry_handles(&index, *ih)?.into_iter().enumerate() {
-                    handles.push((h, Some(index.key(j).to_vec())));
-                }
-            }
-        }
-    }
+    file.meta.verify(&mut reader)
+}
+
+/// The check of a layout of data blocks (learned, SSTable): `handles` hold each data
+/// block's place and, for an SSTable, the last key its level-1 entry names. The blocks
+/// must lie one after another from 0 to the footer's data bytes, as many as it counts,
+/// each with a record unless it is empty, keys strictly increasing across the file, and
+/// each key in the block `place` gives (when it gives one).
+pub(crate) fn check_blocks(
+    reader: &mut Reader<'_>,
+    handles: Vec<(Handle, Option<Vec<u8>>)>,
+    place: &dyn Fn(&[u8]) -> Option<usize>,
+) -> Result<VerifyReport> {
+    let file = reader.file();
     let mut report = VerifyReport {
         data_blocks: handles.len() as u64,
         index_blocks: file.index_blocks(),
@@ -104,7 +94,7 @@ pub fn verify(file: &KvFile) -> Result<VerifyReport> {
                     ),
                 ));
             }
-            if let Some(predicted) = file.learned_block(key)
+            if let Some(predicted) = place(key)
                 && predicted != b
             {
                 return Err(file.bad_block(
@@ -144,125 +134,8 @@ pub fn verify(file: &KvFile) -> Result<VerifyReport> {
     records_as_counted(file, report)
 }
 
-/// The tuned layout: every page in key order, every layer's pieces checked, and the layers
-/// finding every page's first key where it is.
-fn verify_tuned(
-    file: &KvFile,
-    reader: &mut Reader<'_>,
-    keymap: &super::KeyMap,
-    places: &[LayerPlace],
-) -> Result<VerifyReport> {
-    let (report, first_keys) = verify_pages(file, reader, places.iter().map(|l| l.pieces).sum())?;
-    let footer = file.footer();
-    let firsts: Vec<u64> = first_keys.iter().map(|k| keymap.map(k)).collect();
-    let mut layers = Vec::with_capacity(places.len());
-    for l in places {
-        let mut layer = l.shape();
-        layer.pieces = reader.read_pieces_at(l.offset, l.pieces)?;
-        layers.push(layer);
-    }
-    let index = Layered {
-        page_size: footer.block_size,
-        layers,
-    };
-    for (p, &x) in firsts.iter().enumerate() {
-        let want = firsts.partition_point(|&f| f <= x).saturating_sub(1) as u64;
-        let (found, _) = lookup_in_memory(&index, &firsts, x);
-        if found != want {
-            return Err(Error::format(
-                file.path(),
-                FormatError::Inconsistent(format!(
-                    "the layers lead the first key of page {p} to page {found}, not {want}"
-                )),
-            ));
-        }
-    }
-    records_as_counted(file, report)
-}
-
-/// Every page of a layout of fixed pages in key order; the report (with `index_blocks`)
-/// and each page's first key.
-fn verify_pages(
-    file: &KvFile,
-    reader: &mut Reader<'_>,
-    index_blocks: u64,
-) -> Result<(VerifyReport, Vec<Vec<u8>>)> {
-    let footer = file.footer();
-    let mut report = VerifyReport {
-        data_blocks: footer.data_blocks,
-        index_blocks,
-        ..VerifyReport::default()
-    };
-    let mut firsts = Vec::with_capacity(footer.data_blocks as usize);
-    let mut previous: Option<Vec<u8>> = None;
-    for p in 0..footer.data_blocks {
-        let page = reader.read_pages(p, 1, Kind::Data)?.remove(0);
-        firsts.push(page.key(0).to_vec());
-        for i in 0..page.len() {
-            let key = page.key(i);
-            if previous.as_deref().is_some_and(|prev| prev >= key) {
-                return Err(file.bad_block(
-                    page_handle(file, p),
-                    format!("holds key {} out of order", display_key(key)),
-                ));
-            }
-            previous = Some(key.to_vec());
-            report.records += 1;
-        }
-    }
-    Ok((report, firsts))
-}
-
-fn page_handle(file: &KvFile, p: u64) -> Handle {
-    let size = file.footer().block_size;
-    Handle {
-        offset: p * size,
-        size,
-    }
-}
-
-/// The B+tree layout: every page in key order, and each level's entries, node after node,
-/// naming each unit of the level below (its first key and page number) in order.
-fn verify_btree(file: &KvFile, reader: &mut Reader<'_>, levels: &[u64]) -> Result<VerifyReport> {
-    let (report, mut below) = verify_pages(file, reader, levels.iter().sum())?;
-    let mut first_below = 0;
-    let mut page = file.footer().data_blocks;
-    for &nodes in levels {
-        let mut firsts = Vec::with_capacity(nodes as usize);
-        let mut entry = 0;
-        for p in page..page + nodes {
-            let node = reader.read_pages(p, 1, Kind::Index)?.remove(0);
-            firsts.push(node.key(0).to_vec());
-            for j in 0..node.len() {
-                let (key, child) = node.record(j);
-                let want = first_below + entry as u64;
-                if below.get(entry).map(Vec::as_slice) != Some(key) || child != want.to_le_bytes() {
-                    return Err(file.bad_block(
-                        page_handle(file, p),
-                        format!("entry {j} does not name page {want} by its first key"),
-                    ));
-                }
-                entry += 1;
-            }
-        }
-        if entry != below.len() {
-            return Err(Error::format(
-                file.path(),
-                FormatError::Inconsistent(format!(
-                    "a B+tree level names {entry} pages of the {} below it",
-                    below.len()
-                )),
-            ));
-        }
-        first_below = page;
-        page += nodes;
-        below = firsts;
-    }
-    records_as_counted(file, report)
-}
-
 /// `report` when the footer counts the records it read, else the error saying so.
-fn records_as_counted(file: &KvFile, report: VerifyReport) -> Result<VerifyReport> {
+pub(crate) fn records_as_counted(file: &KvFile, report: VerifyReport) -> Result<VerifyReport> {
     let counted = file.footer().records;
     if report.records != counted {
         return Err(Error::format(
@@ -289,7 +162,8 @@ pub struct KvInfo {
     pub index_memory_bytes: u64,
     /// Bytes of the index on disk (level-1 blocks and the meta).
     pub index_disk_bytes: u64,
-    /// Level-1 index blocks (SSTable), 0 for the learned layout.
+    /// Index blocks on disk: level-1 blocks (SSTable), layer pieces (tuned), nodes
+    /// (B+tree); 0 for the learned layout.
     pub index_blocks: u64,
     /// Stored data block sizes.
     pub data_blocks: BlockSizes,

@@ -1,0 +1,343 @@
+//! The tuned layout, paper 2's layered index (AirIndex, section 2; FORMAT.md
+//! sections 8.3 and 8.5a): pages of a fixed size (the block size, or more where a record
+//! needs it), each a sealed block, zeros and the block's length; then the layers the
+//! tuner chose for a storage profile, layer 1 first. A get reads the root whole, a window
+//! of each layer below it, then the window of pages, of which the last whose first key is
+//! at most the key: one read per layer and one for the pages, as the tuner costed it.
+
+#![deny(clippy::indexing_slicing)]
+
+use std::sync::Arc;
+
+use super::paged::{self, PageIndex};
+use super::{LayoutIndex, Written, Wrote};
+use crate::files::codec::{Decoder, Encoder, invalid};
+use crate::kv::block::Block;
+use crate::kv::file::{Footer, Handle};
+use crate::kv::keymap::KeyMap;
+use crate::kv::layers::{Layer, Layered, STORED_PIECE, StoredPiece, lookup_in_memory, tune};
+use crate::kv::read::{Kind, Reader};
+use crate::kv::verify::{VerifyReport, records_as_counted};
+use crate::kv::write::{BuildOptions, Record, TunedReport, Writer};
+use crate::storage::profile::{AffineCost, named_profile};
+use crate::{FormatError, Result};
+
+/// The tuned layout's meta: the key map, where each layer lies (layer 1 first; its
+/// pieces follow the data pages, layer after layer) and the profile it was tuned for.
+#[derive(Clone, Debug)]
+pub(crate) struct TunedMeta {
+    pub(crate) keymap: KeyMap,
+    pub(crate) layers: Vec<LayerPlace>,
+    pub(crate) cost: AffineCost,
+}
+
+/// Where a layer of the tuned layout lies and how it reads the layer below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerPlace {
+    /// Byte offset of its first stored piece.
+    pub offset: u64,
+    /// Stored pieces.
+    pub pieces: u64,
+    /// Its error bound Δ in bytes.
+    pub delta: u64,
+    /// Bytes of a unit of the layer below (the page size, or a stored piece).
+    pub unit: u64,
+    /// Units in the layer below.
+    pub units_below: u64,
+}
+
+impl LayerPlace {
+    /// The layer's window rule, without its pieces.
+    pub(crate) fn shape(&self) -> Layer {
+        Layer {
+            pieces: Vec::new(),
+            delta: self.delta,
+            unit: self.unit,
+            units_below: self.units_below,
+        }
+    }
+
+    /// Bytes of the layer.
+    pub fn bytes(&self) -> u64 {
+        self.pieces * STORED_PIECE
+    }
+}
+
+/// Lays `records` out in pages through `w` and runs the tuner over them for `options`'
+/// profile (default: the `ssd` profile's random reads); writes the layers it chose.
+/// With no output (sketching) nothing is written, and the choice is the same.
+pub(crate) fn write_tuned(
+    w: &mut Writer,
+    records: &[Record<'_>],
+    options: &BuildOptions,
+) -> Result<(TunedMeta, TunedReport)> {
+    // The PGM's PLA is exact on any u64: the widest span, the fewest ties.
+    let keymap = KeyMap::train_within(records.iter().map(|r| r.key), u64::MAX);
+    let page = w.page_size(records, options.block_size, 0);
+    let firsts: Vec<u64> = w
+        .pages(records, page)?
+        .into_iter()
+        .filter_map(|i| records.get(i))
+        .map(|r| keymap.map(r.key))
+        .collect();
+    let cost = options
+        .profile
+        .or_else(|| named_profile("ssd").map(|p| p.random))
+        .unwrap_or(AffineCost {
+            latency_us: 250.0,
+            bandwidth_mb_s: 175.0,
+        });
+    let mut places = Vec::new();
+    let mut report = TunedReport {
+        cost,
+        page_size: page,
+        candidates: Vec::new(),
+        sketched: 0,
+    };
+    if !firsts.is_empty() {
+        let tuned = tune(&firsts, page, &cost)?;
+        for layer in &tuned.index.layers {
+            let mut bytes = Vec::with_capacity(layer.bytes() as usize);
+            for p in &layer.pieces {
+                p.encode(&mut bytes);
+            }
+            places.push(LayerPlace {
+                offset: w.written,
+                pieces: layer.pieces.len() as u64,
+                delta: layer.delta,
+                unit: layer.unit,
+                units_below: layer.units_below,
+            });
+            w.write_raw(&bytes)?;
+        }
+        report.candidates = tuned.per_layers;
+        report.sketched = tuned.sketched;
+    }
+    let meta = TunedMeta {
+        keymap,
+        layers: places,
+        cost,
+    };
+    Ok((meta, report))
+}
+
+impl LayoutIndex for TunedMeta {
+    fn write(w: &mut Writer, records: &[Record<'_>], options: &BuildOptions) -> Wrote<Self> {
+        let (meta, report) = write_tuned(w, records, options)?;
+        let written = Written {
+            block_size: report.page_size,
+            model_pieces: meta.layers.iter().map(|l| l.pieces).sum(),
+            key_positions: meta.keymap.positions() as u64,
+            tuned: Some(report),
+            ..Written::default()
+        };
+        Ok((meta, written))
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.keymap.encode(out);
+        let mut e = Encoder(out);
+        e.f64(self.cost.latency_us);
+        e.f64(self.cost.bandwidth_mb_s);
+        e.u64(self.layers.len() as u64);
+        for l in &self.layers {
+            for v in [l.offset, l.pieces, l.delta, l.unit, l.units_below] {
+                e.u64(v);
+            }
+        }
+    }
+
+    fn decode(d: &mut Decoder<'_>, footer: &Footer) -> Result<Self, FormatError> {
+        let keymap = KeyMap::decode(d, u64::MAX)?;
+        let cost = AffineCost {
+            latency_us: d.f64()?,
+            bandwidth_mb_s: d.f64()?,
+        };
+        let n = d.count(40)?;
+        let mut layers: Vec<LayerPlace> = Vec::with_capacity(n);
+        let mut next = footer.data_bytes;
+        for i in 0..n {
+            let l = LayerPlace {
+                offset: d.u64()?,
+                pieces: d.u64()?,
+                delta: d.u64()?,
+                unit: d.u64()?,
+                units_below: d.u64()?,
+            };
+            let (unit, below) = match layers.last() {
+                None => (footer.block_size, footer.data_blocks),
+                Some(prev) => (STORED_PIECE, prev.pieces),
+            };
+            let fits = l.offset == next
+                && l.pieces >= 1
+                && l.unit == unit
+                && l.units_below == below
+                && l.delta <= 1 << 60;
+            if !fits {
+                return Err(invalid(
+                    "layer",
+                    i as u64,
+                    "layers one after another from the end of the pages, each over the one below",
+                ));
+            }
+            next = l
+                .pieces
+                .checked_mul(STORED_PIECE)
+                .and_then(|b| b.checked_add(next))
+                .ok_or_else(|| invalid("layer pieces", l.pieces, "within the file"))?;
+            layers.push(l);
+        }
+        if next != footer.meta_offset || (layers.is_empty() != (footer.data_blocks == 0)) {
+            return Err(FormatError::HeaderDisagrees {
+                field: "meta offset",
+                header: footer.meta_offset,
+                data: next,
+            });
+        }
+        if footer.data_blocks.checked_mul(footer.block_size) != Some(footer.data_bytes) {
+            return Err(invalid(
+                "data bytes",
+                footer.data_bytes,
+                "pages times the page size",
+            ));
+        }
+        Ok(TunedMeta {
+            keymap,
+            layers,
+            cost,
+        })
+    }
+
+    fn memory_bytes(&self) -> u64 {
+        self.keymap.size_in_bytes() + 40 * self.layers.len() as u64
+    }
+
+    fn index_blocks(&self) -> u64 {
+        self.layers.iter().map(|l| l.pieces).sum()
+    }
+
+    /// Every page in key order, every layer's pieces checked, and the layers finding every
+    /// page's first key where it is.
+    fn verify(&self, r: &mut Reader<'_>) -> Result<VerifyReport> {
+        let (report, first_keys) = paged::check_pages(r, self.index_blocks())?;
+        let file = r.file();
+        let firsts: Vec<u64> = first_keys.iter().map(|k| self.keymap.map(k)).collect();
+        let mut layers = Vec::with_capacity(self.layers.len());
+        for l in &self.layers {
+            let mut layer = l.shape();
+            layer.pieces = read_pieces(r, l.offset, l.pieces)?;
+            layers.push(layer);
+        }
+        let index = Layered {
+            page_size: file.footer().block_size,
+            layers,
+        };
+        for (p, &x) in firsts.iter().enumerate() {
+            let want = firsts.partition_point(|&f| f <= x).saturating_sub(1) as u64;
+            let (found, _) = lookup_in_memory(&index, &firsts, x);
+            if found != want {
+                return Err(file.corrupt(format!(
+                    "the layers lead the first key of page {p} to page {found}, not {want}"
+                )));
+            }
+        }
+        records_as_counted(file, report)
+    }
+}
+
+impl PageIndex for TunedMeta {
+    /// The root read whole, a window of each layer below it, then the window of pages, of
+    /// which the last whose first key is at most `key`.
+    fn page_of(&self, r: &mut Reader<'_>, key: &[u8]) -> Result<Option<(u64, Arc<Block>)>> {
+        let Some(root) = self.layers.last() else {
+            return Ok(None);
+        };
+        let x = self.keymap.map(key);
+        r.set_level(Some(self.layers.len()));
+        let mut piece = covering(&read_pieces(r, root.offset, root.pieces)?, x);
+        // From the root down: each layer's window in the one below it.
+        for (i, layer) in self.layers.iter().enumerate().rev() {
+            let shape = layer.shape();
+            let start = shape.window_start(piece.map_or(0.0, |p| p.predict(x)));
+            let n = shape.window_units();
+            let Some(below) = i.checked_sub(1).and_then(|b| self.layers.get(b)) else {
+                r.set_level(None);
+                return last_mile(r, key, start, n);
+            };
+            r.set_level(Some(i));
+            piece = covering(&read_pieces(r, below.offset + start * STORED_PIECE, n)?, x);
+        }
+        Ok(None)
+    }
+}
+
+/// The piece of `pieces` (in increasing first keys) that covers `x`: the last whose first
+/// key is at most `x`, or the first.
+fn covering(pieces: &[StoredPiece], x: u64) -> Option<StoredPiece> {
+    let i = pieces.partition_point(|p| p.first_x <= x).saturating_sub(1);
+    pieces.get(i).copied()
+}
+
+/// Reads and checks `n` (at least 1) stored pieces from `offset`, through the cache's
+/// pages, as index blocks of the reader's level.
+fn read_pieces(r: &mut Reader<'_>, offset: u64, n: u64) -> Result<Vec<StoredPiece>> {
+    let bytes = r.read_paged(offset, n * STORED_PIECE, Kind::Index, 1)?;
+    let pieces: Option<Vec<StoredPiece>> = bytes
+        .chunks_exact(STORED_PIECE as usize)
+        .map(StoredPiece::decode)
+        .collect();
+    match pieces {
+        Some(p) if !p.is_empty() => Ok(p),
+        _ => Err(r.file().bad_block(
+            Handle {
+                offset,
+                size: n * STORED_PIECE,
+            },
+            "holds a layer piece that fails its checksum or does not decode".into(),
+        )),
+    }
+}
+
+/// The page of the window `start .. start + n` that holds `key` if any does (the last
+/// whose first key is at most `key`, or the first). Cached pages narrow the window
+/// first: one whose keys span `key` is the answer, one that starts above `key` rules
+/// out itself and those after it, one that ends below rules out those before it. The
+/// rest are read in one batch; only the page the key leads to is kept, since its
+/// neighbours were read only to find it and would crowd the cache.
+fn last_mile(
+    r: &mut Reader<'_>,
+    key: &[u8],
+    start: u64,
+    n: u64,
+) -> Result<Option<(u64, Arc<Block>)>> {
+    let cached = r.cached_pages(start, n);
+    let (mut lo, mut hi) = (start, start + n);
+    for (p, b) in (start..).zip(&cached) {
+        let Some(b) = b else { continue };
+        if key < b.key(0) {
+            hi = hi.min(p);
+        } else if key <= b.key(b.len() - 1) {
+            return Ok(Some((p, Arc::clone(b))));
+        } else {
+            lo = lo.max(p);
+        }
+    }
+    if hi <= lo {
+        // Below the window's first page (then cached): the first page, as without
+        // the cache.
+        return Ok(cached.into_iter().next().flatten().map(|b| (start, b)));
+    }
+    let pages: Vec<Option<Arc<Block>>> = cached
+        .into_iter()
+        .skip((lo - start) as usize)
+        .take((hi - lo) as usize)
+        .collect();
+    let pages = r.fill_window(lo, pages, Kind::Data, false)?;
+    let within = pages.partition_point(|b| b.key(0) <= key).saturating_sub(1);
+    let Some(page) = pages.into_iter().nth(within) else {
+        return Ok(None);
+    };
+    let p = lo + within as u64;
+    r.keep_page(p, &page);
+    Ok(Some((p, page)))
+}
