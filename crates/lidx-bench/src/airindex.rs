@@ -62,7 +62,7 @@ use rand::{Rng as _, SeedableRng as _};
 use serde::Serialize;
 
 use crate::csv_rows::{Fixed, LIDX_VERSION, write_rows};
-use crate::harness::DataDir;
+use crate::harness::{Results, data_dir};
 use crate::machine::{ProcessReads, process_reads};
 use crate::plot::{Scale, Series, bars, chart};
 use crate::progress::Progress;
@@ -290,20 +290,17 @@ pub struct Row {
 /// Runs the study; returns the text report (the summary) to print.
 pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
     check(options)?;
-    let out_dir = options
-        .out_dir
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join("airindex"));
-    let _out_made = crate::harness::MadeDirs::create(&out_dir)?;
+    let mut results = Results::create(
+        options.out_dir.as_deref(),
+        "airindex",
+        ["airindex.csv", "summary.md"],
+    )?;
     // The data goes into a scratch directory inside --dir (or OUT/data) unless kept.
-    let data_parent = options.dir.clone().unwrap_or_else(|| out_dir.join("data"));
-    let data = DataDir::create(&data_parent, options.keep_data)?;
+    let data = data_dir(options.dir.as_deref(), &results.dir, options.keep_data)?;
     let data_dir = data.path().to_path_buf();
-    let mut csv_out = AtomicFile::create(&out_dir.join("airindex.csv"))?;
-    let mut summary_out = AtomicFile::create(&out_dir.join("summary.md"))?;
     let machine = crate::machine::describe();
     let started = Instant::now();
-    let profiles = run_profiles(options, &data_parent, progress)?;
+    let profiles = run_profiles(options, data.dir(), progress)?;
     let mut rows: Vec<Row> = Vec::new();
     let mut sketches: Vec<Sketch> = Vec::new();
     let result = (|| -> anyhow::Result<()> {
@@ -390,8 +387,8 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
     })();
     drop(data);
     result?;
-    write_rows(&mut csv_out, &rows)?;
-    plots(&out_dir, &rows)?;
+    write_rows(results.file(0), &rows)?;
+    plots(&results.dir, &rows)?;
     let summary = summary(
         options,
         &machine,
@@ -400,14 +397,13 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
         &sketches,
         started.elapsed(),
     );
-    summary_out.write_all(summary.as_bytes())?;
-    csv_out.finish()?;
-    summary_out.finish()?;
+    results.file(1).write_all(summary.as_bytes())?;
+    let (dir, [csv, summary_path]) = results.publish()?;
     Ok(format!(
         "{summary}\nWrote {}, {} and the plots in {}.\n",
-        out_dir.join("airindex.csv").display(),
-        out_dir.join("summary.md").display(),
-        out_dir.display()
+        csv.display(),
+        summary_path.display(),
+        dir.display()
     ))
 }
 
