@@ -22,7 +22,8 @@
 //! - [`disk`]: the disk benchmark and the storage profile it saves.
 //!
 //! Every study has one shape ([`harness::Experiment`]): its cells, one cell run, its CSV
-//! rows, its plots, and its findings beside the paper's ([`harness::Findings`]).
+//! rows, its plots, and its findings beside the paper's ([`harness::Findings`]); the large
+//! ones are folders with a file per part.
 //!
 //! Shared: [`clients`] (closed-loop concurrent clients against a key-value store),
 //! [`harness`] (key sets, directories, result files, scratch files, the storage profile,
