@@ -16,15 +16,15 @@
 //! - **Fig. 13**: scans of 10 to 10,000 entries.
 //! - Bulk loads of n, 2n and 4n keys, to show each is linear.
 //!
-//! Every run is one process-local [`updatable::run`]: bulk load, then the workload's
+//! Every run is one process-local [`updatable::run`](crate::updatable::run): bulk load, then the workload's
 //! operations timed as a whole, 1% of them timed alone. Kinds run one after another on the
 //! same keys and plan, so ratios compare like with like.
 
 //!
-//! The study in parts: [`sets`] (key sets and their hardness), [`measure`] (the cells and
-//! running one), [`rows`] (the CSV rows),
-//! [`study`] (the rows read back), [`plots`], [`summary`] (the tables) and [`findings`]
-//! (paper 3's messages beside this run's, one function each).
+//! The study in parts: `sets` (key sets and their hardness), `measure`
+//! (the cells and running one), `rows` (the CSV rows), `study` (the rows read back),
+//! `plots`, `summary` (the tables) and `findings` (paper 3's messages beside this
+//! run's, one function each).
 
 mod findings;
 mod measure;

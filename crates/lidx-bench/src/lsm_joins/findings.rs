@@ -75,8 +75,8 @@ impl Study<'_> {
             .map_or_else(|| "at no size".to_string(), |x| format!("from {x} B on"));
         let show = |x| over_scans(x).map_or_else(|| "–".into(), times);
         Some(Finding {
- paper: "Paper: as entries grow, SJ's and HJ's joins grow with the bytes they scan while INLJ-P's grows slowly; INLJ-P wins at the largest entries (by 70% at 4 KiB).".into(),
- here: format!(
+            paper: "Paper: as entries grow, SJ's and HJ's joins grow with the bytes they scan while INLJ-P's grows slowly; INLJ-P wins at the largest entries (by 70% at 4 KiB).".into(),
+            here: format!(
                 "Ours: from {lo} B to {hi} B, INLJ-P's join grew {}, SJ-P's {}, HJ-P's {}, SJ-PS's {}. INLJ-P over the faster of SJ-P and HJ-P: {} at {lo} B, {} at {hi} B; it beats both {crossing}. Fastest at {hi} B: {}.",
                 growth("INLJ-P", Metric::Join),
                 growth("SJ-P", Metric::Join),
@@ -86,29 +86,29 @@ impl Study<'_> {
                 show(hi),
                 self.fastest(panel, hi, Metric::Join)
             ),
- })
+        })
     }
 
     /// Fig. 5b: system latency against join frequency.
     fn frequency_findings(&self, panel: Panel, lo: f64, hi: f64) -> Option<Finding> {
         Some(Finding {
- paper: "Paper: SJ-PS pays for its index: about 5x the best (HJ-P) at one join, the best at 32 joins (half of HJ-P).".into(),
- here: format!(
+            paper: "Paper: SJ-PS pays for its index: about 5x the best (HJ-P) at one join, the best at 32 joins (half of HJ-P).".into(),
+            here: format!(
                 "Ours: SJ-PS/S-Comp over HJ-P (join + index): {} at F={lo}, {} at F={hi}; fastest at F={lo}: {}, at F={hi}: {}.",
                 self.ratio_at(panel, lo, "SJ-PS/S-Comp", "HJ-P", Metric::Total),
                 self.ratio_at(panel, hi, "SJ-PS/S-Comp", "HJ-P", Metric::Total),
                 self.fastest(panel, lo, Metric::Total),
                 self.fastest(panel, hi, Metric::Total)
             ),
- })
+        })
     }
 
     /// Fig. 5c: join and index latency against the matching rate.
     fn match_rate_findings(&self, panel: Panel, lo: f64, hi: f64) -> Option<Finding> {
         let growth = |m: &str, metric| self.growth(panel, m, metric);
         Some(Finding {
- paper: "Paper: INLJ's join cost grows with the matching rate; the scans of SJ and HJ do not.".into(),
- here: format!(
+            paper: "Paper: INLJ's join cost grows with the matching rate; the scans of SJ and HJ do not.".into(),
+            here: format!(
                 "Ours: from ε={lo} to ε={hi}, INLJ-NS/S-Comp's join grew {}, HJ-N's {}, SJ-N's {}; fastest join+index at ε={lo}: {}, at ε={hi}: {}.",
                 growth("INLJ-NS/S-Comp", Metric::Join),
                 growth("HJ-N", Metric::Join),
@@ -116,7 +116,7 @@ impl Study<'_> {
                 self.fastest(panel, lo, Metric::Total),
                 self.fastest(panel, hi, Metric::Total)
             ),
- })
+        })
     }
 
     /// Fig. 6: the six index designs against entry size.
@@ -124,23 +124,23 @@ impl Study<'_> {
         let growth = |m: &str, metric| self.growth(panel, m, metric);
         let dataset = panel.1;
         Some(Finding {
- paper: "Paper: Eager with synchronous upkeep gets very costly to keep as entries grow on skewed data (7000 s at 2 KiB on Movie): its posting lists are rewritten whole.".into(),
- here: format!(
+            paper: "Paper: Eager with synchronous upkeep gets very costly to keep as entries grow on skewed data (7000 s at 2 KiB on Movie): its posting lists are rewritten whole.".into(),
+            here: format!(
                 "Ours ({dataset}): from {lo} B to {hi} B the index latency grew {} for INLJ-NS/S-Eager, {} for S-Lazy, {} for S-Comp; at {hi} B S-Eager's is {} S-Comp's.",
                 growth("INLJ-NS/S-Eager", Metric::Index),
                 growth("INLJ-NS/S-Lazy", Metric::Index),
                 growth("INLJ-NS/S-Comp", Metric::Index),
                 self.ratio_at(panel, hi, "INLJ-NS/S-Eager", "INLJ-NS/S-Comp", Metric::Index)
             ),
- })
+        })
     }
 
     /// Fig. 8: the six index designs against Zipf skew.
     fn skew_findings(&self, panel: Panel, lo: f64, hi: f64) -> Option<Finding> {
         let ratio_at = |a: &str, b: &str, metric| self.ratio_at(panel, hi, a, b, metric);
         Some(Finding {
- paper: "Paper: as skew grows, Eager's index latency explodes (767 s synchronous, 172 s validation at θ=0.7 against under 25 s for the rest) and validation joins slow down sharply.".into(),
- here: format!(
+            paper: "Paper: as skew grows, Eager's index latency explodes (767 s synchronous, 172 s validation at θ=0.7 against under 25 s for the rest) and validation joins slow down sharply.".into(),
+            here: format!(
                 "Ours: at θ={hi}, S-Eager's index latency is {} S-Comp's and V-Eager's {} V-Comp's; V-Eager's join is {} S-Eager's, V-Comp's {} S-Comp's; from θ={lo}, V-Lazy's join grew {}.",
                 ratio_at("INLJ-NS/S-Eager", "INLJ-NS/S-Comp", Metric::Index),
                 ratio_at("INLJ-NS/V-Eager", "INLJ-NS/V-Comp", Metric::Index),
@@ -148,21 +148,21 @@ impl Study<'_> {
                 ratio_at("INLJ-NS/V-Comp", "INLJ-NS/S-Comp", Metric::Join),
                 self.growth(panel, "INLJ-NS/V-Lazy", Metric::Join)
             ),
- })
+        })
     }
 
     /// Fig. 9: the six index designs against join frequency.
     fn maintenance_findings(&self, panel: Panel, lo: f64, hi: f64) -> Option<Finding> {
         let dataset = panel.1;
         Some(Finding {
- paper: "Paper: with more joins, validation's total rises much faster than synchronous upkeep's (User: 460-500 s to 4800-5100 s, synchronous under 630 s).".into(),
- here: format!(
+            paper: "Paper: with more joins, validation's total rises much faster than synchronous upkeep's (User: 460-500 s to 4800-5100 s, synchronous under 630 s).".into(),
+            here: format!(
                 "Ours ({dataset}): from F={lo} to F={hi}, join + index grew {} on average for validation, {} for synchronous; fastest at F={hi}: {}.",
                 self.mean_growth(panel, Maintenance::Validation, Metric::Total),
                 self.mean_growth(panel, Maintenance::Sync, Metric::Total),
                 self.fastest(panel, hi, Metric::Total)
             ),
- })
+        })
     }
 
     /// Fig. 13c: join latency against threads.
@@ -181,13 +181,13 @@ impl Study<'_> {
                 .join(", ")
         };
         Some(Finding {
- paper: "Paper: INLJ-P scales best with threads (over 80% less latency at 16 threads), each thread scanning its range of R and looking it up; SJ-P and HJ-P gain less (memory-bound); SJ-PS little (its index is read in one stream).".into(),
- here: format!(
+            paper: "Paper: INLJ-P scales best with threads (over 80% less latency at 16 threads), each thread scanning its range of R and looking it up; SJ-P and HJ-P gain less (memory-bound); SJ-PS little (its index is read in one stream).".into(),
+            here: format!(
                 "Ours ({cores} cores): the join at 2 threads over 1: {}; at {hi} threads: {}.",
                 at(2.0),
                 at(hi)
             ),
- })
+        })
     }
 
     /// Fig. 7: the six index designs over primary-key (c) and attribute (d) duplication.
@@ -212,8 +212,8 @@ impl Study<'_> {
         let by_d = |m, metric| ratio(m, metric, (d_lo, c_lo), (d_hi, c_lo));
         let by_c = |m, metric| ratio(m, metric, (d_lo, c_lo), (d_lo, c_hi));
         Some(Finding {
- paper: "Paper: joins get cheaper as primary keys repeat (the tree merges them); validation joins slow down as attributes repeat; Eager's index latency rises with d, Lazy's falls.".into(),
- here: format!(
+            paper: "Paper: joins get cheaper as primary keys repeat (the tree merges them); validation joins slow down as attributes repeat; Eager's index latency rises with d, Lazy's falls.".into(),
+            here: format!(
                 "Ours: c from {c_lo} to {c_hi} changed the join by {} (S-Comp) and {} (V-Comp); d from {d_lo} to {d_hi} changed the join by {} (V-Eager), {} (V-Lazy), {} (V-Comp), {} (S-Comp), and the index latency by {} (S-Eager), {} (V-Eager), {} (S-Lazy), {} (V-Lazy).",
                 by_c("INLJ-NS/S-Comp", Metric::Join),
                 by_c("INLJ-NS/V-Comp", Metric::Join),
@@ -226,7 +226,7 @@ impl Study<'_> {
                 by_d("INLJ-NS/S-Lazy", Metric::Index),
                 by_d("INLJ-NS/V-Lazy", Metric::Index),
             ),
- })
+        })
     }
 
     /// Fig. 10: cumulative join and index latency as updates arrive.
@@ -255,14 +255,14 @@ impl Study<'_> {
                 .join(", ")
         };
         Some(Finding {
- paper: "Paper: on uniform data cumulative join latency grows quadratically (each join scans all data so far) and index latency linearly; on skewed data INLJ's joins grow faster than SJ's.".into(),
- here: format!(
+            paper: "Paper: on uniform data cumulative join latency grows quadratically (each join scans all data so far) and index latency linearly; on skewed data INLJ's joins grow faster than SJ's.".into(),
+            here: format!(
                 "Ours ({}): cumulative latency after all batches over after half of them (2x: linear, about 3.6x at ten batches: quadratic): join {}; index {}.",
                 panel.1,
                 list(false),
                 list(true)
             ),
- })
+        })
     }
 
     /// Fig. 11: size ratio T and write buffer M.
@@ -335,8 +335,8 @@ impl Study<'_> {
         };
         match panel.2 {
             "bloom_bits" => Some(Finding {
- paper: "Paper: Bloom bits from 2 to 10 cut INLJ-NS/S-Eager's join by 30% (far fewer false positives); more bits add little.".into(),
- here: format!(
+                paper: "Paper: Bloom bits from 2 to 10 cut INLJ-NS/S-Eager's join by 30% (far fewer false positives); more bits add little.".into(),
+                here: format!(
                     "Ours: bits from {lo} to {hi} changed the join by {} (INLJ-NS/S-Eager), {} (INLJ-P), {} (HJ-P); INLJ-P's false-positive rate went from {} to {}.",
                     growth("INLJ-NS/S-Eager"),
                     growth("INLJ-P"),
@@ -344,10 +344,10 @@ impl Study<'_> {
                     fp(lo),
                     fp(hi)
                 ),
- }),
+            }),
             _ => Some(Finding {
- paper: "Paper: a block cache helps INLJ and validation little at first (updates churn it); SJ without validation and HJ scan and do not care.".into(),
- here: format!(
+                paper: "Paper: a block cache helps INLJ and validation little at first (updates churn it); SJ without validation and HJ scan and do not care.".into(),
+                here: format!(
                     "Ours: a cache from {} to {} a tree changed the join by {} (INLJ-NS/S-Eager), {} (INLJ-NS/V-Comp, hit rate {} to {}), {} (HJ-P). Warm runs read from the page cache either way, so a block cache saves only RocksDB's copy and parse of a block.",
                     show("block_cache", lo),
                     show("block_cache", hi),
@@ -357,7 +357,7 @@ impl Study<'_> {
                     hit(hi),
                     growth("HJ-P")
                 ),
- }),
+            }),
         }
     }
 }

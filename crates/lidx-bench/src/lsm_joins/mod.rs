@@ -1,6 +1,7 @@
 //! Paper 5's study ("Are Joins over LSM-trees Ready?", section 4): the 29 join methods over
 //! R and S in RocksDB, swept over the factors of Figs. 5–12, with the cost model's pick
-//! (Tables 2–4, [`cost::advise`]) checked against the measured fastest method in every cell.
+//! (Tables 2–4, [`cost::advise`](lidx_lsm::joins::cost::advise)) checked against the
+//! measured fastest method in every cell.
 //!
 //! - **Fig. 5a**: join latency against entry size (32 B to 4 KiB), INLJ-P, SJ-P, HJ-P and
 //!   SJ-PS.
@@ -38,10 +39,11 @@
 //! join, per random block read from INLJ-P, on `unif`), and also by the assumed cold SSD
 //! that `lidx lsm advise` uses without a profile.
 //!
-//! The study in parts: [`cells`] (data sets and every figure's cells), [`measure`] (running
-//! one cell), [`rows`] (the CSV rows), [`calibrate`] and [`advice`] (the cost model priced
-//! on this machine, and its picks), [`study`] (the runs read back), [`plots`], [`summary`]
-//! and [`findings`] (the paper's finding beside ours, one function per figure).
+//! The study in parts: `cells` (data sets and every figure's cells),
+//! `measure` (running one cell), `rows` (the CSV rows), `calibrate` and
+//! `advice` (the cost model priced on this machine, and its picks), `study` (the runs
+//! read back), `plots`, `summary` and `findings` (the paper's finding beside ours, one
+//! function per figure).
 
 mod advice;
 mod calibrate;
