@@ -13,10 +13,11 @@
 //! - `btree`: a disk B+tree of 4 KiB nodes over the same pages (paper 2's PostgreSQL);
 //! - `sstable`: the two-level SSTable index of paper 4, blocks of the page size;
 //! - `learned`: paper 4's learned block layout (PGM model), blocks of the page size;
-//! - `rmi-mmap`: the index family's RMI, held in memory once loaded, over a flat array of
-//!   16-byte records read a 4 KiB page at a time, as `mmap` faults them in (paper 2's "RMI
-//!   over mmap"; the pages go through the same cache, so its memory is bounded like the
-//!   others');
+//! - `rmi-mmap`: the index family's RMI (saved as an `.idx` file), held in memory once
+//!   loaded, over the records as a `.tbl` table, its 16-byte tuples read a 4 KiB page at a
+//!   time, as `mmap` faults them in (paper 2's "RMI over mmap"; the pages go through the
+//!   same cache, so its memory is bounded like the others'; the table's header and
+//!   checksums are not read, as a flat array has none);
 //! - `rocksdb`: RocksDB with the records in one SST file, a two-level index and a block
 //!   cache of the same budget (with the `rocksdb` feature).
 //!
@@ -48,8 +49,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use lidx::data::{Distribution, GenParams, KeyFile, generate, write_keys};
-use lidx::files::{AtomicFile, drop_cached_pages, open_read};
-use lidx::index::{Index, Rmi, RmiParams};
+use lidx::files::{drop_cached_pages, open_read};
+use lidx::index::file::KeysFingerprint;
+use lidx::index::{AnyIndex, Index, Rmi, RmiParams};
 use lidx::kv::input::RecordInput;
 use lidx::kv::keys::u64_key;
 use lidx::kv::write::{Record, TunedReport, sketch_tuned};
@@ -57,12 +59,12 @@ use lidx::kv::{BlockCache, BuildOptions, KeyEncoding, KvFile, Layout, ModelKind,
 use lidx::storage::cache::next_file_id;
 use lidx::storage::paged::{PagedFile, PagedReads};
 use lidx::storage::profile::{AffineCost, LatencyModel, StorageProfile, resolve_profile};
-use lidx::storage::{IoStats, ReadMode};
+use lidx::storage::{IoStats, ReadMode, TUPLE_SIZE, TableLayout};
 use rand::{Rng as _, SeedableRng as _};
 use serde::Serialize;
 
 use crate::csv_rows::{Fixed, LIDX_VERSION, write_rows};
-use crate::harness::DataDir;
+use crate::harness::{Results, data_dir};
 use crate::machine::{ProcessReads, process_reads};
 use crate::plot::{Scale, Series, bars, chart};
 use crate::progress::Progress;
@@ -220,9 +222,9 @@ struct Built {
     system: System,
     /// The profile an `airindex` file was tuned for (empty for the others).
     tuned_for: String,
-    /// The `.kv` file, the RMI's flat records, or RocksDB's directory.
+    /// The `.kv` file, the RMI's `.tbl` records, or RocksDB's directory.
     path: PathBuf,
-    /// The RMI's model file.
+    /// The RMI's `.idx` file.
     model_path: Option<PathBuf>,
     /// What the index is, in a few words.
     structure: String,
@@ -290,20 +292,17 @@ pub struct Row {
 /// Runs the study; returns the text report (the summary) to print.
 pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
     check(options)?;
-    let out_dir = options
-        .out_dir
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join("airindex"));
-    let _out_made = crate::harness::MadeDirs::create(&out_dir)?;
+    let mut results = Results::create(
+        options.out_dir.as_deref(),
+        "airindex",
+        ["airindex.csv", "summary.md"],
+    )?;
     // The data goes into a scratch directory inside --dir (or OUT/data) unless kept.
-    let data_parent = options.dir.clone().unwrap_or_else(|| out_dir.join("data"));
-    let data = DataDir::create(&data_parent, options.keep_data)?;
+    let data = data_dir(options.dir.as_deref(), &results.dir, options.keep_data)?;
     let data_dir = data.path().to_path_buf();
-    let mut csv_out = AtomicFile::create(&out_dir.join("airindex.csv"))?;
-    let mut summary_out = AtomicFile::create(&out_dir.join("summary.md"))?;
     let machine = crate::machine::describe();
     let started = Instant::now();
-    let profiles = run_profiles(options, &data_parent, progress)?;
+    let profiles = run_profiles(options, data.dir(), progress)?;
     let mut rows: Vec<Row> = Vec::new();
     let mut sketches: Vec<Sketch> = Vec::new();
     let result = (|| -> anyhow::Result<()> {
@@ -390,8 +389,8 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
     })();
     drop(data);
     result?;
-    write_rows(&mut csv_out, &rows)?;
-    plots(&out_dir, &rows)?;
+    write_rows(results.file(0), &rows)?;
+    plots(&results.dir, &rows)?;
     let summary = summary(
         options,
         &machine,
@@ -400,14 +399,13 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
         &sketches,
         started.elapsed(),
     );
-    summary_out.write_all(summary.as_bytes())?;
-    csv_out.finish()?;
-    summary_out.finish()?;
+    results.file(1).write_all(summary.as_bytes())?;
+    let (dir, [csv, summary_path]) = results.publish()?;
     Ok(format!(
         "{summary}\nWrote {}, {} and the plots in {}.\n",
-        out_dir.join("airindex.csv").display(),
-        out_dir.join("summary.md").display(),
-        out_dir.display()
+        csv.display(),
+        summary_path.display(),
+        dir.display()
     ))
 }
 
@@ -601,38 +599,29 @@ pub fn structure_of(c: &lidx::kv::layers::Candidate) -> String {
     format!("L = {}: {}", c.deltas.len(), layers.join(", "))
 }
 
-/// Bytes of an RMI-over-mmap record: the key and its position, little-endian.
-const FLAT_RECORD: u64 = 16;
+/// Bytes of an RMI-over-mmap record: a `.tbl` tuple, the key and its position,
+/// little-endian.
+const FLAT_RECORD: u64 = TUPLE_SIZE as u64;
 
-/// The flat array of records and the RMI over its keys, saved beside it.
+/// The records as a `.tbl` table of (key, position), and the RMI over its keys saved beside
+/// it as an `.idx` file: the project's own formats, read as paper 2's RMI over `mmap` reads
+/// its flat array (the tuples a page at a time, without the table's header or checksums).
 fn build_rmi(keys: &[u64], dir: &Path, name: &str) -> anyhow::Result<Built> {
-    let path = dir.join(format!("{name}-rmi.flat"));
-    let mut out = AtomicFile::create(&path)?;
-    let mut buf = Vec::with_capacity(1 << 20);
-    for (i, &k) in keys.iter().enumerate() {
-        buf.extend_from_slice(&k.to_le_bytes());
-        buf.extend_from_slice(&(i as u64).to_le_bytes());
-        if buf.len() >= 1 << 20 {
-            out.write_all(&buf)?;
-            buf.clear();
-        }
-    }
-    out.write_all(&buf)?;
-    out.finish()?;
+    let path = dir.join(format!("{name}-rmi.tbl"));
+    crate::harness::write_table(keys, &path)?;
     let params = RmiParams::default();
     let rmi = Rmi::build(keys, &params)?;
     let mut bytes = Vec::new();
     rmi.encode(&mut bytes);
-    let model_path = dir.join(format!("{name}-rmi.model"));
-    let mut m = AtomicFile::create(&model_path)?;
-    m.write_all(&bytes)?;
-    m.finish()?;
+    let structure = format!("rmi {params}, windows up to {}", rmi.max_width());
+    let model_path = dir.join(format!("{name}-rmi.idx"));
+    lidx::index::file::save(&model_path, &AnyIndex::Rmi(rmi), &KeysFingerprint::of(keys))?;
     Ok(Built {
         system: System::RmiMmap,
         tuned_for: String::new(),
         path,
         model_path: Some(model_path),
-        structure: format!("rmi {params}, windows up to {}", rmi.max_width()),
+        structure,
         index_bytes: bytes.len() as u64,
     })
 }
@@ -725,7 +714,9 @@ impl Probe for RmiProbe<'_> {
         let bytes = self.io.read_cached(
             self.file,
             self.cache,
-            w.lo * FLAT_RECORD,
+            // After the table's header block: its pages hold the records a headerless
+            // flat array's would.
+            TableLayout::data_block_offset(0) + w.lo * FLAT_RECORD,
             (hi - w.lo) * FLAT_RECORD,
         )?;
         let word = |r: &[u8], i: usize| {
@@ -804,7 +795,11 @@ fn open_cold(
             let model_path = b.model_path.as_ref().context("an RMI without its model")?;
             let bytes = std::fs::read(model_path)
                 .with_context(|| format!("{}: cannot read", model_path.display()))?;
-            let rmi = Rmi::decode(&bytes).map_err(|e| lidx::Error::format(model_path, e))?;
+            let (index, _) = lidx::index::file::decode(&bytes)
+                .map_err(|e| lidx::Error::format(model_path, e))?;
+            let AnyIndex::Rmi(rmi) = index else {
+                bail!("{}: not an RMI", model_path.display());
+            };
             let file = open_read(&b.path, !o.buffered)?;
             Opened::Rmi(Box::new((rmi, file, b.path.clone(), next_file_id())))
         }

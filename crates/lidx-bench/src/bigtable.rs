@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use lidx::files::AtomicFile;
 use lidx::kv::input::{RecordInput, generate_tsv};
 use lidx::kv::write::Record;
 use lidx::kv::{BlockCache, BuildOptions, Compression, KvFile, Layout, ModelKind};
@@ -27,7 +26,7 @@ use serde::Serialize;
 
 use crate::clients::{KvStore, Load, Measured, Op, closed_loop};
 use crate::csv_rows::{Fixed, LIDX_VERSION, write_rows};
-use crate::harness::DataDir;
+use crate::harness::{Results, data_dir};
 use crate::plot::{Scale, Series, chart};
 use crate::progress::Progress;
 use crate::stats::median;
@@ -247,17 +246,14 @@ pub struct Row {
 /// Runs the study; returns the text report (the summary) to print.
 pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
     check(options)?;
-    let out_dir = options
-        .out_dir
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join("bigtable"));
-    let _out_made = crate::harness::MadeDirs::create(&out_dir)?;
+    let mut results = Results::create(
+        options.out_dir.as_deref(),
+        "bigtable",
+        ["bigtable.csv", "summary.md"],
+    )?;
     // The data goes into a scratch directory inside --dir (or OUT/data) unless kept.
-    let data_parent = options.dir.clone().unwrap_or_else(|| out_dir.join("data"));
-    let data = DataDir::create(&data_parent, options.keep_data)?;
+    let data = data_dir(options.dir.as_deref(), &results.dir, options.keep_data)?;
     let data_dir = data.path().to_path_buf();
-    let mut csv_out = AtomicFile::create(&out_dir.join("bigtable.csv"))?;
-    let mut summary_out = AtomicFile::create(&out_dir.join("summary.md"))?;
     let machine = crate::machine::describe();
     let mode = if options.buffered {
         ReadMode::Buffered
@@ -361,17 +357,16 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
     })();
     drop(data);
     result?;
-    write_rows(&mut csv_out, &rows_out)?;
-    plots(&out_dir, options, &rows_out)?;
+    write_rows(results.file(0), &rows_out)?;
+    plots(&results.dir, options, &rows_out)?;
     let summary = summary(options, &machine, &rows_out, started.elapsed());
-    summary_out.write_all(summary.as_bytes())?;
-    csv_out.finish()?;
-    summary_out.finish()?;
+    results.file(1).write_all(summary.as_bytes())?;
+    let (dir, [csv, summary_path]) = results.publish()?;
     Ok(format!(
         "{summary}\nWrote {}, {} and the plots in {}.\n",
-        out_dir.join("bigtable.csv").display(),
-        out_dir.join("summary.md").display(),
-        out_dir.display()
+        csv.display(),
+        summary_path.display(),
+        dir.display()
     ))
 }
 

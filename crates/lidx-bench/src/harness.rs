@@ -90,6 +90,8 @@ fn take<T>(slot: &Mutex<Option<T>>) -> Option<T> {
 /// run that writes into the data directory).
 #[derive(Debug)]
 pub struct DataDir {
+    /// The directory asked for.
+    dir: PathBuf,
     /// Where the data goes: the scratch directory, or the directory itself when kept.
     path: PathBuf,
     /// Dropped first (fields drop in order): it is inside the directories below.
@@ -107,6 +109,7 @@ impl DataDir {
             false => Some(scratch_dir(dir)?),
         };
         Ok(DataDir {
+            dir: dir.to_path_buf(),
             path: scratch
                 .as_ref()
                 .map_or_else(|| dir.to_path_buf(), |s| s.path().to_path_buf()),
@@ -118,6 +121,11 @@ impl DataDir {
     /// Where the data goes.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The directory asked for: the device a study measures, under its own name.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 }
 
@@ -196,6 +204,19 @@ impl Output {
     }
 }
 
+/// Creates the result files `names` in `dir`, unpublished.
+fn create_outputs<const N: usize>(dir: &Path, names: [&str; N]) -> anyhow::Result<[Output; N]> {
+    let mut files = Vec::with_capacity(N);
+    for name in names {
+        let path = dir.join(name);
+        let file = AtomicFile::create(&path)?;
+        files.push(Output { path, file });
+    }
+    files
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("one output per name"))
+}
+
 impl Setup {
     /// Begins `experiment`: its key sets (a bad key file fails now), its directories, the
     /// result files named `outputs` in the output directory, and the storage profile.
@@ -207,15 +228,7 @@ impl Setup {
     ) -> anyhow::Result<(Study, [Output; N])> {
         let sets = self.key_sets()?;
         let dirs = self.dirs(experiment)?;
-        let mut files = Vec::with_capacity(N);
-        for name in outputs {
-            let path = dirs.out.join(name);
-            let file = AtomicFile::create(&path)?;
-            files.push(Output { path, file });
-        }
-        let files: [Output; N] = files
-            .try_into()
-            .map_err(|_| anyhow::anyhow!("one output per name"))?;
+        let files = create_outputs(&dirs.out, outputs)?;
         let (profile, profile_path) = self.storage_profile(&dirs, progress)?;
         let study = Study {
             sets,
@@ -234,12 +247,11 @@ impl Setup {
             .out_dir
             .clone()
             .unwrap_or_else(|| Path::new("results").join(experiment));
-        let data = self.dir.clone().unwrap_or_else(|| out.join("data"));
         let out_made = MadeDirs::create(&out)?;
-        let data_dir = DataDir::create(&data, self.keep_data)?;
+        let data_dir = data_dir(self.dir.as_deref(), &out, self.keep_data)?;
         Ok(Dirs {
             data: data_dir.path().to_path_buf(),
-            device: data,
+            device: data_dir.dir().to_path_buf(),
             out,
             data_dir: Mutex::new(Some(data_dir)),
             _out_made: out_made,
@@ -501,6 +513,180 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         self.clear();
+    }
+}
+
+/// What every study has, whichever paper it reproduces, in the order a run goes through
+/// them:
+///
+/// 1. **cells**: the settings it measures (a figure's swept value, a workload on a key
+///    set), listed before any measuring so that progress can count them;
+/// 2. **one cell run**: the cell's systems, methods or kinds measured in turn;
+/// 3. **rows**: a typed CSV row per measurement, written by
+///    [`write_rows`](crate::csv_rows::write_rows) into a file of [`Results`];
+/// 4. **plots**: PNGs drawn from what was measured into the results directory;
+/// 5. **findings**: the paper's numbered findings beside what this run measured
+///    ([`Findings`]), each computed by one function of the study.
+///
+/// A study implements the first three here and [`measure`] runs them; its plots and
+/// findings read back what it measured. Paper 1's studies begin with [`Setup::begin`]
+/// (key sets, directories, storage profile), the others with [`Results::create`] and, when
+/// they write data, [`data_dir`]. Each study's `run` returns the summary it also saves.
+pub trait Experiment {
+    /// One setting the study measures.
+    type Cell;
+    /// One CSV row.
+    type Row: serde::Serialize;
+    /// The cells, in the order they run.
+    fn cells(&self) -> anyhow::Result<Vec<Self::Cell>>;
+    /// How many steps progress counts in `cell` (one per method or kind measured).
+    fn steps(&self, cell: &Self::Cell) -> u64;
+    /// Measures `cell`, a step at a time; its rows.
+    fn run_cell(
+        &mut self,
+        cell: &Self::Cell,
+        progress: &dyn Progress,
+    ) -> anyhow::Result<Vec<Self::Row>>;
+}
+
+/// What [`measure`] returns: the cells and all their rows, in order.
+pub type Measured<E> = (Vec<<E as Experiment>::Cell>, Vec<<E as Experiment>::Row>);
+
+/// Runs every cell of `study` in order, counting their steps on `progress` as `title`
+/// (in `unit`); the cells and all their rows, in order.
+pub fn measure<E: Experiment>(
+    study: &mut E,
+    title: &str,
+    unit: &str,
+    progress: &dyn Progress,
+) -> anyhow::Result<Measured<E>> {
+    let cells = study.cells()?;
+    let total: u64 = cells.iter().map(|c| study.steps(c)).sum();
+    progress.start(total, title, unit);
+    let mut rows = Vec::new();
+    for cell in &cells {
+        rows.extend(study.run_cell(cell, progress)?);
+    }
+    progress.finish();
+    Ok((cells, rows))
+}
+
+/// A study's result files (CSV, summary), created with the results directory before any
+/// measuring, so that an unwritable path fails at once and not after minutes, and
+/// published together when the study is done. The directory, where created here, is
+/// removed at the end if it is still empty (on an error or Ctrl-C).
+pub struct Results<const N: usize> {
+    /// The results directory.
+    pub dir: PathBuf,
+    /// The files, in the order named.
+    pub files: [Output; N],
+    /// Dropped last: the files are inside it.
+    _made: MadeDirs,
+}
+
+impl<const N: usize> Results<N> {
+    /// Creates `out_dir` (`None`: `results/EXPERIMENT`) and the files `names` in it.
+    pub fn create(
+        out_dir: Option<&Path>,
+        experiment: &str,
+        names: [&str; N],
+    ) -> anyhow::Result<Results<N>> {
+        let dir = out_dir.map_or_else(|| Path::new("results").join(experiment), Path::to_path_buf);
+        let made = MadeDirs::create(&dir)?;
+        let files = create_outputs(&dir, names)?;
+        Ok(Results {
+            dir,
+            files,
+            _made: made,
+        })
+    }
+
+    /// The file named `i`-th, to write in.
+    pub fn file(&mut self, i: usize) -> &mut AtomicFile {
+        &mut self.files[i].file
+    }
+
+    /// Where the `i`-th file appears.
+    pub fn path(&self, i: usize) -> &Path {
+        &self.files[i].path
+    }
+
+    /// Publishes the files; the paths they appear at, in order, for the study's last line.
+    pub fn publish(self) -> anyhow::Result<(PathBuf, [PathBuf; N])> {
+        let Results { dir, files, _made } = self;
+        let mut paths = Vec::with_capacity(N);
+        for output in files {
+            paths.push(output.path.clone());
+            output.finish()?;
+        }
+        let paths: [PathBuf; N] = paths
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("one path per output"))?;
+        Ok((dir, paths))
+    }
+}
+
+/// A study's data directory: `dir` (`--dir`) or `OUT/data`, with a scratch directory in it
+/// unless `keep` (see [`DataDir`]).
+pub fn data_dir(dir: Option<&Path>, out: &Path, keep: bool) -> anyhow::Result<DataDir> {
+    let parent = dir.map_or_else(|| out.join("data"), Path::to_path_buf);
+    DataDir::create(&parent, keep)
+}
+
+/// One of a paper's numbered findings beside what this run measured.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    /// What the paper reports.
+    pub paper: String,
+    /// What this run shows.
+    pub here: String,
+}
+
+/// A study's findings table: the paper's beside this run's, in the paper's order. Each
+/// numbered finding is one function of its study returning `Option<Finding>` (`None`
+/// where the run lacks what the finding needs).
+#[derive(Clone, Debug)]
+pub struct Findings {
+    /// The table's two column names (`paper 3`, `here`).
+    columns: [String; 2],
+    rows: Vec<Finding>,
+}
+
+impl Findings {
+    /// An empty table with the column names `paper` and `here`.
+    pub fn new(paper: &str, here: &str) -> Findings {
+        Findings {
+            columns: [paper.to_string(), here.to_string()],
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a finding, if there is one.
+    pub fn push(&mut self, finding: Option<Finding>) {
+        self.rows.extend(finding);
+    }
+
+    /// The findings so far.
+    pub fn rows(&self) -> &[Finding] {
+        &self.rows
+    }
+
+    /// The findings as a Markdown table.
+    pub fn table(&self) -> String {
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|f| vec![f.paper.clone(), f.here.clone()])
+            .collect();
+        crate::text::table(&self.columns, &rows)
+    }
+
+    /// The findings as a Markdown list, the paper's line then this run's.
+    pub fn list(&self) -> String {
+        self.rows
+            .iter()
+            .map(|f| format!("- {}\n- {}\n", f.paper, f.here))
+            .collect()
     }
 }
 

@@ -21,9 +21,14 @@
 //!   5–12) and its cost model as an advisor.
 //! - [`disk`]: the disk benchmark and the storage profile it saves.
 //!
+//! Every study has one shape ([`harness::Experiment`]): its cells, one cell run, its CSV
+//! rows, its plots, and its findings beside the paper's ([`harness::Findings`]); the large
+//! ones are folders with a file per part.
+//!
 //! Shared: [`clients`] (closed-loop concurrent clients against a key-value store),
-//! [`harness`] (key sets, directories, scratch files, the storage profile, and
-//! the cold harness that runs each join as a fresh `lidx join --json` process), [`stats`]
+//! [`harness`] (key sets, directories, result files, scratch files, the storage profile,
+//! the findings table, and the cold harness that runs each join as a fresh
+//! `lidx join --json` process), [`stats`]
 //! (medians over repeats), [`csv_rows`] (CSV rows as typed records), [`plot`] (PNG
 //! charts), [`text`] and [`machine`] (what summaries and rows say), and [`progress`] (what
 //! a study reports while it works).

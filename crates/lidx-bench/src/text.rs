@@ -25,6 +25,19 @@ pub fn times(ratio: f64) -> String {
     }
 }
 
+/// A Markdown table: the header, its rule, and a line per row.
+pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut s = format!(
+        "| {} |\n|{}\n",
+        header.join(" | "),
+        "---|".repeat(header.len())
+    );
+    for r in rows {
+        s += &format!("| {} |\n", r.join(" | "));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

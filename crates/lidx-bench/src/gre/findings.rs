@@ -1,0 +1,270 @@
+//! Paper 3's messages (GRE, section 8) beside what this run measured, one function per
+//! numbered message; each is `None` where the run lacks the kinds or parts it needs.
+
+use lidx::updatable::{Kind, Workload};
+
+use super::is_learned;
+use super::sets::Source;
+use super::study::Study;
+use crate::harness::{Finding, Findings};
+use crate::text::times;
+
+impl Study<'_> {
+    /// Paper 3's messages beside what this run measured, in the paper's order.
+    pub(super) fn findings(&self) -> Findings {
+        let mut out = Findings::new("paper 3", "here");
+        out.push(self.diagonal());
+        out.push(self.lipp_fastest_and_largest());
+        out.push(self.pgm_best_writes());
+        out.push(self.insert_tails());
+        out.push(self.shift_sensitivity());
+        out.push(self.easy_lookups_beat_btree());
+        out.push(Some(self.linear_bulk_loads()));
+        out
+    }
+
+    /// Every set's name, in the order they ran.
+    fn set_names(&self) -> Vec<&str> {
+        self.sets.iter().map(|s| s.0.as_str()).collect()
+    }
+
+    /// Message 1: Fig. 2's diagonal: learned kinds win on easy data and read-heavy workloads, over
+    /// the grid's sets (every set without a grid).
+    fn diagonal(&self) -> Option<Finding> {
+        let grid_sets: Vec<&str> = self
+            .sets
+            .iter()
+            .filter(|s| matches!(s.1, Source::Grid { .. }))
+            .map(|s| s.0.as_str())
+            .collect();
+        let all_sets = self.set_names();
+        let over = if grid_sets.is_empty() {
+            &all_sets
+        } else {
+            &grid_sets
+        };
+        let wins: Vec<String> = self
+            .o
+            .workloads
+            .iter()
+            .map(|&w| {
+                let won = over
+                    .iter()
+                    .filter(|s| self.ratio(s, w).is_some_and(|r| r.0 >= 1.0))
+                    .count();
+                format!("{} {won}/{}", w.name(), over.len())
+            })
+            .collect();
+        let corner = |set: &str, w| self.ratio(set, w).map_or("-".into(), |r| times(r.0));
+        Some(Finding {
+            paper: "Learned indexes win on easy data and read-heavy workloads and lose on hard data and write-heavy ones (Fig. 2's diagonal).".into(),
+            here: format!(
+                "Learned wins in {} cells. Best learned / best traditional: {} on the easiest set read-only, {} on the hardest write-only.",
+                wins.join(", "),
+                corner(&self.easy, Workload::ReadOnly),
+                corner(&self.hard, Workload::WriteOnly)
+            ),
+        })
+    }
+
+    /// Message 2: LIPP has the fastest lookups and is the largest (Figs. 2 and 8).
+    fn lipp_fastest_and_largest(&self) -> Option<Finding> {
+        if !self.has(Kind::Lipp) {
+            return None;
+        }
+        let all_sets = self.set_names();
+        let fastest = all_sets
+            .iter()
+            .filter(|s| {
+                let lipp = self
+                    .throughput(s, Kind::Lipp, Workload::ReadOnly)
+                    .unwrap_or(0.0);
+                self.o
+                    .kinds
+                    .iter()
+                    .all(|&k| self.throughput(s, k, Workload::ReadOnly).unwrap_or(0.0) <= lipp)
+            })
+            .count();
+        let largest = all_sets
+            .iter()
+            .filter(|s| {
+                let size = |k: Kind| {
+                    self.find("heatmap", s, k.name(), Workload::WriteOnly.name())
+                        .map_or(0, |r| r.size_bytes)
+                };
+                self.o.kinds.iter().all(|&k| size(k) <= size(Kind::Lipp))
+            })
+            .count();
+        let vs_alex: Vec<f64> = all_sets
+            .iter()
+            .filter_map(|s| {
+                let size = |k: Kind| {
+                    self.find("heatmap", s, k.name(), Workload::WriteOnly.name())
+                        .map(|r| r.size_bytes as f64)
+                };
+                Some(size(Kind::Lipp)? / size(Kind::Alex)?)
+            })
+            .collect();
+        let range = if vs_alex.is_empty() {
+            String::new()
+        } else {
+            let lo = vs_alex.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = vs_alex.iter().copied().fold(0.0, f64::max);
+            format!(" LIPP is {lo:.1}–{hi:.1}× ALEX's size.")
+        };
+        Some(Finding {
+            paper: "LIPP is the fastest on lookups but the largest (4–5× ALEX).".into(),
+            here: format!(
+                "lipp has the fastest read-only lookups on {fastest}/{} sets and is the largest after write-only on {largest}/{}.{range}",
+                all_sets.len(),
+                all_sets.len()
+            ),
+        })
+    }
+
+    /// Message 3: The dynamic PGM-Index inserts fastest among the learned kinds (write-only).
+    fn pgm_best_writes(&self) -> Option<Finding> {
+        if !self.has(Kind::DynamicPgm) {
+            return None;
+        }
+        let all_sets = self.set_names();
+        let best = all_sets
+            .iter()
+            .filter(|s| {
+                let pgm = self
+                    .throughput(s, Kind::DynamicPgm, Workload::WriteOnly)
+                    .unwrap_or(0.0);
+                [Kind::Alex, Kind::Lipp]
+                    .iter()
+                    .all(|&k| self.throughput(s, k, Workload::WriteOnly).unwrap_or(0.0) <= pgm)
+            })
+            .count();
+        Some(Finding {
+            paper: "The dynamic PGM-Index has the highest insert throughput (write-only) among learned indexes, from its LSM-like buffering.".into(),
+            here: format!(
+                "dynamic-pgm is the fastest learned kind on write-only on {best}/{} sets.",
+                all_sets.len()
+            ),
+        })
+    }
+
+    /// Message 4: Learned kinds' insert tails grow on hard data (Figs. 10–11), against the
+    /// traditional kinds' median: a p99.9 of a few thousand samples rests on a few of
+    /// them, so no single kind is the yardstick.
+    fn insert_tails(&self) -> Option<Finding> {
+        let tail = |set: &str, k: Kind| {
+            self.find("heatmap", set, k.name(), Workload::WriteOnly.name())
+                .map(|r| r.insert_p999_ns as f64)
+        };
+        let traditional = |set: &str| {
+            let mut v: Vec<f64> = self
+                .o
+                .kinds
+                .iter()
+                .filter(|&&k| !is_learned(k))
+                .filter_map(|&k| tail(set, k))
+                .collect();
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied()
+        };
+        let (easy, hard) = (traditional(&self.easy)?, traditional(&self.hard)?);
+        let learned: Vec<String> = [Kind::Alex, Kind::Lipp, Kind::DynamicPgm]
+            .iter()
+            .filter_map(|&k| {
+                let (e, h) = (tail(&self.easy, k)?, tail(&self.hard, k)?);
+                Some(format!(
+                    "{} {} / {}",
+                    k.name(),
+                    times(e / easy.max(1.0)),
+                    times(h / hard.max(1.0))
+                ))
+            })
+            .collect();
+        Some(Finding {
+            paper: "Learned indexes' insert tail latency (p99.9) grows on hard data, from structure modifications.".into(),
+            here: format!(
+                "Insert p99.9 over the traditional kinds' median, on {} / on {}: {}.",
+                self.easy,
+                self.hard,
+                learned.join(", ")
+            ),
+        })
+    }
+
+    /// Message 5: A shift of the inserted keys' distribution moves learned kinds and not
+    /// traditional ones (Fig. 12).
+    fn shift_sensitivity(&self) -> Option<Finding> {
+        if !self.rows.iter().any(|r| r.part == "shift") {
+            return None;
+        }
+        let spread = |learned: bool| {
+            let v: Vec<f64> = self
+                .o
+                .kinds
+                .iter()
+                .filter(|&&k| is_learned(k) == learned)
+                .flat_map(|&k| {
+                    [
+                        self.shift_ratio(&self.easy, k.name()),
+                        self.shift_ratio(&self.hard, k.name()),
+                    ]
+                })
+                .flatten()
+                .map(|r| (r - 1.0).abs())
+                .collect();
+            v.iter().sum::<f64>() / v.len().max(1) as f64
+        };
+        Some(Finding {
+            paper: "Learned indexes are sensitive to a shift of the inserted keys' distribution (either way); traditional ones are not.".into(),
+            here: format!(
+                "Mean change of balanced throughput under a shift: learned {:.0}%, traditional {:.0}%.",
+                spread(true) * 100.0,
+                spread(false) * 100.0
+            ),
+        })
+    }
+
+    /// Message 6: The floor: each learned kind's read-only lookups on easy data at least
+    /// the B+tree's.
+    fn easy_lookups_beat_btree(&self) -> Option<Finding> {
+        let bt = self.throughput(&self.easy, Kind::Btree, Workload::ReadOnly)?;
+        let each: Vec<String> = self
+            .o
+            .kinds
+            .iter()
+            .filter(|&&k| is_learned(k))
+            .filter_map(|&k| {
+                Some(format!(
+                    "{} {}",
+                    k.name(),
+                    times(self.throughput(&self.easy, k, Workload::ReadOnly)? / bt)
+                ))
+            })
+            .collect();
+        Some(Finding {
+            paper: "Learned lookups on easy data beat a B+tree (read-only).".into(),
+            here: format!(
+                "On {}, read-only throughput against the B+tree's: {}.",
+                self.easy,
+                each.join(", ")
+            ),
+        })
+    }
+
+    /// Message 7: Bulk loading is linear in n: time per key at 4n over that at n.
+    fn linear_bulk_loads(&self) -> Finding {
+        let growth: Vec<String> = self
+            .kind_names()
+            .iter()
+            .filter_map(|&k| {
+                let v = self.bulk_ns_per_key(k);
+                let (first, last) = (v.first()?, v.last()?);
+                Some(format!("{k} {}", times(last.1 / first.1.max(1e-9))))
+            })
+            .collect();
+        Finding {
+            paper: "Bulk loading is linear in n.".into(),
+            here: format!("Time per key at 4n over n: {}.", growth.join(", ")),
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! The study's CSV rows (paper 3, section 8): one per kind, workload and key set, the
+//! median of the repeats.
+
+use lidx::updatable::Kind;
+use serde::Serialize;
+
+use super::sets::{KeySet, Source};
+use super::{Options, is_learned};
+use crate::csv_rows::{Fixed, LIDX_VERSION};
+use crate::updatable::RunReport;
+
+/// One measurement: a CSV row.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Row {
+    /// Which figure the run is for: heatmap, scan, shift (to the other set), shift-base
+    /// (to the same source), bulk.
+    pub part: String,
+    /// The key set (for a shift, the one bulk-loaded).
+    pub set: String,
+    /// grid, synthetic or sosd.
+    pub set_source: String,
+    /// The generator's local and global targets (grid sets; 0 otherwise).
+    pub local_target: u64,
+    pub global_target: u64,
+    /// Measured segments at ε = 32 and ε = 4096.
+    pub local_segments: u64,
+    pub global_segments: u64,
+    /// The set whose keys a shift inserts (empty otherwise).
+    pub shift_to: String,
+    pub kind: String,
+    /// learned or traditional.
+    pub family: String,
+    pub workload: String,
+    pub scan_len: usize,
+    pub keys: u64,
+    pub bulk_loaded: u64,
+    pub bulk_load_s: Fixed<4>,
+    pub lookups: usize,
+    pub inserts: usize,
+    pub removals: usize,
+    pub scans: usize,
+    pub ops_per_s: Fixed<0>,
+    pub mean_ns: Fixed<1>,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub lookup_p99_ns: u64,
+    pub lookup_p999_ns: u64,
+    pub insert_p99_ns: u64,
+    pub insert_p999_ns: u64,
+    pub size_bytes: u64,
+    pub nodes_traversed: u64,
+    pub keys_shifted: u64,
+    pub nodes_created: u64,
+    pub structure_modifications: u64,
+    pub repeat: usize,
+    pub seed: u64,
+    pub machine: String,
+    pub lidx_version: String,
+}
+
+impl Row {
+    pub(super) fn new(part: &str, set: &KeySet, r: &RunReport, o: &Options, machine: &str) -> Row {
+        let (local_target, global_target) = match set.source {
+            Source::Grid { local, global } => (local, global),
+            _ => (0, 0),
+        };
+        let kind = r.kind.parse::<Kind>().map_or(true, is_learned);
+        Row {
+            part: part.into(),
+            set: set.name.clone(),
+            set_source: match set.source {
+                Source::Grid { .. } => "grid",
+                Source::Synthetic(_) => "synthetic",
+                Source::Sosd(_) => "sosd",
+            }
+            .into(),
+            local_target,
+            global_target,
+            local_segments: set.local_segments,
+            global_segments: set.global_segments,
+            shift_to: String::new(),
+            kind: r.kind.clone(),
+            family: if kind { "learned" } else { "traditional" }.into(),
+            workload: r.workload.clone(),
+            scan_len: 0,
+            keys: r.keys,
+            bulk_loaded: r.bulk_loaded,
+            bulk_load_s: Fixed(r.bulk_load_s),
+            lookups: r.mix[0],
+            inserts: r.mix[1],
+            removals: r.mix[2],
+            scans: r.mix[3],
+            ops_per_s: Fixed(r.ops_per_s),
+            mean_ns: Fixed(r.mean_ns),
+            p50_ns: r.p50_ns,
+            p99_ns: r.p99_ns,
+            p999_ns: r.p999_ns,
+            lookup_p99_ns: r.lookup_tail.p99_ns,
+            lookup_p999_ns: r.lookup_tail.p999_ns,
+            insert_p99_ns: r.insert_tail.p99_ns,
+            insert_p999_ns: r.insert_tail.p999_ns,
+            size_bytes: r.size_bytes,
+            nodes_traversed: r.counters.nodes_traversed,
+            keys_shifted: r.counters.keys_shifted,
+            nodes_created: r.counters.nodes_created,
+            structure_modifications: r.counters.structure_modifications,
+            repeat: o.repeat,
+            seed: o.seed,
+            machine: machine.into(),
+            lidx_version: LIDX_VERSION.into(),
+        }
+    }
+}
+
+/// The report of median throughput among `reports` (not empty).
+pub(super) fn median(mut reports: Vec<RunReport>) -> Option<RunReport> {
+    reports.sort_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s));
+    let mid = reports.len() / 2;
+    (!reports.is_empty()).then(|| reports.swap_remove(mid))
+}

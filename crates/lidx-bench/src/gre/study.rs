@@ -1,0 +1,57 @@
+//! Paper 3's measurements read back (section 8): a run's row, the best learned kind over
+//! the best traditional one, throughputs.
+
+use lidx::updatable::{Kind, Workload};
+
+use super::rows::Row;
+use super::sets::Source;
+use super::{Options, is_learned};
+
+/// The measurements, read back for plots and the summary.
+pub(super) struct Study<'a> {
+    pub(super) o: &'a Options,
+    pub(super) rows: &'a [Row],
+    pub(super) grid: &'a [Source],
+    /// Every set of the heatmap: name, source, local and global segments.
+    pub(super) sets: &'a [(String, Source, u64, u64)],
+    pub(super) easy: String,
+    pub(super) hard: String,
+}
+
+impl Study<'_> {
+    pub(super) fn find(&self, part: &str, set: &str, kind: &str, workload: &str) -> Option<&Row> {
+        self.rows
+            .iter()
+            .find(|r| r.part == part && r.set == set && r.kind == kind && r.workload == workload)
+    }
+
+    /// The best learned kind's throughput over the best traditional one's, and the best
+    /// learned kind's name (where learned wins) or the best traditional one's.
+    pub(super) fn ratio(&self, set: &str, workload: Workload) -> Option<(f64, String)> {
+        let best = |learned: bool| {
+            self.o
+                .kinds
+                .iter()
+                .filter(|&&k| is_learned(k) == learned)
+                .filter_map(|&k| self.find("heatmap", set, k.name(), workload.name()))
+                .max_by(|a, b| a.ops_per_s.0.total_cmp(&b.ops_per_s.0))
+        };
+        let (l, t) = (best(true)?, best(false)?);
+        let ratio = l.ops_per_s.0 / t.ops_per_s.0.max(1e-9);
+        let winner = if ratio >= 1.0 { &l.kind } else { &t.kind };
+        Some((ratio, winner.clone()))
+    }
+
+    pub(super) fn kind_names(&self) -> Vec<&'static str> {
+        self.o.kinds.iter().map(|k| k.name()).collect()
+    }
+
+    pub(super) fn has(&self, kind: Kind) -> bool {
+        self.o.kinds.contains(&kind)
+    }
+
+    pub(super) fn throughput(&self, set: &str, kind: Kind, w: Workload) -> Option<f64> {
+        self.find("heatmap", set, kind.name(), w.name())
+            .map(|r| r.ops_per_s.0)
+    }
+}

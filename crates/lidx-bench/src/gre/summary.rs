@@ -1,0 +1,282 @@
+//! Paper 3's summary: the key sets' hardness, Fig. 2's ratios, the tables of Figs. 3, 8,
+//! 10–13 and the bulk loads, then the messages ([`findings`](super::findings)).
+
+use lidx::updatable::Workload;
+
+use super::rows::Row;
+use super::sets::Source;
+use super::study::Study;
+use crate::text::{table, times};
+
+/// Owned strings of `items`, for a table's header.
+pub(super) fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+impl Study<'_> {
+    pub(super) fn summary(&self, machine: &str, seconds: f64) -> String {
+        let o = self.o;
+        let mut s = String::from("# Paper 3 (GRE): are updatable learned indexes ready?\n\n");
+        s += &format!(
+            "{} keys per generated set, at most {} operations per run after the bulk load (1% of them timed alone), the median of {} run(s); {machine}; took {seconds:.0} s. Learned: dynamic-pgm, alex, lipp; traditional: btree, art, btreemap.\n\n",
+            o.n,
+            o.ops.unwrap_or(o.n),
+            o.repeat.max(1)
+        );
+        s += "## Key sets and their hardness (optimal PLA segments)\n\n";
+        let rows: Vec<Vec<String>> = self
+            .sets
+            .iter()
+            .map(|(name, source, l, g)| {
+                let target = match source {
+                    Source::Grid { local, global } => format!("{local} / {global}"),
+                    _ => "-".into(),
+                };
+                vec![name.clone(), target, l.to_string(), g.to_string()]
+            })
+            .collect();
+        s += &table(
+            &strings(&[
+                "set",
+                "target local / global",
+                "segments at eps 32",
+                "at eps 4096",
+            ]),
+            &rows,
+        );
+
+        s += "\n## Fig. 2: best learned over best traditional throughput\n\n";
+        let mut header = vec!["set".to_string()];
+        header.extend(o.workloads.iter().map(|w| w.name().to_string()));
+        let rows: Vec<Vec<String>> = self
+            .sets
+            .iter()
+            .map(|(name, ..)| {
+                let mut row = vec![name.clone()];
+                row.extend(o.workloads.iter().map(|&w| {
+                    self.ratio(name, w)
+                        .map_or("-".into(), |(r, k)| format!("{} {k}", times(r)))
+                }));
+                row
+            })
+            .collect();
+        s += &table(&header, &rows);
+
+        s += &self.insert_table();
+        s += &self.size_table();
+        s += &self.tail_table();
+        s += &self.shift_table();
+        s += &self.scan_table();
+        s += &self.bulk_table();
+        s += "\n## Paper 3's messages, and what this run shows\n\n";
+        s += &self.findings().table();
+        s
+    }
+
+    /// Table 3 and Fig. 3: per insert, on the easiest and the hardest set.
+    pub(super) fn insert_table(&self) -> String {
+        let mut s =
+            String::from("\n## Fig. 3 / Table 3: where an insert's time goes (write-only)\n\n");
+        let header = strings(&[
+            "kind",
+            "set",
+            "insert ns",
+            "lookup ns (read-only)",
+            "nodes traversed",
+            "keys shifted",
+            "nodes created",
+            "structure modifications",
+        ]);
+        let mut rows = Vec::new();
+        for set in [&self.easy, &self.hard] {
+            for k in self.kind_names() {
+                let (Some(w), Some(r)) = (
+                    self.find("heatmap", set, k, Workload::WriteOnly.name()),
+                    self.find("heatmap", set, k, Workload::ReadOnly.name()),
+                ) else {
+                    continue;
+                };
+                let per = |v: u64| format!("{:.2}", v as f64 / w.inserts.max(1) as f64);
+                rows.push(vec![
+                    k.to_string(),
+                    set.clone(),
+                    format!("{:.0}", w.mean_ns.0),
+                    format!("{:.0}", r.mean_ns.0),
+                    per(w.nodes_traversed),
+                    per(w.keys_shifted),
+                    per(w.nodes_created),
+                    per(w.structure_modifications),
+                ]);
+            }
+        }
+        s += "Counts are per insert. Keys shifted include the entries a kind copies when it rebuilds, splits or merges.\n\n";
+        s + &table(&header, &rows)
+    }
+
+    /// Fig. 8: bytes per key after write-only.
+    pub(super) fn size_table(&self) -> String {
+        let mut s =
+            String::from("\n## Fig. 8: size after the write-only workload (bytes per key)\n\n");
+        let mut header = vec!["kind".to_string()];
+        header.extend(self.sets.iter().map(|x| x.0.clone()));
+        let rows: Vec<Vec<String>> = self
+            .kind_names()
+            .iter()
+            .map(|&k| {
+                let mut row = vec![k.to_string()];
+                row.extend(self.sets.iter().map(|x| {
+                    self.find("heatmap", &x.0, k, Workload::WriteOnly.name())
+                        .map_or("-".into(), |r| {
+                            let keys = (r.bulk_loaded as usize + r.inserts).max(1);
+                            format!("{:.1}", r.size_bytes as f64 / keys as f64)
+                        })
+                }));
+                row
+            })
+            .collect();
+        s += &table(&header, &rows);
+        s
+    }
+
+    pub(super) fn tail_table(&self) -> String {
+        let mut s = String::from("\n## Figs. 10–11: tail latency, p99 / p99.9 in ns\n\n");
+        let header = strings(&[
+            "kind",
+            "lookups, easiest",
+            "lookups, hardest",
+            "inserts, easiest",
+            "inserts, hardest",
+        ]);
+        let rows: Vec<Vec<String>> = self
+            .kind_names()
+            .iter()
+            .map(|&k| {
+                let cell = |set: &str, w: Workload, f: fn(&Row) -> (u64, u64)| {
+                    self.find("heatmap", set, k, w.name())
+                        .map_or("-".into(), |r| {
+                            let (a, b) = f(r);
+                            format!("{a} / {b}")
+                        })
+                };
+                let lookups = |r: &Row| (r.lookup_p99_ns, r.lookup_p999_ns);
+                let inserts = |r: &Row| (r.insert_p99_ns, r.insert_p999_ns);
+                vec![
+                    k.to_string(),
+                    cell(&self.easy, Workload::ReadOnly, lookups),
+                    cell(&self.hard, Workload::ReadOnly, lookups),
+                    cell(&self.easy, Workload::WriteOnly, inserts),
+                    cell(&self.hard, Workload::WriteOnly, inserts),
+                ]
+            })
+            .collect();
+        s += &format!("Easiest: {}; hardest: {}.\n\n", self.easy, self.hard);
+        s + &table(&header, &rows)
+    }
+
+    /// The balanced throughput with the inserts from `to`, over the plain one on `from`.
+    /// The throughput of the shift from `from` to the other set over that of inserting
+    /// keys from `from`'s own source.
+    pub(super) fn shift_ratio(&self, from: &str, kind: &str) -> Option<f64> {
+        let run = |part: &str| {
+            self.rows
+                .iter()
+                .find(|r| r.part == part && r.set == from && r.kind == kind)
+                .map(|r| r.ops_per_s.0)
+        };
+        Some(run("shift")? / run("shift-base")?.max(1e-9))
+    }
+
+    pub(super) fn shift_table(&self) -> String {
+        if !self.rows.iter().any(|r| r.part == "shift") {
+            return String::new();
+        }
+        let s = String::from(
+            "\n## Fig. 12: distribution shift (balanced, throughput inserting the other set's keys / the same source's)\n\n",
+        );
+        let header = vec![
+            "kind".to_string(),
+            format!("{} -> {}", self.easy, self.hard),
+            format!("{} -> {}", self.hard, self.easy),
+        ];
+        let rows: Vec<Vec<String>> = self
+            .kind_names()
+            .iter()
+            .map(|&k| {
+                let cell = |from: &str| self.shift_ratio(from, k).map_or("-".into(), times);
+                vec![k.to_string(), cell(&self.easy), cell(&self.hard)]
+            })
+            .collect();
+        s + &table(&header, &rows)
+    }
+
+    pub(super) fn scan_table(&self) -> String {
+        if self.o.scan_lens.is_empty() {
+            return String::new();
+        }
+        let set = self
+            .rows
+            .iter()
+            .find(|r| r.part == "scan")
+            .map_or("", |r| r.set.as_str());
+        let mut s =
+            format!("\n## Fig. 13: range scans on {set} (million entries read per second)\n\n");
+        let mut header = vec!["kind".to_string()];
+        header.extend(self.o.scan_lens.iter().map(|l| format!("{l} per scan")));
+        let rows: Vec<Vec<String>> = self
+            .kind_names()
+            .iter()
+            .map(|&k| {
+                let mut row = vec![k.to_string()];
+                row.extend(self.o.scan_lens.iter().map(|&l| {
+                    self.rows
+                        .iter()
+                        .find(|r| r.part == "scan" && r.kind == k && r.scan_len == l)
+                        .map_or("-".into(), |r| {
+                            format!("{:.1}", r.ops_per_s.0 * l as f64 / 1e6)
+                        })
+                }));
+                row
+            })
+            .collect();
+        s += &table(&header, &rows);
+        s
+    }
+
+    /// Nanoseconds per key of each bulk load, smallest first.
+    pub(super) fn bulk_ns_per_key(&self, kind: &str) -> Vec<(u64, f64)> {
+        let mut v: Vec<(u64, f64)> = self
+            .rows
+            .iter()
+            .filter(|r| r.part == "bulk" && r.kind == kind)
+            .map(|r| {
+                (
+                    r.bulk_loaded,
+                    r.bulk_load_s.0 * 1e9 / r.bulk_loaded.max(1) as f64,
+                )
+            })
+            .collect();
+        v.sort_by_key(|p| p.0);
+        v
+    }
+
+    pub(super) fn bulk_table(&self) -> String {
+        let mut s = String::from(
+            "\n## Bulk load: nanoseconds per key at n, 2n and 4n keys (the fastest of 3)\n\n",
+        );
+        let rows: Vec<Vec<String>> = self
+            .kind_names()
+            .iter()
+            .map(|&k| {
+                let mut row = vec![k.to_string()];
+                row.extend(
+                    self.bulk_ns_per_key(k)
+                        .iter()
+                        .map(|(n, ns)| format!("{ns:.0} ({n})")),
+                );
+                row
+            })
+            .collect();
+        s += &table(&strings(&["kind", "n", "2n", "4n"]), &rows);
+        s
+    }
+}

@@ -1,0 +1,349 @@
+//! Paper 5's cells (section 4, Table 5): the data sets standing in for the paper's, the
+//! trees' settings scaled with the data, and every figure's grid of cells with the methods
+//! compared in each.
+
+use lidx_lsm::joins::config::MIN_JOIN_MEMORY;
+use lidx_lsm::joins::{Algorithm, AttrFiles, Batch, LsmConfig, Method, Shape, Workload};
+
+use super::{Figure, Options};
+
+/// A synthetic data set with the features of one of the paper's (Table 5).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Dataset {
+    pub(super) name: &'static str,
+    /// The paper's data set this one stands in for, where it does: the name key files
+    /// given for it take.
+    pub(super) real: Option<&'static str>,
+    pub(super) match_rate: f64,
+    pub(super) dup_attr: u32,
+    pub(super) skew: f64,
+}
+
+/// Every data set of the study.
+pub(super) const DATA_SETS: [Dataset; 6] = [UNIF, ZIPF, FACE, WIKI, USER, MOVIE];
+
+pub(super) const UNIF: Dataset = Dataset {
+    name: "unif",
+    real: None,
+    match_rate: 0.8,
+    dup_attr: 4,
+    skew: 0.0,
+};
+pub(super) const ZIPF: Dataset = Dataset {
+    name: "zipf",
+    real: None,
+    match_rate: 1.0,
+    dup_attr: 3,
+    skew: 0.5,
+};
+pub(super) const FACE: Dataset = Dataset {
+    name: "face-like",
+    real: Some("face"),
+    match_rate: 1.0,
+    dup_attr: 1,
+    skew: 0.0,
+};
+pub(super) const WIKI: Dataset = Dataset {
+    name: "wiki-like",
+    real: Some("wiki"),
+    match_rate: 1.0,
+    dup_attr: 1,
+    skew: 0.2,
+};
+pub(super) const USER: Dataset = Dataset {
+    name: "user-like",
+    real: Some("user"),
+    match_rate: 0.4,
+    dup_attr: 4,
+    skew: 0.9,
+};
+pub(super) const MOVIE: Dataset = Dataset {
+    name: "movie-like",
+    real: Some("movie"),
+    match_rate: 0.85,
+    dup_attr: 5,
+    skew: 0.9,
+};
+
+impl Options {
+    /// The write buffer for tables of `rows`: the one given, or the paper's 16 MB scaled
+    /// by rows / 10M (at least 64 KiB).
+    pub(super) fn write_buffer_for(&self, rows: u64) -> usize {
+        self.write_buffer
+            .unwrap_or_else(|| ((16e6 * rows as f64 / 10e6) as usize).max(64 << 10))
+    }
+
+    /// The join memory for tables of `rows`: the one given, or the paper's 16 MB scaled by
+    /// rows / 10M (at least 1 MiB, the least the joins take).
+    pub(super) fn join_memory_for(&self, rows: u64) -> u64 {
+        self.join_memory
+            .unwrap_or_else(|| ((16e6 * rows as f64 / 10e6) as u64).max(MIN_JOIN_MEMORY))
+    }
+
+    /// The paper's settings for tables of `rows`, the write buffer and join memory scaled.
+    pub(super) fn config_for(&self, rows: u64) -> LsmConfig {
+        LsmConfig {
+            write_buffer: self.write_buffer_for(rows),
+            join_memory: self.join_memory_for(rows),
+            ..LsmConfig::default()
+        }
+    }
+}
+
+impl Dataset {
+    /// `rows` rows of S and of R, 64 bytes each, with the set's features.
+    pub(super) fn workload(self, rows: u64, seed: u64) -> Workload {
+        Workload {
+            rows: rows.max(1),
+            ratio: 1.0,
+            entry_size: 64,
+            match_rate: self.match_rate,
+            dup_pk: 1,
+            dup_attr: self.dup_attr,
+            skew: self.skew,
+            seed,
+        }
+    }
+}
+
+/// One setting of a figure: a workload, the trees' settings, the join frequency, and the
+/// methods compared there.
+#[derive(Clone, Debug)]
+pub(super) struct Cell {
+    pub(super) figure: Figure,
+    pub(super) dataset: &'static str,
+    /// The swept parameter's name and value.
+    pub(super) param: &'static str,
+    pub(super) x: f64,
+    /// Fig. 7's second coordinate (c); 0 elsewhere.
+    pub(super) x2: f64,
+    /// Rows of S over the whole workload (`rows`) and the rest of its parameters.
+    pub(super) workload: Workload,
+    /// The key files the attributes come from, where they are not drawn.
+    pub(super) attributes: Option<AttrFiles>,
+    pub(super) config: LsmConfig,
+    /// F: the workload arrives in this many batches, a join after each.
+    pub(super) joins: u64,
+    /// Threads each join runs on.
+    pub(super) threads: usize,
+    pub(super) methods: Vec<Method>,
+}
+
+impl Cell {
+    /// The cell's data set: the workload's first batch, its attributes drawn or read from
+    /// the key files.
+    pub(super) fn batch(&self) -> anyhow::Result<Batch> {
+        let w = self.workload;
+        Ok(match &self.attributes {
+            None => w.batch(0),
+            Some(files) => {
+                let given = files.clone().take(w.rows as usize, w.r_rows() as usize)?;
+                w.batch_with(0, Some(&given))
+            }
+        })
+    }
+
+    /// Rows of S and of R in one of the F batches.
+    pub(super) fn rows_per_batch(&self) -> (u64, u64) {
+        let f = self.joins.max(1);
+        (
+            self.workload.rows.div_ceil(f),
+            self.workload.r_rows().div_ceil(f),
+        )
+    }
+}
+
+/// The methods named (names of [`Method`]'s `Display`), in that order.
+pub(super) fn methods(names: &[&str]) -> Vec<Method> {
+    names
+        .iter()
+        .filter_map(|n| Method::all().into_iter().find(|m| m.to_string() == *n))
+        .collect()
+}
+
+/// INLJ through each of the six index designs on S (Figs. 6–9).
+pub(super) fn inlj_designs() -> Vec<Method> {
+    Method::all()
+        .into_iter()
+        .filter(|m| m.algorithm == Algorithm::Inlj && m.shape == Shape::Ns)
+        .collect()
+}
+
+/// The study's cells, figure by figure.
+pub(super) fn cells(o: &Options) -> Vec<Cell> {
+    let write_buffer = |rows| o.write_buffer_for(rows);
+    let cell = |figure, d: Dataset, rows: u64, param, x: f64, methods: &[Method]| {
+        let files = d
+            .real
+            .and_then(|real| o.data.iter().find(|(name, _)| name == real));
+        let mut workload = d.workload(rows, o.seed);
+        if let Some((_, files)) = files {
+            // The file's own features, for the CSV and the cost model (skew not measured).
+            let given = files
+                .clone()
+                .take(workload.rows as usize, workload.r_rows() as usize);
+            let (dup, matching) = given.map_or((1.0, 1.0), |g| g.features());
+            workload.dup_attr = dup.round().max(1.0) as u32;
+            workload.match_rate = matching;
+            workload.skew = 0.0;
+        }
+        Cell {
+            figure,
+            dataset: match files {
+                Some(_) => d.real.unwrap_or(d.name),
+                None => d.name,
+            },
+            param,
+            x,
+            x2: 0.0,
+            workload,
+            attributes: files.map(|f| f.1.clone()),
+            config: o.config_for(rows),
+            joins: 1,
+            threads: 1,
+            methods: methods.to_vec(),
+        }
+    };
+    let algorithms = methods(&["INLJ-P", "SJ-P", "HJ-P", "SJ-PS/S-Comp"]);
+    let designs = inlj_designs();
+    let n = o.rows;
+    let mut out = Vec::new();
+    for &figure in &o.figures {
+        match figure {
+            Figure::F5a => {
+                for d in [USER, FACE] {
+                    for e in [32usize, 256, 1024, 4096] {
+                        let mut c = cell(figure, d, n / 4, "entry_size", e as f64, &algorithms);
+                        c.workload.entry_size = e;
+                        out.push(c);
+                    }
+                }
+            }
+            Figure::F5b => {
+                for d in [USER, FACE] {
+                    for f in [1u64, 4, 16, 32] {
+                        let mut c = cell(figure, d, n, "joins", f as f64, &algorithms);
+                        c.joins = f;
+                        out.push(c);
+                    }
+                }
+            }
+            Figure::F5c => {
+                let ns = methods(&[
+                    "INLJ-NS/S-Comp",
+                    "SJ-NS/S-Comp",
+                    "SJ-SS/S-Comp",
+                    "SJ-N",
+                    "HJ-N",
+                ]);
+                for eps in [0.2, 0.6, 1.0] {
+                    let mut c = cell(figure, UNIF, n, "match_rate", eps, &ns);
+                    c.workload.match_rate = eps;
+                    out.push(c);
+                }
+            }
+            Figure::F6 => {
+                for d in [MOVIE, FACE] {
+                    for e in [32usize, 128, 512] {
+                        let mut c = cell(figure, d, n / 8, "entry_size", e as f64, &designs);
+                        c.workload.entry_size = e;
+                        out.push(c);
+                    }
+                }
+            }
+            Figure::F7 => {
+                for dup_pk in [2u32, 5, 10] {
+                    for dup_attr in [2u32, 5, 10] {
+                        let mut c =
+                            cell(figure, UNIF, n / 4, "dup_attr", dup_attr.into(), &designs);
+                        c.x2 = dup_pk.into();
+                        c.workload.dup_pk = dup_pk;
+                        c.workload.dup_attr = dup_attr;
+                        out.push(c);
+                    }
+                }
+            }
+            Figure::F8 => {
+                for theta in [0.1, 0.3, 0.5, 0.7] {
+                    let mut c = cell(figure, ZIPF, n / 2, "skew", theta, &designs);
+                    c.workload.skew = theta;
+                    out.push(c);
+                }
+            }
+            Figure::F9 => {
+                for d in [USER, WIKI] {
+                    for f in [1u64, 4, 16] {
+                        let mut c = cell(figure, d, n / 8, "joins", f as f64, &designs);
+                        c.joins = f;
+                        out.push(c);
+                    }
+                }
+            }
+            Figure::F10 => {
+                let mix = methods(&[
+                    "INLJ-P",
+                    "SJ-P",
+                    "HJ-P",
+                    "SJ-PS/S-Comp",
+                    "INLJ-NS/S-Eager",
+                    "INLJ-NS/V-Lazy",
+                    "SJ-SS/V-Comp",
+                    "HJ-N",
+                ]);
+                for d in [UNIF, ZIPF] {
+                    let mut c = cell(figure, d, n, "joins", 10.0, &mix);
+                    c.joins = 10;
+                    out.push(c);
+                }
+            }
+            Figure::F11 => {
+                let tuned = methods(&["INLJ-NS/S-Comp", "INLJ-NS/S-Eager", "SJ-SS/V-Comp", "HJ-P"]);
+                let rows = n / 2;
+                for t in [2.0, 5.0, 10.0, 20.0] {
+                    let mut c = cell(figure, UNIF, rows, "size_ratio", t, &tuned);
+                    c.config.size_ratio = t;
+                    out.push(c);
+                }
+                let base = write_buffer(rows);
+                let mut sizes: Vec<usize> = [0.5, 1.0, 4.0, 16.0]
+                    .iter()
+                    .map(|k| ((base as f64 * k) as usize).max(64 << 10))
+                    .collect();
+                // At small sizes the floor makes the smallest two one.
+                sizes.dedup();
+                for m in sizes {
+                    let mut c = cell(figure, UNIF, rows, "write_buffer", m as f64, &tuned);
+                    c.config.write_buffer = m;
+                    out.push(c);
+                }
+            }
+            Figure::F12 => {
+                let probed = methods(&["INLJ-NS/S-Eager", "INLJ-NS/V-Comp", "INLJ-P", "HJ-P"]);
+                let rows = n / 2;
+                // The paper's 64-256 MB against 0.5 GB of data: 1/8 to 1/2 of a table.
+                let table_bytes = rows * 64;
+                for share in [0.0, 0.125, 0.25, 0.5] {
+                    let bytes = (table_bytes as f64 * share) as u64;
+                    let mut c = cell(figure, UNIF, rows, "block_cache", bytes as f64, &probed);
+                    c.config.block_cache = bytes;
+                    out.push(c);
+                }
+                for bits in [2.0, 5.0, 10.0, 20.0] {
+                    let mut c = cell(figure, UNIF, rows, "bloom_bits", bits, &probed);
+                    c.config.bloom_bits = bits;
+                    out.push(c);
+                }
+            }
+            Figure::F13c => {
+                // The paper's 1 to 16 threads; more threads than cores show the cost of
+                // sharing them.
+                for threads in [1usize, 2, 4, 8] {
+                    let mut c = cell(figure, FACE, n, "threads", threads as f64, &algorithms);
+                    c.threads = threads;
+                    out.push(c);
+                }
+            }
+        }
+    }
+    out
+}
