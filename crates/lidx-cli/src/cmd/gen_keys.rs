@@ -141,10 +141,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
             })?;
             spinner.finish_and_clear();
             if args.shuffle {
-                use rand::{SeedableRng, seq::SliceRandom};
-                keys.shuffle(&mut rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(
-                    args.seed,
-                ));
+                lidx::data::shuffle(&mut keys, args.seed);
             }
             (
                 keys,
@@ -221,10 +218,7 @@ fn sample_of(args: &Args, src: &std::path::Path) -> anyhow::Result<(Vec<u64>, St
     };
     let (mut keys, what) = sampled;
     if args.shuffle {
-        use rand::{SeedableRng, seq::SliceRandom};
-        keys.shuffle(&mut rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(
-            args.seed,
-        ));
+        lidx::data::shuffle(&mut keys, args.seed);
         return Ok((keys, format!("{what}, shuffled")));
     }
     Ok((keys, what))

@@ -242,9 +242,7 @@ pub fn write_shuffled(
     path: &Path,
     mut progress: impl FnMut(u64),
 ) -> Result<TableHeader> {
-    use rand::SeedableRng;
-    use rand::seq::SliceRandom;
-    tuples.shuffle(&mut rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed));
+    crate::data::shuffle(&mut tuples, seed);
     let mut writer = TableWriter::create(path)?;
     for (i, &tuple) in tuples.iter().enumerate() {
         writer.push(tuple)?;
