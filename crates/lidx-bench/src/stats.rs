@@ -39,6 +39,25 @@ pub fn medians<R, C: Hash + Eq, const N: usize>(
         .collect()
 }
 
+/// The mean of `v` (NaN for none).
+pub fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// The `q` quantile of `v` (nearest rank).
+pub fn percentile(v: &[f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let i = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1;
+    s[i]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,250 @@
+//! `lidx experiment airindex`: paper 2's Figs. 2 and 3. AirIndex (lidx's tuned layout)
+//! against the baselines the paper measured, on the same records, cold and warm, on this
+//! machine's disk and under a storage profile it lacks (paper 2's NFS).
+//!
+//! **Records.** Each key set (lidx's synthetic ones, or SOSD key files) becomes records
+//! `(k_i, i)`, as the paper turns SOSD's keys into key-value pairs: the key as 8 big-endian
+//! bytes, the value the position as a decimal string.
+//!
+//! **Systems**, all reading through one bounded, counted cache of `--cache` bytes that
+//! starts empty at each fresh start, and through the same storage:
+//! - `airindex`: the tuned layout (paper 2, section 2), tuned for the profile it runs
+//!   under (one file per profile);
+//! - `btree`: a disk B+tree of 4 KiB nodes over the same pages (paper 2's PostgreSQL);
+//! - `sstable`: the two-level SSTable index of paper 4, blocks of the page size;
+//! - `learned`: paper 4's learned block layout (PGM model), blocks of the page size;
+//! - `rmi-mmap`: the index family's RMI (saved as an `.idx` file), held in memory once
+//!   loaded, over the records as a `.tbl` table, its 16-byte tuples read a 4 KiB page at a
+//!   time, as `mmap` faults them in (paper 2's "RMI over mmap"; the pages go through the
+//!   same cache, so its memory is bounded like the others'; the table's header and
+//!   checksums are not read, as a flat array has none);
+//! - `rocksdb`: RocksDB with the records in one SST file, a two-level index and a block
+//!   cache of the same budget (with the `rocksdb` feature).
+//!
+//! **Storage.** Under the `measured` profile the files are read from the local disk with
+//! `O_DIRECT` and every latency is a wall time. Under a named or saved profile, every read
+//! is made to take the profile's latency + bytes / bandwidth (lidx's latency backend: the
+//! read is done locally, then the thread sleeps out the rest). RocksDB's reads cannot be
+//! intercepted from Rust: after each of its operations the thread sleeps the modelled cost
+//! of the read calls and bytes the process made meanwhile (`/proc/self/io`). Opening a
+//! store (reading its footer, index root or model, RocksDB's manifest and table footers) is
+//! charged the same way, for every system.
+//!
+//! **Cold and warm** (paper 2, section 3). Cold latency: over `--cold-starts` fresh starts
+//! (the OS's cached pages of the files dropped, the cache empty), the time to open the
+//! store and look up one key. Fig. 3: from one more fresh start, the mean latency over the
+//! first `n` lookups of a sequence of `--queries` (the first including the open), for `n`
+//! = 1, 2, 4, … Warm latency: `--warm-queries` more lookups after that sequence. Under a
+//! latency profile, sleeping through 70,000 lookups at 50 ms a read would take hours: the
+//! cold starts, the first `--timed-queries` lookups of the sequence and the first
+//! `--timed-queries` warm ones sleep; the others are charged their modelled read time
+//! without sleeping (latency = wall time + modelled read time). The CSV says how many of
+//! each mean were timed, and a `warm-timed` row has the slept warm lookups alone, to set
+//! beside the mean of all.
+
+mod measure;
+mod plots;
+mod probe;
+#[cfg(feature = "rocksdb")]
+mod rocks;
+mod rows;
+mod summary;
+mod systems;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::bail;
+use lidx::data::{Distribution, GenParams, KeyFile, generate};
+
+use crate::csv_rows::write_rows;
+use crate::harness::{Results, data_dir, measure};
+use crate::progress::Progress;
+use measure::{Measuring, run_profiles};
+use plots::plots;
+pub use rows::Row;
+use summary::summary;
+pub use systems::structure_of;
+
+#[cfg(not(feature = "rocksdb"))]
+mod rocks {
+    use std::path::Path;
+
+    use lidx::kv::write::Record;
+
+    use super::Options;
+    use super::systems::Built;
+
+    pub(super) fn build(_: &[Record<'_>], _: &Path, _: &str, _: &Options) -> anyhow::Result<Built> {
+        anyhow::bail!("this lidx was built without RocksDB (the rocksdb feature)")
+    }
+}
+
+/// A key set the study runs on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KeySet {
+    /// lidx's synthetic keys of a distribution, `--keys` of them.
+    Synthetic(Distribution),
+    /// The keys of an SOSD file (all of them, duplicates dropped).
+    Sosd(PathBuf),
+}
+
+impl KeySet {
+    /// The name rows and plots use.
+    pub fn name(&self) -> String {
+        match self {
+            KeySet::Synthetic(d) => d.name().to_string(),
+            KeySet::Sosd(p) => p
+                .file_name()
+                .map_or_else(|| p.display().to_string(), |f| f.to_string_lossy().into()),
+        }
+    }
+
+    /// The set's keys, sorted and distinct: `n` synthetic ones drawn with `seed`, or
+    /// all of an SOSD file's.
+    pub(super) fn keys(&self, n: usize, seed: u64) -> anyhow::Result<Vec<u64>> {
+        Ok(match self {
+            KeySet::Synthetic(d) => generate(&GenParams::new(*d, n, seed))?,
+            KeySet::Sosd(p) => {
+                let mut keys = KeyFile::open(p)?.keys().to_vec();
+                keys.sort_unstable();
+                keys.dedup();
+                keys
+            }
+        })
+    }
+}
+
+/// The study's settings.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Keys per synthetic key set.
+    pub keys: usize,
+    /// The key sets.
+    pub key_sets: Vec<KeySet>,
+    /// Where reads come from: `measured` (this machine's disk) or a profile
+    /// [`resolve_profile`] knows (`ssd`, `nfs`, `hdd`, a saved file).
+    pub profiles: Vec<String>,
+    /// The measured profile (from `lidx bench disk`) the tuner uses under `measured`;
+    /// `None`: measured briefly at the start.
+    pub measured_profile: Option<PathBuf>,
+    /// Profiles whose tuner choice the summary shows beside those run.
+    pub sketch_profiles: Vec<String>,
+    /// Keys per synthetic set at which the tuner's choices are also sketched (laid out and
+    /// tuned, not written nor measured): where the profiles part ways needs more pages
+    /// than a quick run builds. 0: none.
+    pub sketch_keys: usize,
+    /// The cache budget in bytes, the same for every system.
+    pub cache_bytes: u64,
+    /// Bytes of a page (the tuned and B+tree layouts; the block size of the others).
+    pub page_size: u64,
+    /// Lookups in the cold→warm sequence (the paper: 70k).
+    pub queries: usize,
+    /// Lookups after the sequence whose mean is the warm latency.
+    pub warm_queries: usize,
+    /// Under a latency profile: lookups at the start of the sequence, and at the start of
+    /// the warm ones, that sleep out their reads (the rest are counted, not slept).
+    pub timed_queries: usize,
+    /// Fresh starts the cold latency is the mean of.
+    pub cold_starts: usize,
+    /// Measure RocksDB too (where built with the `rocksdb` feature).
+    pub rocksdb: bool,
+    /// Read through the OS page cache instead of `O_DIRECT` (for file systems without
+    /// it; each fresh start still drops the files' cached pages).
+    pub buffered: bool,
+    /// Where the records and files go; `None`: `OUT/data`.
+    pub dir: Option<PathBuf>,
+    /// Where the CSV, plots and summary go; `None`: `results/airindex`.
+    pub out_dir: Option<PathBuf>,
+    /// Keep the generated files.
+    pub keep_data: bool,
+    /// Seed of the keys and the lookups.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            keys: 2_000_000,
+            key_sets: vec![
+                KeySet::Synthetic(Distribution::Lognormal),
+                KeySet::Synthetic(Distribution::Clustered),
+            ],
+            profiles: vec!["measured".into(), "nfs".into()],
+            measured_profile: None,
+            sketch_profiles: vec!["ssd".into(), "nfs".into(), "hdd".into()],
+            sketch_keys: 20_000_000,
+            cache_bytes: 8 << 20,
+            page_size: 4096,
+            queries: 70_000,
+            warm_queries: 2000,
+            timed_queries: 40,
+            cold_starts: 3,
+            rocksdb: cfg!(feature = "rocksdb"),
+            buffered: false,
+            dir: None,
+            out_dir: None,
+            keep_data: false,
+            seed: 42,
+        }
+    }
+}
+
+/// Runs the study; returns the text report (the summary) to print.
+pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
+    check(options)?;
+    let mut results = Results::create(
+        options.out_dir.as_deref(),
+        "airindex",
+        ["airindex.csv", "summary.md"],
+    )?;
+    // The data goes into a scratch directory inside --dir (or OUT/data) unless kept.
+    let data = data_dir(options.dir.as_deref(), &results.dir, options.keep_data)?;
+    let machine = crate::machine::describe();
+    let started = Instant::now();
+    let profiles = run_profiles(options, data.dir(), progress)?;
+    let mut measuring = Measuring::new(options, &profiles, data.path(), &machine);
+    let (_, rows) = measure(&mut measuring, "paper 2's study", "systems", progress)?;
+    let sketches = measuring.sketches;
+    drop(data);
+    write_rows(results.file(0), &rows)?;
+    plots(&results.dir, &rows)?;
+    let summary = summary(
+        options,
+        &machine,
+        &profiles,
+        &rows,
+        &sketches,
+        started.elapsed(),
+    );
+    results.file(1).write_all(summary.as_bytes())?;
+    let (dir, [csv, summary_path]) = results.publish()?;
+    Ok(format!(
+        "{summary}\nWrote {}, {} and the plots in {}.\n",
+        csv.display(),
+        summary_path.display(),
+        dir.display()
+    ))
+}
+
+fn check(o: &Options) -> anyhow::Result<()> {
+    if o.key_sets.is_empty() || o.profiles.is_empty() {
+        bail!("the study needs at least one key set and one profile");
+    }
+    if o.keys == 0 || o.queries == 0 || o.cold_starts == 0 || o.warm_queries == 0 {
+        bail!("--keys, --queries, --cold-starts and --warm-queries must be at least 1");
+    }
+    if o.timed_queries == 0 {
+        bail!("--timed-queries must be at least 1");
+    }
+    if o.page_size < 512 || !o.page_size.is_power_of_two() {
+        bail!(
+            "invalid page size {}: a power of two of at least 512 bytes",
+            o.page_size
+        );
+    }
+    if o.rocksdb && !cfg!(feature = "rocksdb") {
+        bail!("this lidx was built without RocksDB (the rocksdb feature)");
+    }
+    Ok(())
+}

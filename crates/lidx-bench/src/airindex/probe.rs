@@ -1,0 +1,260 @@
+//! Opening a store cold and looking keys up in it, the same way for every system: each
+//! behind [`Probe`], its reads counted and, under a latency profile, charged.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use lidx::files::{drop_cached_pages, open_read};
+use lidx::index::{AnyIndex, Index, Rmi};
+use lidx::kv::keys::u64_key;
+use lidx::kv::{BlockCache, KvFile, Reader};
+use lidx::storage::cache::next_file_id;
+use lidx::storage::paged::{PagedFile, PagedReads};
+use lidx::storage::profile::LatencyModel;
+use lidx::storage::{IoStats, ReadMode, TableLayout};
+
+use super::Options;
+use super::rocks;
+use super::systems::{Built, FLAT_RECORD, System};
+use crate::machine::{ProcessReads, process_reads};
+
+/// A store opened for lookups.
+pub(super) trait Probe {
+    /// The position stored under `key`, if any.
+    fn get(&mut self, key: u64) -> anyhow::Result<Option<u64>>;
+    /// Makes its reads take as long as `model` says (none: the local disk's time).
+    fn set_latency(&mut self, model: Option<LatencyModel>);
+    /// Its reads so far.
+    fn io(&mut self) -> IoStats;
+}
+
+/// A store's files, open; the probe borrows them.
+pub(super) enum Opened {
+    Kv(Box<KvFile>),
+    Rmi(Box<(Rmi, File, PathBuf, u64)>),
+    #[cfg(feature = "rocksdb")]
+    Rocks(Box<lidx_lsm::RocksKv>),
+}
+
+struct KvProbe<'a> {
+    reader: Reader<'a>,
+    value: Vec<u8>,
+}
+
+impl Probe for KvProbe<'_> {
+    fn get(&mut self, key: u64) -> anyhow::Result<Option<u64>> {
+        if !self.reader.get_into(&u64_key(key), &mut self.value)? {
+            return Ok(None);
+        }
+        Ok(std::str::from_utf8(&self.value)
+            .ok()
+            .and_then(|s| s.parse().ok()))
+    }
+
+    fn set_latency(&mut self, model: Option<LatencyModel>) {
+        self.reader.set_latency(model);
+    }
+
+    fn io(&mut self) -> IoStats {
+        self.reader.stats().io
+    }
+}
+
+struct RmiProbe<'a> {
+    rmi: &'a Rmi,
+    file: PagedFile<'a>,
+    cache: &'a BlockCache,
+    io: PagedReads,
+}
+
+impl Probe for RmiProbe<'_> {
+    /// The RMI's window, and the record at its end (which may hold the key: the window
+    /// bounds its lower bound), read through the cache's pages as `mmap` faults them in.
+    fn get(&mut self, key: u64) -> anyhow::Result<Option<u64>> {
+        let w = self.rmi.search(key);
+        let hi = (w.hi + 1).min(self.rmi.len());
+        if w.lo >= hi {
+            return Ok(None);
+        }
+        let bytes = self.io.read_cached(
+            self.file,
+            self.cache,
+            // After the table's header block: its pages hold the records a headerless
+            // flat array's would.
+            TableLayout::data_block_offset(0) + w.lo * FLAT_RECORD,
+            (hi - w.lo) * FLAT_RECORD,
+        )?;
+        let word = |r: &[u8], i: usize| {
+            u64::from_le_bytes(r[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]))
+        };
+        let records: Vec<&[u8]> = bytes.chunks_exact(FLAT_RECORD as usize).collect();
+        let i = records.partition_point(|r| word(r, 0) < key);
+        Ok(records
+            .get(i)
+            .filter(|r| word(r, 0) == key)
+            .map(|r| word(r, 1)))
+    }
+
+    fn set_latency(&mut self, model: Option<LatencyModel>) {
+        self.io.set_latency(model);
+    }
+
+    fn io(&mut self) -> IoStats {
+        self.io.counts()
+    }
+}
+
+/// The read calls and bytes the process made between `before` and `after`, less what
+/// reading `/proc/self/io` itself costs.
+pub(super) fn process_delta(
+    before: ProcessReads,
+    after: ProcessReads,
+    overhead: ProcessReads,
+) -> (u64, u64) {
+    (
+        (after.calls - before.calls).saturating_sub(overhead.calls),
+        (after.chars - before.chars).saturating_sub(overhead.chars),
+    )
+}
+
+/// The modelled time of `calls` reads of `bytes` in all, one after another.
+pub(super) fn modelled(model: &LatencyModel, calls: u64, bytes: u64) -> Duration {
+    if calls == 0 {
+        return Duration::ZERO;
+    }
+    Duration::from_secs_f64(
+        (calls as f64 * model.cost.latency_us + bytes as f64 / model.cost.bandwidth_mb_s).max(0.0)
+            / 1e6,
+    )
+}
+
+/// What reading `/proc/self/io` adds to its own counters.
+pub(super) fn proc_overhead() -> ProcessReads {
+    let a = process_reads();
+    let b = process_reads();
+    ProcessReads {
+        calls: b.calls - a.calls,
+        chars: b.chars - a.chars,
+        storage_bytes: 0,
+    }
+}
+
+/// Opens `b` cold (its files' cached pages dropped): the store and the time it took, the
+/// reads it made charged under `model` (slept when the model sleeps).
+pub(super) fn open_cold(
+    o: &Options,
+    b: &Built,
+    model: Option<LatencyModel>,
+) -> anyhow::Result<(Opened, Duration)> {
+    let mut files = vec![b.path.clone()];
+    files.extend(b.model_path.clone());
+    if b.path.is_dir() {
+        files = std::fs::read_dir(&b.path)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+    }
+    for f in &files {
+        drop_cached_pages(f)?;
+    }
+    let overhead = proc_overhead();
+    let before = process_reads();
+    let started = Instant::now();
+    let opened = match b.system {
+        System::RmiMmap => {
+            let model_path = b.model_path.as_ref().context("an RMI without its model")?;
+            let bytes = std::fs::read(model_path)
+                .with_context(|| format!("{}: cannot read", model_path.display()))?;
+            let (index, _) = lidx::index::file::decode(&bytes)
+                .map_err(|e| lidx::Error::format(model_path, e))?;
+            let AnyIndex::Rmi(rmi) = index else {
+                bail!("{}: not an RMI", model_path.display());
+            };
+            let file = open_read(&b.path, !o.buffered)?;
+            Opened::Rmi(Box::new((rmi, file, b.path.clone(), next_file_id())))
+        }
+        #[cfg(feature = "rocksdb")]
+        System::RocksDb => Opened::Rocks(Box::new(rocks::open(&b.path, o)?)),
+        #[cfg(not(feature = "rocksdb"))]
+        System::RocksDb => bail!("this lidx was built without RocksDB"),
+        _ => Opened::Kv(Box::new(KvFile::open(&b.path, read_mode(o))?)),
+    };
+    let wall = started.elapsed();
+    let (calls, bytes) = process_delta(before, process_reads(), overhead);
+    let took = match model {
+        Some(m) => {
+            let charge = modelled(&m, calls, bytes);
+            if m.sleep {
+                std::thread::sleep(charge);
+            }
+            wall + charge
+        }
+        None => wall,
+    };
+    Ok((opened, took))
+}
+
+pub(super) fn read_mode(o: &Options) -> ReadMode {
+    if o.buffered {
+        ReadMode::Buffered
+    } else {
+        ReadMode::Direct
+    }
+}
+
+/// The probe of an opened store reading through `cache`.
+pub(super) fn probe<'a>(
+    o: &Options,
+    opened: &'a Opened,
+    cache: &'a BlockCache,
+) -> anyhow::Result<Box<dyn Probe + 'a>> {
+    Ok(match opened {
+        Opened::Kv(file) => Box::new(KvProbe {
+            reader: Reader::new(file, cache),
+            value: Vec::new(),
+        }),
+        Opened::Rmi(b) => {
+            let (rmi, file, path, id) = &**b;
+            Box::new(RmiProbe {
+                rmi,
+                file: PagedFile {
+                    file,
+                    path,
+                    id: *id,
+                    mode: read_mode(o),
+                },
+                cache,
+                io: PagedReads::default(),
+            })
+        }
+        #[cfg(feature = "rocksdb")]
+        Opened::Rocks(kv) => Box::new(rocks::RocksProbe::new(kv)),
+    })
+}
+
+/// Latencies (µs) of `lookups` through `p`, each checked against its position. Under a
+/// model that does not sleep, each is its wall time plus its modelled read time.
+pub(super) fn look_up(
+    p: &mut dyn Probe,
+    lookups: &[(u64, u64)],
+    model: Option<LatencyModel>,
+    what: &str,
+    latencies: &mut Vec<f64>,
+) -> anyhow::Result<()> {
+    let counted = model.is_some_and(|m| !m.sleep);
+    for &(key, position) in lookups {
+        let m0 = if counted { p.io().modelled_ns } else { 0 };
+        let started = Instant::now();
+        let got = p.get(key)?;
+        let mut us = started.elapsed().as_secs_f64() * 1e6;
+        if counted {
+            us += (p.io().modelled_ns - m0) as f64 / 1e3;
+        }
+        if got != Some(position) {
+            bail!("{what}: key {key} gave {got:?}, not position {position}");
+        }
+        latencies.push(us);
+    }
+    Ok(())
+}

@@ -1,0 +1,89 @@
+//! The study's CSV row, and the lookups of rows its plots and summary make.
+
+use serde::Serialize;
+
+use crate::csv_rows::Fixed;
+
+/// One CSV row: one system, key set and profile, one phase.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Row {
+    /// The experiment.
+    pub experiment: &'static str,
+    /// lidx's version.
+    pub lidx_version: &'static str,
+    /// The machine.
+    pub machine: String,
+    /// `measured`, or the latency profile the reads ran under.
+    pub profile: String,
+    /// Its random read latency, µs (the measured profile's fit for `measured`).
+    pub profile_latency_us: Fixed<1>,
+    /// Its bandwidth, MB/s.
+    pub profile_bandwidth_mb_s: Fixed<1>,
+    /// The device, or what the profile assumes.
+    pub device: String,
+    /// The key set.
+    pub key_set: String,
+    /// Its keys (records).
+    pub keys: u64,
+    /// The system.
+    pub system: String,
+    /// The profile an `airindex` file was tuned for.
+    pub tuned_for: String,
+    /// The index's structure.
+    pub structure: String,
+    /// Bytes of the index.
+    pub index_bytes: u64,
+    /// The cache budget, bytes.
+    pub cache_bytes: u64,
+    /// Bytes of a page.
+    pub page_size: u64,
+    /// `cold`, `curve` (the first `queries` lookups of a fresh start), `warm`, or
+    /// `warm-timed` (the warm lookups that slept, under a latency profile).
+    pub phase: &'static str,
+    /// Lookups the figures are over.
+    pub queries: u64,
+    /// Of those, lookups whose reads were real or slept out (the rest charged their
+    /// modelled read time without sleeping).
+    pub timed_queries: u64,
+    /// Mean latency, µs (cold: opening the store and one lookup).
+    pub mean_us: Fixed<1>,
+    /// Median latency, µs.
+    pub p50_us: Fixed<1>,
+    /// 99th percentile latency, µs.
+    pub p99_us: Fixed<1>,
+    /// Mean time to open the store, µs (cold and curve).
+    pub open_us: Fixed<1>,
+    /// Read calls per lookup.
+    pub reads_per_query: Fixed<3>,
+    /// Bytes read per lookup.
+    pub bytes_per_query: Fixed<0>,
+    /// Modelled read time per lookup, µs (0 under `measured`).
+    pub modelled_us_per_query: Fixed<1>,
+}
+
+/// The rows of one profile, key set, system and phase.
+pub(super) fn find<'r>(
+    rows: &'r [Row],
+    profile: &str,
+    set: &str,
+    system: &str,
+    phase: &str,
+) -> Vec<&'r Row> {
+    rows.iter()
+        .filter(|r| {
+            r.profile == profile && r.key_set == set && r.system == system && r.phase == phase
+        })
+        .collect()
+}
+
+/// The distinct values `f` gives the rows, in the order they first appear.
+pub(super) fn unique<'r>(rows: &'r [Row], f: impl Fn(&'r Row) -> &'r str) -> Vec<&'r str> {
+    let mut out: Vec<&str> = Vec::new();
+    for r in rows {
+        let v = f(r);
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
