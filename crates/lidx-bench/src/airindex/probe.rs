@@ -16,6 +16,7 @@ use lidx::storage::profile::LatencyModel;
 use lidx::storage::{IoStats, ReadMode, TableLayout};
 
 use super::Options;
+#[cfg(feature = "rocksdb")]
 use super::rocks;
 use super::systems::{Built, FLAT_RECORD, System};
 use crate::machine::{ProcessReads, process_reads};

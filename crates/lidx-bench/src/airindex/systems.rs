@@ -24,10 +24,6 @@ pub(super) enum System {
     Sstable,
     Learned,
     RmiMmap,
-    #[cfg_attr(
-        not(feature = "rocksdb"),
-        expect(dead_code, reason = "built only with the rocksdb feature")
-    )]
     RocksDb,
 }
 

@@ -1,0 +1,160 @@
+//! `lidx experiment bigtable`: paper 4's Fig. 1 (a–d). The learned block layout against
+//! Bigtable's two-level SSTable index, and against RocksDB itself, on the same records,
+//! under concurrent clients.
+//!
+//! The records are the paper's: random integer keys written as strings (20 digits), each
+//! with a value of `--value-size` (1 KiB), in blocks of 32 KiB. For every table size, both
+//! layouts are built from the same records, and (with the `rocksdb` feature) the records are
+//! loaded into RocksDB as one SST file with a two-level index. Then, for every block cache
+//! size, each system serves two closed-loop workloads ([`clients`](crate::clients), paper 4
+//! section 5): gets of one row, and scans of 100 consecutive rows.
+//!
+//! Keys are drawn uniformly from the records. Blocks are read with `O_DIRECT` (the OS page
+//! cache would otherwise hold the whole table and hide the block cache), through a cache
+//! that starts empty for each run. Each run warms up, then measures for a fixed time.
+
+mod measure;
+mod plots;
+mod rows;
+mod summary;
+mod systems;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+use lidx::kv::{Compression, ModelKind};
+
+use crate::csv_rows::write_rows;
+use crate::harness::{Results, data_dir, measure};
+use crate::progress::Progress;
+use measure::Measuring;
+use plots::plots;
+pub use rows::Row;
+use summary::summary;
+
+/// The study's settings.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Table sizes in rows.
+    pub rows: Vec<u64>,
+    /// Bytes of each value.
+    pub value_size: u64,
+    /// Target block size τ.
+    pub block_size: u64,
+    /// Block compression.
+    pub compression: Compression,
+    /// The learned layout's model.
+    pub model: ModelKind,
+    /// Block cache budgets in bytes (0: no cache).
+    pub cache_sizes: Vec<u64>,
+    /// Clients.
+    pub clients: usize,
+    /// Requests each client keeps in flight.
+    pub outstanding: usize,
+    /// Rows per scan.
+    pub scan_rows: usize,
+    /// Time each run warms its cache before measuring.
+    pub warmup: Duration,
+    /// Time each run measures.
+    pub measure: Duration,
+    /// Runs per cell; the summary and plots take the median, and the layouts take turns
+    /// going first.
+    pub repeat: usize,
+    /// Read through the page cache instead of `O_DIRECT`.
+    pub buffered: bool,
+    /// Measure RocksDB too (where built with the `rocksdb` feature).
+    pub rocksdb: bool,
+    /// Where the records and files go; `None`: `OUT/data`.
+    pub dir: Option<PathBuf>,
+    /// Where the CSV, plots and summary go; `None`: `results/bigtable`.
+    pub out_dir: Option<PathBuf>,
+    /// Keep the generated files.
+    pub keep_data: bool,
+    /// Seed of the records and of the clients' keys.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            rows: vec![250_000, 1_000_000],
+            value_size: 1024,
+            block_size: 32 * 1024,
+            compression: Compression::None,
+            model: ModelKind::Linear,
+            cache_sizes: vec![256 << 10, 1 << 20, 8 << 20, 64 << 20],
+            clients: 15,
+            outstanding: 100,
+            scan_rows: 100,
+            warmup: Duration::from_secs(1),
+            measure: Duration::from_secs(3),
+            repeat: 1,
+            buffered: false,
+            rocksdb: cfg!(feature = "rocksdb"),
+            dir: None,
+            out_dir: None,
+            keep_data: false,
+            seed: 42,
+        }
+    }
+}
+
+/// Runs the study; returns the text report (the summary) to print.
+pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
+    check(options)?;
+    let mut results = Results::create(
+        options.out_dir.as_deref(),
+        "bigtable",
+        ["bigtable.csv", "summary.md"],
+    )?;
+    // The data goes into a scratch directory inside --dir (or OUT/data) unless kept.
+    let data = data_dir(options.dir.as_deref(), &results.dir, options.keep_data)?;
+    let machine = crate::machine::describe();
+    let started = Instant::now();
+    let mut measuring = Measuring::new(options, data.path(), &machine);
+    let (_, rows) = measure(&mut measuring, "paper 4's study", "runs", progress)?;
+    drop(data);
+    write_rows(results.file(0), &rows)?;
+    plots(&results.dir, options, &rows)?;
+    let summary = summary(options, &machine, &rows, started.elapsed());
+    results.file(1).write_all(summary.as_bytes())?;
+    let (dir, [csv, summary_path]) = results.publish()?;
+    Ok(format!(
+        "{summary}\nWrote {}, {} and the plots in {}.\n",
+        csv.display(),
+        summary_path.display(),
+        dir.display()
+    ))
+}
+
+fn check(o: &Options) -> anyhow::Result<()> {
+    if o.rocksdb && !cfg!(feature = "rocksdb") {
+        bail!("invalid rocksdb: this lidx was built without the rocksdb feature");
+    }
+    if o.rows.is_empty() || o.rows.contains(&0) {
+        bail!("invalid rows: give at least one table size, each at least 1 row");
+    }
+    if o.cache_sizes.is_empty() {
+        bail!("invalid cache-sizes: give at least one (0 for no cache)");
+    }
+    if o.clients == 0 || o.outstanding == 0 {
+        bail!("invalid clients/outstanding: at least 1 each");
+    }
+    if o.clients * o.outstanding > 4096 {
+        bail!(
+            "invalid clients × outstanding: {} threads; at most 4096",
+            o.clients * o.outstanding
+        );
+    }
+    if o.repeat == 0 {
+        bail!("invalid repeat: at least 1 run per cell");
+    }
+    if o.scan_rows == 0 {
+        bail!("invalid scan-rows: at least 1");
+    }
+    if o.measure.is_zero() {
+        bail!("invalid seconds: measure for some time");
+    }
+    Ok(())
+}
