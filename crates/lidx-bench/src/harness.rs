@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use lidx::data::{Distribution, GenParams, KeyFile, first_unsorted, generate};
+use lidx::data::{Distribution, GenParams, KeyFile, generate};
 use lidx::files::{
     AtomicFile, ChildGuard, PendingGuard, ScratchDir, end_with_this_process, scratch_dir,
 };
@@ -449,13 +449,7 @@ impl KeySet {
             KeySet::Synthetic { dist, n, seed } => generate(&GenParams::new(*dist, *n, *seed))?,
             KeySet::File(path) => {
                 let file = KeyFile::open(path)?;
-                if let Some(i) = first_unsorted(file.keys()) {
-                    bail!(
-                        "{}: the keys are not sorted (key {i} is smaller than key {})",
-                        path.display(),
-                        i - 1
-                    );
-                }
+                file.require_sorted("paper 1's tables are sorted by key; sort the key file first")?;
                 file.keys().to_vec()
             }
         };

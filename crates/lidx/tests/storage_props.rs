@@ -555,3 +555,80 @@ fn backends() -> Vec<IoBackend> {
         _ => vec![IoBackend::Threads, IoBackend::Auto],
     }
 }
+
+/// Every library pipeline that reads one file and writes another refuses an output that
+/// is its input (through another path too: a hard link), before writing anything: the
+/// input is still intact afterwards.
+#[test]
+fn pipelines_refuse_to_write_over_their_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let is_refusal = |r: lidx::Result<()>, what: &str| match r {
+        Err(Error::OutputIsInput { .. }) => {}
+        other => panic!("{what}: expected OutputIsInput, got {other:?}"),
+    };
+
+    let keys_path = dir.path().join("k.keys");
+    write_keys(&keys_path, &[1, 2, 2, 3]).unwrap();
+    let link = dir.path().join("k-link.keys");
+    std::fs::hard_link(&keys_path, &link).unwrap();
+    let file = KeyFile::open(&keys_path).unwrap();
+    for distinct in [false, true] {
+        let r = lidx::storage::table::build_from_key_file(
+            &file,
+            lidx::storage::ValueSource::RowId,
+            distinct,
+            &link,
+            |_| {},
+        );
+        is_refusal(r.map(drop), "table from keys");
+    }
+    drop(file);
+    assert_eq!(
+        KeyFile::open(&keys_path).unwrap().keys(),
+        &[1, 2, 2, 3],
+        "the key file is intact"
+    );
+    // Unsorted keys with distinct: refused as unsorted, nothing written.
+    let unsorted = dir.path().join("u.keys");
+    write_keys(&unsorted, &[3, 1]).unwrap();
+    let out = dir.path().join("u.tbl");
+    let r = lidx::storage::table::build_from_key_file(
+        &KeyFile::open(&unsorted).unwrap(),
+        lidx::storage::ValueSource::RowId,
+        true,
+        &out,
+        |_| {},
+    );
+    assert!(matches!(r, Err(Error::Unsorted { .. })), "{r:?}");
+    assert!(!out.exists());
+
+    let tbl = dir.path().join("t.tbl");
+    write_table(&tbl, &tuples_of(&[1, 2, 3]));
+    let table = Table::open(&tbl).unwrap();
+    is_refusal(paper1::export(&table, &tbl, |_| {}), "paper 1 export");
+    let p1 = dir.path().join("t.p1");
+    paper1::export(&table, &p1, |_| {}).unwrap();
+    is_refusal(paper1::import(&p1, &p1, |_| {}).map(drop), "paper 1 import");
+    is_refusal(
+        lidx::updatable::alex::file::build(
+            &table,
+            &[1, 2, 3],
+            &tbl,
+            &lidx::updatable::alex::AlexParams::default(),
+            |_| {},
+        )
+        .map(drop),
+        "ALEX file",
+    );
+    drop(table);
+    assert_eq!(Table::open(&tbl).unwrap().read_keys().unwrap(), [1, 2, 3]);
+
+    let tsv = dir.path().join("r.tsv");
+    std::fs::write(&tsv, "a\t1\nb\t2\n").unwrap();
+    let input = lidx::kv::input::RecordInput::tsv(&tsv).unwrap();
+    is_refusal(
+        lidx::kv::build_from_input(&input, &lidx::kv::BuildOptions::default(), &tsv).map(drop),
+        "kv file",
+    );
+    assert_eq!(std::fs::read_to_string(&tsv).unwrap(), "a\t1\nb\t2\n");
+}

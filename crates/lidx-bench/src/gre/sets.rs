@@ -41,15 +41,8 @@ impl KeySet {
             ),
             Source::Sosd(path) => {
                 let file = KeyFile::open(path)?;
+                file.require_sorted("a workload bulk-loads sorted keys")?;
                 let keys = file.keys().to_vec();
-                if let Some(i) = lidx::data::first_unsorted(&keys) {
-                    anyhow::bail!(
-                        "{}: key {} at position {i} follows {}: a workload bulk-loads sorted keys",
-                        path.display(),
-                        keys[i],
-                        keys[i - 1]
-                    );
-                }
                 let name = path.file_name().map_or_else(
                     || path.display().to_string(),
                     |f| f.to_string_lossy().into_owned(),

@@ -228,7 +228,6 @@ fn gen_records(ctx: &Context, args: GenArgs) -> anyhow::Result<()> {
 }
 
 fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
-    lidx::files::refuse_same_file(&args.input, &args.out)?;
     let format = match args.format {
         Some(f) => f,
         None if lidx::sniff::sniff(&args.input)? == Sniffed::SosdKeys => InputFormat::Sosd,
@@ -260,10 +259,9 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         InputFormat::Tsv => RecordInput::tsv(&args.input)?,
         InputFormat::Sosd => RecordInput::sosd(&args.input, args.key_encoding)?,
     };
-    let records = input.records();
     options.key_encoding = input.encoding();
     spinner.set_message("writing blocks");
-    let report = lidx::kv::build(&records, &options, &args.out)?;
+    let report = lidx::kv::build_from_input(&input, &options, &args.out)?;
     spinner.finish_and_clear();
     if args.json {
         say!("{}", serde_json::to_string(&report)?);

@@ -5,9 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use lidx::data::KeyFile;
-use lidx::storage::table::{
-    build_distinct_from_keys, build_from_keys, tuples_from_keys, write_shuffled,
-};
+use lidx::storage::table::{build_from_key_file, tuples_from_keys, write_shuffled};
 use lidx::storage::{BLOCK_SIZE, Table, ValueSource, paper1};
 
 use crate::progress::Context;
@@ -156,7 +154,6 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
             input,
             out,
         } => {
-            lidx::files::refuse_same_file(&input, &out)?;
             let count = paper1::tuple_count(&input)?;
             if count == 0 {
                 bail!(
@@ -181,7 +178,6 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
             table,
             out,
         } => {
-            lidx::files::refuse_same_file(&table, &out)?;
             let t = Table::open(&table)?;
             let bar = ctx.bar(t.len(), "exporting", "tuples");
             paper1::export(&t, &out, |done| bar.set_position(done))?;
@@ -204,7 +200,6 @@ fn build(
     values: Values,
     dedup: bool,
 ) -> anyhow::Result<()> {
-    lidx::files::refuse_same_file(keys_path, out)?;
     let file = KeyFile::open(keys_path)?;
     if file.is_empty() {
         bail!(
@@ -214,14 +209,7 @@ fn build(
     }
     let values = values.source();
     let bar = ctx.bar(file.len() as u64, "building", "tuples");
-    let h = if dedup {
-        file.require_sorted(
-            "--dedup keeps the first of each run of equal keys and needs them sorted",
-        )?;
-        build_distinct_from_keys(file.keys(), values, out, |done| bar.set_position(done))?
-    } else {
-        build_from_keys(file.keys(), values, out, |done| bar.set_position(done))?
-    };
+    let h = build_from_key_file(&file, values, dedup, out, |done| bar.set_position(done))?;
     bar.finish_and_clear();
     say!(
         "built {} with {} tuples ({}), keys {} ..= {}",

@@ -139,6 +139,11 @@ impl RecordInput {
         self.spans.len()
     }
 
+    /// The file the records were read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Whether the input holds no record.
     pub fn is_empty(&self) -> bool {
         self.spans.is_empty()

@@ -44,4 +44,4 @@ pub use layout::Layout;
 pub use model::{BlockModel, ModelKind};
 pub use read::{LEVELS, OpStats, Reader};
 pub use verify::{KvInfo, LearnedInfo, VerifyReport, info, verify};
-pub use write::{BlockSizes, BuildOptions, BuildReport, Record, build};
+pub use write::{BlockSizes, BuildOptions, BuildReport, Record, build, build_from_input};

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use super::block::{BlockBuilder, Compression, MAX_KEY, record_bytes};
 use super::file::{Footer, Handle};
+use super::input::RecordInput;
 use super::keys::{KeyEncoding, display_key};
 use super::layers::Candidate;
 use super::layout::{Layout, Meta, tuned};
@@ -167,6 +168,18 @@ impl BuildOptions {
         }
         Ok(())
     }
+}
+
+/// Writes the records of `input` to `path` atomically, as [`build`] does: the pipeline
+/// behind `lidx kv build`. Refuses a `path` that is the input's file
+/// ([`Error::OutputIsInput`]) before reading the records.
+pub fn build_from_input(
+    input: &RecordInput,
+    options: &BuildOptions,
+    path: &Path,
+) -> Result<BuildReport> {
+    crate::files::refuse_same_file(input.path(), path)?;
+    build(&input.records(), options, path)
 }
 
 /// Writes `records` (keys in strictly increasing byte order) to `path` atomically.

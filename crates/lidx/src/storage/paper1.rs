@@ -13,7 +13,7 @@ use std::path::Path;
 
 use super::format::{TUPLE_SIZE, TableHeader, Tuple};
 use super::table::{Table, TableWriter};
-use crate::files::{AtomicFile, open_regular};
+use crate::files::{AtomicFile, open_regular, refuse_same_file};
 use crate::{Error, FormatError, Result};
 
 /// Bytes in paper 1's header.
@@ -102,8 +102,9 @@ pub fn tuple_count(src: &Path) -> Result<u64> {
 }
 
 /// Converts paper 1's file at `src` into a `.tbl` at `dst`; `progress` gets the tuples
-/// converted so far.
+/// converted so far. Refuses a `dst` that is `src` ([`Error::OutputIsInput`]).
 pub fn import(src: &Path, dst: &Path, mut progress: impl FnMut(u64)) -> Result<TableHeader> {
+    refuse_same_file(src, dst)?;
     let (mut reader, count) = open_checked(src)?;
     let mut writer = TableWriter::create(dst)?;
     let mut chunk = vec![Tuple::default(); 1 << 16];
@@ -124,8 +125,10 @@ pub fn import(src: &Path, dst: &Path, mut progress: impl FnMut(u64)) -> Result<T
 }
 
 /// Writes the sorted table `table` at `dst` in paper 1's layout; `progress` gets the
-/// tuples written so far.
+/// tuples written so far. Refuses a `dst` that is the table's file
+/// ([`Error::OutputIsInput`]).
 pub fn export(table: &Table, dst: &Path, mut progress: impl FnMut(u64)) -> Result<()> {
+    refuse_same_file(table.path(), dst)?;
     table.require_sorted("export to paper 1's layout")?;
     let mut out = AtomicFile::create(dst)?;
     out.write_all(&encode_header(table.len()))?;

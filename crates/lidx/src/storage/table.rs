@@ -18,7 +18,8 @@ use super::format::{
     BLOCK_SIZE, OUTPUT_TUPLE_SIZE, OUTPUT_VALUE_WIDTH, OutputTuple, PAIR_VALUE_WIDTH, TUPLE_SIZE,
     TableHeader, TableLayout, Tuple, block_checksum, decode_checksums,
 };
-use crate::files::{AtomicFile, map_readonly, open_regular};
+use crate::data::KeyFile;
+use crate::files::{AtomicFile, map_readonly, open_regular, refuse_same_file};
 use crate::{Error, FormatError, Result};
 
 /// Bytes read per call by [`Table::verify`].
@@ -202,6 +203,29 @@ pub fn build_from_keys(
     progress: impl FnMut(u64),
 ) -> Result<TableHeader> {
     build_from_rows(keys.iter().copied().enumerate(), values, path, progress)
+}
+
+/// Writes the keys of the key file `keys` as a table at `path`, as [`build_from_keys`]
+/// (or, with `distinct`, [`build_distinct_from_keys`]) does: the pipeline behind
+/// `lidx table build`. Refuses, before writing anything, a `path` that is the key file
+/// ([`Error::OutputIsInput`]) and unsorted keys with `distinct` (whose runs of equal keys
+/// must be adjacent).
+pub fn build_from_key_file(
+    keys: &KeyFile,
+    values: ValueSource,
+    distinct: bool,
+    path: &Path,
+    progress: impl FnMut(u64),
+) -> Result<TableHeader> {
+    refuse_same_file(keys.path(), path)?;
+    if distinct {
+        keys.require_sorted(
+            "keeping the first of each run of equal keys (--dedup) needs them sorted",
+        )?;
+        build_distinct_from_keys(keys.keys(), values, path, progress)
+    } else {
+        build_from_keys(keys.keys(), values, path, progress)
+    }
 }
 
 /// Like [`build_from_keys`], keeping only the first of each run of equal keys (for real

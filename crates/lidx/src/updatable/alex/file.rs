@@ -164,7 +164,8 @@ impl NodeSink<u64> for Layout {
 /// caller, as every index build takes them), at `out`: the bulk load over the keys in
 /// memory, then one sequential pass over the table's tuples placing them in their data
 /// nodes' slots. `progress` hears the tuples placed so far. The file is written to a
-/// temporary file, fsynced and renamed into place.
+/// temporary file, fsynced and renamed into place; an `out` that is the table's file is
+/// refused ([`Error::OutputIsInput`]).
 pub fn build(
     table: &Table,
     keys: &[u64],
@@ -172,6 +173,7 @@ pub fn build(
     params: &AlexParams,
     progress: impl FnMut(u64),
 ) -> Result<BuildReport> {
+    crate::files::refuse_same_file(table.path(), out)?;
     table.require_sorted("building an ALEX file")?;
     table.require_pairs("building an ALEX file")?;
     params.check()?;
