@@ -620,6 +620,34 @@ impl<const N: usize> Results<N> {
     }
 }
 
+/// Where a study writes: the data it generates and its results, and whether the data
+/// outlives the run.
+#[derive(Clone, Debug, Default)]
+pub struct Places {
+    /// Where the generated data goes, in a scratch directory inside it unless kept;
+    /// `None`: `OUT/data`.
+    pub dir: Option<PathBuf>,
+    /// Where the CSV, plots and summary go; `None`: `results/EXPERIMENT`.
+    pub out_dir: Option<PathBuf>,
+    /// Keep the generated data: written in `dir` itself, not in a scratch directory.
+    pub keep_data: bool,
+}
+
+impl Places {
+    /// Creates the result files `names` of `experiment` ([`Results::create`]), then the
+    /// data directory ([`data_dir`]), in that order, so that an unwritable path fails
+    /// before any measuring.
+    pub fn create<const N: usize>(
+        &self,
+        experiment: &str,
+        names: [&str; N],
+    ) -> anyhow::Result<(Results<N>, DataDir)> {
+        let results = Results::create(self.out_dir.as_deref(), experiment, names)?;
+        let data = data_dir(self.dir.as_deref(), &results.dir, self.keep_data)?;
+        Ok((results, data))
+    }
+}
+
 /// A study's data directory: `dir` (`--dir`) or `OUT/data`, with a scratch directory in it
 /// unless `keep` (see [`DataDir`]).
 pub fn data_dir(dir: Option<&Path>, out: &Path, keep: bool) -> anyhow::Result<DataDir> {

@@ -146,7 +146,9 @@ pub fn chart(
         match scale {
             Scale::Log => (lo / 1.5)..(hi * 1.5),
             Scale::Linear => {
-                let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.05).max(1e-9);
+                // Points all at 0 (one cache size of none) still get an axis of 1 each way.
+                let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.05);
+                let pad = if pad > 0.0 { pad } else { 1.0 };
                 (lo - pad).min(0.0f64.max(lo - pad))..(hi + pad)
             }
         }

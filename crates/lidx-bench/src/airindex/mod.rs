@@ -58,7 +58,7 @@ use anyhow::bail;
 use lidx::data::{Distribution, GenParams, KeyFile, generate};
 
 use crate::csv_rows::write_rows;
-use crate::harness::{Results, data_dir, measure};
+use crate::harness::{Places, measure};
 use crate::progress::Progress;
 use measure::{Measuring, run_profiles};
 use plots::plots;
@@ -152,12 +152,8 @@ pub struct Options {
     /// Read through the OS page cache instead of `O_DIRECT` (for file systems without
     /// it; each fresh start still drops the files' cached pages).
     pub buffered: bool,
-    /// Where the records and files go; `None`: `OUT/data`.
-    pub dir: Option<PathBuf>,
-    /// Where the CSV, plots and summary go; `None`: `results/airindex`.
-    pub out_dir: Option<PathBuf>,
-    /// Keep the generated files.
-    pub keep_data: bool,
+    /// Where the data and the results go.
+    pub places: Places,
     /// Seed of the keys and the lookups.
     pub seed: u64,
 }
@@ -182,9 +178,7 @@ impl Default for Options {
             cold_starts: 3,
             rocksdb: cfg!(feature = "rocksdb"),
             buffered: false,
-            dir: None,
-            out_dir: None,
-            keep_data: false,
+            places: Places::default(),
             seed: 42,
         }
     }
@@ -193,13 +187,10 @@ impl Default for Options {
 /// Runs the study; returns the text report (the summary) to print.
 pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
     check(options)?;
-    let mut results = Results::create(
-        options.out_dir.as_deref(),
-        "airindex",
-        ["airindex.csv", "summary.md"],
-    )?;
     // The data goes into a scratch directory inside --dir (or OUT/data) unless kept.
-    let data = data_dir(options.dir.as_deref(), &results.dir, options.keep_data)?;
+    let (mut results, data) = options
+        .places
+        .create("airindex", ["airindex.csv", "summary.md"])?;
     let machine = crate::machine::describe();
     let started = Instant::now();
     let profiles = run_profiles(options, data.dir(), progress)?;

@@ -119,7 +119,7 @@ impl Experiment for Measuring<'_> {
             }
         }
         drop(systems);
-        if !o.keep_data {
+        if !o.places.keep_data {
             let _ = std::fs::remove_file(&tsv);
         }
         Ok(out)

@@ -19,14 +19,13 @@ mod rows;
 mod summary;
 mod systems;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use lidx::kv::{Compression, ModelKind};
 
 use crate::csv_rows::write_rows;
-use crate::harness::{Results, data_dir, measure};
+use crate::harness::{Places, measure};
 use crate::progress::Progress;
 use measure::Measuring;
 use plots::plots;
@@ -65,12 +64,8 @@ pub struct Options {
     pub buffered: bool,
     /// Measure RocksDB too (where built with the `rocksdb` feature).
     pub rocksdb: bool,
-    /// Where the records and files go; `None`: `OUT/data`.
-    pub dir: Option<PathBuf>,
-    /// Where the CSV, plots and summary go; `None`: `results/bigtable`.
-    pub out_dir: Option<PathBuf>,
-    /// Keep the generated files.
-    pub keep_data: bool,
+    /// Where the data and the results go.
+    pub places: Places,
     /// Seed of the records and of the clients' keys.
     pub seed: u64,
 }
@@ -92,9 +87,7 @@ impl Default for Options {
             repeat: 1,
             buffered: false,
             rocksdb: cfg!(feature = "rocksdb"),
-            dir: None,
-            out_dir: None,
-            keep_data: false,
+            places: Places::default(),
             seed: 42,
         }
     }
@@ -103,13 +96,10 @@ impl Default for Options {
 /// Runs the study; returns the text report (the summary) to print.
 pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
     check(options)?;
-    let mut results = Results::create(
-        options.out_dir.as_deref(),
-        "bigtable",
-        ["bigtable.csv", "summary.md"],
-    )?;
     // The data goes into a scratch directory inside --dir (or OUT/data) unless kept.
-    let data = data_dir(options.dir.as_deref(), &results.dir, options.keep_data)?;
+    let (mut results, data) = options
+        .places
+        .create("bigtable", ["bigtable.csv", "summary.md"])?;
     let machine = crate::machine::describe();
     let started = Instant::now();
     let mut measuring = Measuring::new(options, data.path(), &machine);

@@ -12,6 +12,11 @@ use crate::text::human_bytes;
 pub(super) fn plots(dir: &Path, o: &Options, rows: &[Row]) -> anyhow::Result<()> {
     let largest = o.rows.iter().copied().max().unwrap_or(0);
     let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    // A log axis has no place for "no cache": with one, the cache axis is linear.
+    let cache_axis = match o.cache_sizes.contains(&0) {
+        true => Scale::Linear,
+        false => Scale::Log,
+    };
     for op in ["get", "scan"] {
         let mut latency = Vec::new();
         let mut throughput = Vec::new();
@@ -46,7 +51,7 @@ pub(super) fn plots(dir: &Path, o: &Options, rows: &[Row]) -> anyhow::Result<()>
         chart(
             &dir.join(format!("fig1_{op}_latency.png")),
             &format!("Latency of {what} ({setting})"),
-            ("block cache (MiB)", Scale::Log),
+            ("block cache (MiB)", cache_axis),
             ("latency (µs)", Scale::Log),
             &latency,
             true,
@@ -54,7 +59,7 @@ pub(super) fn plots(dir: &Path, o: &Options, rows: &[Row]) -> anyhow::Result<()>
         chart(
             &dir.join(format!("fig1_{op}_throughput.png")),
             &format!("Throughput of {what} ({setting})"),
-            ("block cache (MiB)", Scale::Log),
+            ("block cache (MiB)", cache_axis),
             ("rows per second", Scale::Log),
             &throughput,
             true,

@@ -159,6 +159,32 @@ pub struct UpdatableArgs {
     seed: u64,
 }
 
+/// Where a study writes, as every study that generates data takes it.
+#[derive(clap::Args)]
+struct PlaceArgs {
+    /// Directory for the generated data: put it on the device to study; it goes in a
+    /// scratch directory inside it, removed at the end (nothing else in it is touched)
+    /// [default: OUT_DIR/data].
+    #[arg(long, value_name = "D")]
+    dir: Option<PathBuf>,
+    /// Directory for the CSV, plots and summary [default: results/EXPERIMENT].
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+    /// Keep the generated data: written in --dir itself, not in a scratch directory.
+    #[arg(long)]
+    keep_data: bool,
+}
+
+impl From<PlaceArgs> for lidx_bench::harness::Places {
+    fn from(a: PlaceArgs) -> Self {
+        lidx_bench::harness::Places {
+            dir: a.dir,
+            out_dir: a.out_dir,
+            keep_data: a.keep_data,
+        }
+    }
+}
+
 /// What every experiment takes: the key sets, where the data and the results go, the device.
 #[derive(clap::Args)]
 pub struct Common {
@@ -172,14 +198,8 @@ pub struct Common {
     /// SOSD key files to study (the paper's FB, Wiki, OSM, Books); repeat for several.
     #[arg(long = "keys", value_name = "FILE.keys")]
     keys: Vec<PathBuf>,
-    /// Directory for the tables and indexes: put it on the device to study; they go in a
-    /// scratch directory inside it, removed at the end (nothing else in it is touched)
-    /// [default: OUT_DIR/data].
-    #[arg(long, value_name = "D")]
-    dir: Option<PathBuf>,
-    /// Directory for the CSV, plots and summary [default: results/EXPERIMENT].
-    #[arg(long, value_name = "DIR")]
-    out_dir: Option<PathBuf>,
+    #[command(flatten)]
+    places: PlaceArgs,
     /// Storage profile from `lidx bench disk`; without it a short one is measured on --dir.
     #[arg(long, value_name = "PROFILE.json")]
     profile: Option<PathBuf>,
@@ -187,10 +207,6 @@ pub struct Common {
     /// systems without O_DIRECT.
     #[arg(long)]
     buffered: bool,
-    /// Keep the generated tables and indexes: written in --dir itself, not in a scratch
-    /// directory.
-    #[arg(long)]
-    keep_data: bool,
     /// Seed of the generators and samples.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -203,11 +219,11 @@ impl Common {
             n: self.n,
             sets: self.sets,
             keys: self.keys,
-            dir: self.dir,
-            out_dir: self.out_dir,
+            dir: self.places.dir,
+            out_dir: self.places.out_dir,
             profile: self.profile,
             buffered: self.buffered,
-            keep_data: self.keep_data,
+            keep_data: self.places.keep_data,
             seed: self.seed,
             exe: std::env::current_exe().context("cannot find the lidx executable")?,
         })
@@ -338,18 +354,8 @@ pub struct BigtableArgs {
     /// the rocksdb feature, the default).
     #[arg(long)]
     no_rocksdb: bool,
-    /// Directory for the records and files: put it on the device to study; they go in a
-    /// scratch directory inside it, removed at the end (nothing else in it is touched)
-    /// [default: OUT_DIR/data].
-    #[arg(long, value_name = "D")]
-    dir: Option<PathBuf>,
-    /// Directory for the CSV, plots and summary [default: results/bigtable].
-    #[arg(long, value_name = "DIR")]
-    out_dir: Option<PathBuf>,
-    /// Keep the generated records and files: written in --dir itself, not in a scratch
-    /// directory.
-    #[arg(long)]
-    keep_data: bool,
+    #[command(flatten)]
+    places: PlaceArgs,
     /// Seed of the records and the clients' keys.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -407,17 +413,8 @@ pub struct AirindexArgs {
     /// each fresh start still drops the files' cached pages).
     #[arg(long)]
     buffered: bool,
-    /// Directory for the records and files: put it on the device to study; they go in a
-    /// scratch directory inside it, removed at the end (nothing else in it is touched)
-    /// [default: OUT_DIR/data].
-    #[arg(long, value_name = "D")]
-    dir: Option<PathBuf>,
-    /// Directory for the CSV, plots and summary [default: results/airindex].
-    #[arg(long, value_name = "DIR")]
-    out_dir: Option<PathBuf>,
-    /// Keep the generated files: written in --dir itself, not in a scratch directory.
-    #[arg(long)]
-    keep_data: bool,
+    #[command(flatten)]
+    places: PlaceArgs,
     /// Seed of the keys and the lookups.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -494,9 +491,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 repeat: a.repeat,
                 buffered: a.buffered,
                 rocksdb: cfg!(feature = "rocksdb") && !a.no_rocksdb,
-                dir: a.dir,
-                out_dir: a.out_dir,
-                keep_data: a.keep_data,
+                places: a.places.into(),
                 seed: a.seed,
             };
             bigtable::run(&options, &progress)?
@@ -528,9 +523,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 cold_starts: a.cold_starts,
                 rocksdb: cfg!(feature = "rocksdb") && !a.no_rocksdb,
                 buffered: a.buffered,
-                dir: a.dir,
-                out_dir: a.out_dir,
-                keep_data: a.keep_data,
+                places: a.places.into(),
                 seed: a.seed,
                 ..airindex::Options::default()
             };
