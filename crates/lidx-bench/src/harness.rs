@@ -620,6 +620,22 @@ impl<const N: usize> Results<N> {
     }
 }
 
+impl Results<2> {
+    /// For a study whose files are its CSV and its summary: writes `summary` into the
+    /// second, publishes both, and returns the report to print (the summary, then where
+    /// the files and plots are).
+    pub fn finish(mut self, summary: &str) -> anyhow::Result<String> {
+        self.file(1).write_all(summary.as_bytes())?;
+        let (dir, [csv, summary_path]) = self.publish()?;
+        Ok(format!(
+            "{summary}\nWrote {}, {} and the plots in {}.\n",
+            csv.display(),
+            summary_path.display(),
+            dir.display()
+        ))
+    }
+}
+
 /// Where a study writes: the data it generates and its results, and whether the data
 /// outlives the run.
 #[derive(Clone, Debug, Default)]

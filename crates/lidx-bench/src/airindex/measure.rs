@@ -11,14 +11,14 @@ use lidx::storage::IoStats;
 use lidx::storage::profile::{AffineCost, LatencyModel, StorageProfile, resolve_profile};
 use rand::{Rng as _, SeedableRng as _};
 
-use super::probe::{look_up, open_cold, probe};
+use super::probe::{Probe, look_up, open_cold, probe};
 use super::rows::Row;
 use super::systems::{Built, Sketch, System, build_all, sketch};
 use super::{KeySet, Options};
 use crate::csv_rows::{Fixed, LIDX_VERSION};
 use crate::harness::Experiment;
 use crate::progress::Progress;
-use crate::stats::{mean, percentile};
+use crate::stats::mean;
 
 /// Where a run's reads come from.
 #[derive(Clone, Debug)]
@@ -247,14 +247,6 @@ fn measure_system(
     let timed = profile.model;
     let counted = profile.model.map(|m| LatencyModel::counted(m.cost));
     let mut rows = Vec::new();
-    let per_query = |io: IoStats, n: usize| {
-        let n = n.max(1) as f64;
-        (
-            Fixed(io.reads as f64 / n),
-            Fixed(io.bytes as f64 / n),
-            Fixed(io.modelled_ns as f64 / 1e3 / n),
-        )
-    };
     // Cold: open and one lookup, from fresh starts.
     let mut cold = Vec::new();
     let mut opens = Vec::new();
@@ -270,117 +262,68 @@ fn measure_system(
         opens.push(open.as_secs_f64() * 1e6);
         cold.push(open.as_secs_f64() * 1e6 + one[0]);
     }
-    let (r, by, m) = per_query(cold_io, cold.len());
-    rows.push(Row {
-        phase: "cold",
-        queries: cold.len() as u64,
-        timed_queries: cold.len() as u64,
-        mean_us: Fixed(mean(&cold)),
-        p50_us: Fixed(percentile(&cold, 0.5)),
-        p99_us: Fixed(percentile(&cold, 0.99)),
-        open_us: Fixed(mean(&opens)),
-        reads_per_query: r,
-        bytes_per_query: by,
-        modelled_us_per_query: m,
-        ..base.clone()
-    });
-    // The cold→warm sequence from one more fresh start, then the warm lookups.
+    let timed_cold = cold.len();
+    rows.push(base.phase("cold", &cold, timed_cold, cold_io, mean(&opens)));
+    // The cold→warm sequence from one more fresh start, then the warm lookups. Under a
+    // latency profile, the first lookups of each sleep out their reads and the rest are
+    // counted.
     let cache = BlockCache::new(o.cache_bytes);
     let (opened, open) = open_cold(o, b, timed)?;
+    let open_us = open.as_secs_f64() * 1e6;
     let mut p = probe(o, &opened, &cache)?;
     let (sequence, warm) = lookups.sequence.split_at(o.queries);
-    let timed_n = if timed.is_some() {
-        o.timed_queries.min(sequence.len())
-    } else {
-        sequence.len()
+    let timed_first = |n: usize| match timed {
+        Some(_) => o.timed_queries.min(n),
+        None => n,
     };
-    let mut latencies = Vec::with_capacity(sequence.len());
-    let mut ios = Vec::with_capacity(sequence.len());
-    p.set_latency(timed);
-    for (i, lookup) in sequence.iter().enumerate() {
-        let model = if i < timed_n { timed } else { counted };
-        if i == timed_n {
-            p.set_latency(model);
-        }
-        look_up(
-            &mut *p,
-            std::slice::from_ref(lookup),
-            model,
-            &what,
-            &mut latencies,
-        )?;
-        ios.push(p.io());
-    }
+    let timed_n = timed_first(sequence.len());
+    let (mut latencies, ios) = look_up_each(&mut *p, sequence, timed_n, (timed, counted), &what)?;
     if let Some(first) = latencies.first_mut() {
-        *first += open.as_secs_f64() * 1e6;
+        *first += open_us;
     }
     let mut n = 1;
     loop {
-        let n_here = n.min(latencies.len());
-        let (r, by, m) = per_query(ios[n_here - 1], n_here);
-        let firsts = &latencies[..n_here];
-        rows.push(Row {
-            phase: "curve",
-            queries: n_here as u64,
-            timed_queries: n_here.min(timed_n) as u64,
-            mean_us: Fixed(mean(firsts)),
-            p50_us: Fixed(percentile(firsts, 0.5)),
-            p99_us: Fixed(percentile(firsts, 0.99)),
-            open_us: Fixed(open.as_secs_f64() * 1e6),
-            reads_per_query: r,
-            bytes_per_query: by,
-            modelled_us_per_query: m,
-            ..base.clone()
-        });
-        if n_here == latencies.len() {
+        let k = n.min(latencies.len());
+        rows.push(base.phase("curve", &latencies[..k], k.min(timed_n), ios[k], open_us));
+        if k == latencies.len() {
             break;
         }
         n *= 2;
     }
-    // Warm: under a latency profile, the first lookups sleep and the rest are counted,
-    // as in the sequence; a second row has the slept ones alone.
-    let timed_warm = if timed.is_some() {
-        o.timed_queries.min(warm.len())
-    } else {
-        warm.len()
-    };
-    let mut warm_latencies = Vec::with_capacity(warm.len());
-    let mut ios = vec![p.io()];
-    for (i, lookup) in warm.iter().enumerate() {
-        let model = if i < timed_warm { timed } else { counted };
-        if i == 0 || i == timed_warm {
-            p.set_latency(model);
-        }
-        look_up(
-            &mut *p,
-            std::slice::from_ref(lookup),
-            model,
-            &what,
-            &mut warm_latencies,
-        )?;
-        ios.push(p.io());
-    }
+    // Warm: a second row has the slept lookups alone.
+    let timed_warm = timed_first(warm.len());
+    let (warm_latencies, ios) = look_up_each(&mut *p, warm, timed_warm, (timed, counted), &what)?;
     let mut phases = vec![("warm", warm.len())];
     if timed_warm < warm.len() {
         phases.push(("warm-timed", timed_warm));
     }
     for (phase, n) in phases {
-        let (before, after) = (ios[0], ios[n]);
-        let io = after.since(&before);
-        let (r, by, m) = per_query(io, n);
-        let latencies = &warm_latencies[..n];
-        rows.push(Row {
-            phase,
-            queries: n as u64,
-            timed_queries: n.min(timed_warm) as u64,
-            mean_us: Fixed(mean(latencies)),
-            p50_us: Fixed(percentile(latencies, 0.5)),
-            p99_us: Fixed(percentile(latencies, 0.99)),
-            reads_per_query: r,
-            bytes_per_query: by,
-            modelled_us_per_query: m,
-            ..base.clone()
-        });
+        let io = ios[n].since(&ios[0]);
+        rows.push(base.phase(phase, &warm_latencies[..n], n.min(timed_warm), io, 0.0));
     }
     Ok(rows)
+}
+
+/// Looks up each of `lookups` through `p`, the first `timed_n` under the `timed` model and
+/// the rest under `counted` (`models`); their latencies (µs), and the probe's reads before
+/// the first and after each.
+fn look_up_each(
+    p: &mut dyn Probe,
+    lookups: &[(u64, u64)],
+    timed_n: usize,
+    (timed, counted): (Option<LatencyModel>, Option<LatencyModel>),
+    what: &str,
+) -> anyhow::Result<(Vec<f64>, Vec<IoStats>)> {
+    let mut latencies = Vec::with_capacity(lookups.len());
+    let mut ios = Vec::with_capacity(lookups.len() + 1);
+    ios.push(p.io());
+    for (i, lookup) in lookups.iter().enumerate() {
+        let model = if i < timed_n { timed } else { counted };
+        if i == 0 || i == timed_n {
+            p.set_latency(model);
+        }
+        look_up(p, std::slice::from_ref(lookup), model, what, &mut latencies)?;
+        ios.push(p.io());
+    }
+    Ok((latencies, ios))
 }

@@ -2,7 +2,10 @@
 
 use serde::Serialize;
 
+use lidx::storage::IoStats;
+
 use crate::csv_rows::Fixed;
+use crate::stats::{mean, percentile};
 
 /// One CSV row: one system, key set and profile, one phase.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -59,6 +62,35 @@ pub struct Row {
     pub bytes_per_query: Fixed<0>,
     /// Modelled read time per lookup, µs (0 under `measured`).
     pub modelled_us_per_query: Fixed<1>,
+}
+
+impl Row {
+    /// This row's settings with the figures of one phase: `latencies` (µs) over its
+    /// lookups, `timed` of which slept out their reads, `io` their reads in all, and the
+    /// time to open the store (µs; 0 where the phase has none).
+    pub(super) fn phase(
+        &self,
+        phase: &'static str,
+        latencies: &[f64],
+        timed: usize,
+        io: IoStats,
+        open_us: f64,
+    ) -> Row {
+        let n = latencies.len().max(1) as f64;
+        Row {
+            phase,
+            queries: latencies.len() as u64,
+            timed_queries: timed as u64,
+            mean_us: Fixed(mean(latencies)),
+            p50_us: Fixed(percentile(latencies, 0.5)),
+            p99_us: Fixed(percentile(latencies, 0.99)),
+            open_us: Fixed(open_us),
+            reads_per_query: Fixed(io.reads as f64 / n),
+            bytes_per_query: Fixed(io.bytes as f64 / n),
+            modelled_us_per_query: Fixed(io.modelled_ns as f64 / 1e3 / n),
+            ..self.clone()
+        }
+    }
 }
 
 /// The rows of one profile, key set, system and phase.

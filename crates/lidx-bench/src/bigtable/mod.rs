@@ -108,14 +108,7 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
     write_rows(results.file(0), &rows)?;
     plots(&results.dir, options, &rows)?;
     let summary = summary(options, &machine, &rows, started.elapsed());
-    results.file(1).write_all(summary.as_bytes())?;
-    let (dir, [csv, summary_path]) = results.publish()?;
-    Ok(format!(
-        "{summary}\nWrote {}, {} and the plots in {}.\n",
-        csv.display(),
-        summary_path.display(),
-        dir.display()
-    ))
+    results.finish(&summary)
 }
 
 fn check(o: &Options) -> anyhow::Result<()> {
