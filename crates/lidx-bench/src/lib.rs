@@ -1,5 +1,5 @@
-//! lidx-bench: the studies behind `lidx experiment`, `lidx index bench` and
-//! `lidx bench disk`, kept out of the `lidx` library (they need plots and CSV) and out of
+//! lidx-bench: the studies behind `lidx experiment`, `lidx index bench`, `lidx bench disk`
+//! and `lidx demo`, kept out of the `lidx` library (they need plots and CSV) and out of
 //! the command line (which only parses arguments, draws progress and prints).
 //!
 //! One module per study, each a `run` over typed options that returns the report to
@@ -20,6 +20,8 @@
 //! - `lsm_joins` (feature `rocksdb`): paper 5's joins over LSM-trees in RocksDB (Figs.
 //!   5–12) and its cost model as an advisor.
 //! - [`disk`]: the disk benchmark and the storage profile it saves.
+//! - [`demo`]: `lidx demo`, a short tour of every capability on small generated data,
+//!   its lines passed on one by one as they are made.
 //!
 //! Every study has one shape ([`harness::Experiment`]): its cells, one cell run, its CSV
 //! rows, its plots, and its findings beside the paper's ([`harness::Findings`]); the large
@@ -37,6 +39,7 @@ pub mod airindex;
 pub mod bigtable;
 pub mod clients;
 pub mod csv_rows;
+pub mod demo;
 pub mod disk;
 pub mod gre;
 pub mod harness;

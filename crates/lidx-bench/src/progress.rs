@@ -11,6 +11,12 @@ pub trait Progress {
     fn message(&self, message: &str);
     /// One step of the task done.
     fn step(&self);
+    /// `done` of the task's steps done in all, for work that reports a running count
+    /// rather than single steps. By default ignored: the task is then drawn as not
+    /// advancing until it finishes.
+    fn position(&self, done: u64) {
+        let _ = done;
+    }
     /// The task is over.
     fn finish(&self);
     /// Something the user should know that does not stop the study.
@@ -26,6 +32,7 @@ impl Progress for Quiet {
     fn spin(&self, _: &str) {}
     fn message(&self, _: &str) {}
     fn step(&self) {}
+    fn position(&self, _: u64) {}
     fn finish(&self) {}
     fn warn(&self, _: &str) {}
 }

@@ -74,6 +74,10 @@ impl lidx_bench::Progress for Bars<'_> {
         self.bar.borrow().inc(1);
     }
 
+    fn position(&self, done: u64) {
+        self.bar.borrow().set_position(done);
+    }
+
     fn finish(&self) {
         self.bar.borrow().finish_and_clear();
     }

@@ -1,0 +1,60 @@
+//! The demo's updatable indexes: paper 3's balanced workload on every kind.
+
+use lidx::data::{Distribution, GenParams, generate};
+use lidx::updatable::{Kind, Workload};
+
+use super::{Say, heading};
+use crate::text::human_bytes;
+use crate::updatable::{RunOptions, run};
+
+/// Section 8c: paper 3's updatable indexes on its balanced workload, each checked against
+/// a `BTreeMap` as it runs.
+pub(super) fn updatable_indexes(say: &mut Say<'_>) -> anyhow::Result<()> {
+    heading(
+        say,
+        "8c. Updatable indexes (paper 3): 200K lognormal keys, half bulk-loaded, then 50% lookups / 50% inserts (the first 20K also checked against a BTreeMap)",
+    )?;
+    let keys = generate(&GenParams::new(Distribution::Lognormal, 200_000, 42))?;
+    for kind in Kind::ALL {
+        let options = RunOptions {
+            kind,
+            workload: Workload::Balanced,
+            ops: None,
+            scan_len: 100,
+            seed: 42,
+            verify: true,
+            sample_every: 100,
+        };
+        // A checked run (every answer against a BTreeMap, the structure walked), then a
+        // timed one.
+        run(
+            &keys,
+            None,
+            &RunOptions {
+                ops: Some(20_000),
+                ..options
+            },
+        )?;
+        let r = run(
+            &keys,
+            None,
+            &RunOptions {
+                verify: false,
+                ..options
+            },
+        )?;
+        say!(
+            say,
+            "   {:<12} {:>5.2} M ops/s, p99 {:>5} ns, {} in memory",
+            kind.name(),
+            r.ops_per_s / 1e6,
+            r.p99_ns,
+            human_bytes(r.size_bytes)
+        );
+    }
+    say!(
+        say,
+        "   (`lidx updatable run` runs any kind on any of paper 3's workloads)"
+    );
+    Ok(())
+}
