@@ -4,6 +4,10 @@
 //! (Fig. 5), ALEX on disk among them (its data nodes, holding the tuples, in a file read a
 //! page at a time; its inner nodes in memory); and the sizes of PGM and sampled PGM as
 //! their window grows (Table 2).
+//!
+//! The study runs as the harness's cells: per key set, each index of Fig. 5 is a cell
+//! (built, saved and self-joined), then Table 2's sizes one more; the set's table is
+//! written by its first cell and removed, with its indexes, after its last.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

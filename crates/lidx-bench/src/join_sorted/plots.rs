@@ -1,6 +1,7 @@
-//! Paper 1's figures of joins of sorted tables, per key set: Fig. 6 (time against ratio),
-//! Fig. 10 (against threads), Fig. 11 (the learned join against its window) and Fig. 8's
-//! stand-in (the cost model's prediction under an assumed HDD).
+//! Paper 1's figures of joins of sorted tables (sections 5.3, 5.5, 5.6), per key set:
+//! Fig. 6 (time against ratio), Fig. 10 (against threads), Fig. 11 (the learned join
+//! against its window) and Fig. 8's stand-in (the cost model's prediction under an
+//! assumed HDD).
 
 use std::path::Path;
 

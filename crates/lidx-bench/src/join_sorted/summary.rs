@@ -1,6 +1,6 @@
 //! The summary of paper 1's joins of sorted tables (section 5.3): a line per key set and
 //! ratio with every method's time and the paper's findings beside this run's
-//! ([`findings`](super::findings)), then the cost model's picks and sort-merge's bandwidth.
+//! ([`findings`]), then the cost model's picks and sort-merge's bandwidth.
 
 use std::fmt::Write as _;
 

@@ -1,7 +1,7 @@
-//! The study's cells against a small run: every key set at every ratio in order, each
-//! counting a step per join it runs. The joins run in a stand-in for `lidx`, so the test
-//! needs no `lidx` executable and judges no time. The stand-in and the step counter serve
-//! paper 1's other studies' tests too.
+//! Paper 1's sorted joins (section 5.3), the study's cells against a small run: every key
+//! set at every ratio in order, each counting a step per join it runs. The joins run in a
+//! stand-in for `lidx`, so the test needs no `lidx` executable and judges no time. The
+//! stand-in and the step counter serve paper 1's other studies' tests too.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
-//! Paper 1's figures of unsorted tables: Fig. 9a (every join route against the ratio) per
-//! key set and limit, Fig. 9b (the index builds against the limit) and the sorts per key
-//! set.
+//! Paper 1's figures of unsorted tables (section 5.4): Fig. 9a (every join route against
+//! the ratio) per key set and limit, Fig. 9b (the index builds against the limit) and the
+//! sorts per key set.
 
 use std::path::Path;
 

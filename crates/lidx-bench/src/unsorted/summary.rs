@@ -1,6 +1,6 @@
 //! The summary of paper 1's study of unsorted tables (section 5.4): the index builds
 //! (Fig. 9b) and the joins (Fig. 9a) with the paper's findings beside this run's
-//! ([`findings`](super::findings)), the sorts, and every run's memory.
+//! ([`findings`]), the sorts, and every run's memory.
 
 use std::fmt::Write as _;
 

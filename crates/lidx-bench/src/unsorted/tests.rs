@@ -1,7 +1,7 @@
-//! The study's cells against a small run: every key set, repeat and limit in order, each
-//! counting a step per build, join and sort it runs. The runs are a stand-in for `lidx`
-//! (see the sorted joins' tests), so the test needs no `lidx` executable and judges no
-//! time.
+//! Paper 1's unsorted tables (section 5.4), the study's cells against a small run: every
+//! key set, repeat and limit in order, each counting a step per build, join and sort it
+//! runs. The runs are a stand-in for `lidx` (see the sorted joins' tests), so the test
+//! needs no `lidx` executable and judges no time.
 
 use lidx::data::Distribution;
 
