@@ -4,9 +4,13 @@
 //! (Fig. 5), ALEX on disk among them (its data nodes, holding the tuples, in a file read a
 //! page at a time; its inner nodes in memory); and the sizes of PGM and sampled PGM as
 //! their window grows (Table 2).
+//!
+//! The study runs as the harness's cells: per key set, each index of Fig. 5 is a cell
+//! (built, saved and self-joined), then Table 2's sizes one more; the set's table is
+//! written by its first cell and removed, with its indexes, after its last.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::bail;
@@ -19,7 +23,7 @@ use lidx::updatable::alex::{self, AlexParams};
 use serde::Serialize;
 
 use crate::csv_rows::{Fixed, write_rows};
-use crate::harness::{ColdJoin, Scratch, Setup, Study, write_table};
+use crate::harness::{self, ColdJoin, Experiment, KeySet, Scratch, Setup, Study, write_table};
 use crate::plot::{Scale, Series, chart};
 use crate::progress::Progress;
 use crate::text::{human_bytes, times};
@@ -77,9 +81,12 @@ pub struct Options {
     pub tune: bool,
 }
 
-/// One index of Fig. 5 and its self-join.
+/// One index of Fig. 5 and its self-join, as measured. Its CSV row is a [`CsvRow`], which
+/// adds the machine and the device.
+#[derive(Serialize)]
 struct Row {
     set: String,
+    #[serde(serialize_with = "fig5_name")]
     kind: Fig5Index,
     params: String,
     bytes: u64,
@@ -88,6 +95,11 @@ struct Row {
     /// Bytes of the file the join reads on the inner side: the table, or ALEX's file.
     inner_file_bytes: u64,
     join: JoinRecord,
+}
+
+/// `index` as the command line names it.
+fn fig5_name<S: serde::Serializer>(index: &Fig5Index, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(index.name())
 }
 
 /// One size of Table 2, as a row of `table2_sizes.csv`.
@@ -172,6 +184,235 @@ fn self_join<'a>(
     }
 }
 
+/// One cell of the study.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cell {
+    /// Fig. 5: `index` built over the `set`-th key set, and its cold self-join.
+    Fig5 { set: usize, index: Fig5Index },
+    /// Table 2: PGM and sampled PGM over the `set`-th key set at every window.
+    Table2 { set: usize },
+}
+
+/// What one step measured: an index of Fig. 5 with its self-join, or a size of Table 2.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Measured {
+    Fig5(Box<Row>),
+    Table2(SizeRow),
+}
+
+/// A key set's table, kept for the set's cells; its files (the table and the saved
+/// indexes) are removed when this drops (unless the data is kept).
+struct Loaded {
+    /// The key set's place among the study's sets.
+    set: usize,
+    name: String,
+    /// The sorted, distinct keys the indexes are built over.
+    keys: Vec<u64>,
+    table: PathBuf,
+    table_bytes: u64,
+    fingerprint: KeysFingerprint,
+    scratch: Scratch,
+}
+
+impl Loaded {
+    /// `index` built over the set's keys and saved in `data` (`tune`: RadixSpline and RMI
+    /// tuned), and its cold self-join, whose cost model reads `profile`.
+    fn fig5(
+        &mut self,
+        setup: &Setup,
+        tune: bool,
+        (data, profile): (&Path, &Path),
+        index: Fig5Index,
+        progress: &dyn Progress,
+    ) -> anyhow::Result<Row> {
+        let name = &self.name;
+        progress.message(&format!("{name}: {index}"));
+        Ok(match index {
+            Fig5Index::Family(kind) => {
+                let tuned = tune && matches!(kind, IndexKind::RadixSpline | IndexKind::Rmi);
+                let (built, build_s) = fig5_index(kind, &self.keys, tuned)?;
+                let path = self.scratch.add(data.join(format!("{name}.{kind}.idx")));
+                file::save(&path, &built, &self.fingerprint)?;
+                // The self-join, cold, in a fresh process through the saved index (paper 1).
+                let join = setup.cold_join(&self_join(
+                    &self.table,
+                    JoinMethod::Inlj(kind),
+                    &path,
+                    profile,
+                ))?;
+                Row {
+                    set: name.clone(),
+                    kind: index,
+                    params: built.describe(),
+                    bytes: built.size_in_bytes(),
+                    max_window: built.max_width(),
+                    build_s,
+                    inner_file_bytes: self.table_bytes,
+                    join,
+                }
+            }
+            Fig5Index::Alex => {
+                let path = self.scratch.add(data.join(format!("{name}.alex")));
+                let params = AlexParams::default();
+                let report = alex::file::build(
+                    &Table::open(&self.table)?,
+                    &self.keys,
+                    &path,
+                    &params,
+                    |_| {},
+                )?;
+                let join = setup.cold_join(&self_join(
+                    &self.table,
+                    JoinMethod::InljAlex,
+                    &path,
+                    profile,
+                ))?;
+                Row {
+                    set: name.clone(),
+                    kind: index,
+                    params: format!(
+                        "density={} nodes={}+{}",
+                        params.init_density, report.inner_nodes, report.data_nodes
+                    ),
+                    bytes: report.memory_bytes,
+                    max_window: 0,
+                    // The nodes are chosen in memory, then the tuples written: both build it.
+                    build_s: report.plan_s + report.write_s,
+                    inner_file_bytes: report.file_bytes,
+                    join,
+                }
+            }
+        })
+    }
+}
+
+/// Paper 1's index study as the harness runs it: per key set, each index of Fig. 5 a
+/// cell, then Table 2's sizes.
+struct Measuring<'a> {
+    setup: &'a Setup,
+    o: &'a Options,
+    sets: &'a [KeySet],
+    /// Where the table and indexes go.
+    data: &'a Path,
+    machine: &'a str,
+    /// The storage profile every self-join's cost model reads.
+    profile: &'a Path,
+    /// The key set whose cells are running, written by its first.
+    set: Option<Loaded>,
+}
+
+impl Measuring<'_> {
+    /// Makes the `i`-th key set the one loaded: kept where it is already, else the previous
+    /// set's files removed and its table written now.
+    fn load(&mut self, i: usize, progress: &dyn Progress) -> anyhow::Result<()> {
+        if self.set.as_ref().is_some_and(|s| s.set == i) {
+            return Ok(());
+        }
+        // The previous set's files go first: a set of the same name writes the same paths.
+        self.set = None;
+        let set = self
+            .sets
+            .get(i)
+            .ok_or_else(|| anyhow::anyhow!("no key set {i}"))?;
+        let name = set.name();
+        progress.message(&format!("{name}: data"));
+        let keys = set.load()?;
+        let mut scratch = Scratch::new(self.setup.keep_data);
+        let table = scratch.add(self.data.join(format!("{name}.tbl")));
+        write_table(&keys, &table)?;
+        let fingerprint = KeysFingerprint::of(&keys);
+        let table_bytes = std::fs::metadata(&table)?.len();
+        self.set = Some(Loaded {
+            set: i,
+            name,
+            keys,
+            table,
+            table_bytes,
+            fingerprint,
+            scratch,
+        });
+        Ok(())
+    }
+}
+
+/// Table 2's indexes: PGM and sampled PGM at each of `windows` they have a setting for.
+fn table2_params(windows: &[u64]) -> impl Iterator<Item = (IndexKind, u64, AnyParams)> + '_ {
+    [IndexKind::Pgm, IndexKind::SampledPgm]
+        .into_iter()
+        .flat_map(move |kind| {
+            windows.iter().filter_map(move |&window| {
+                Some((kind, window, AnyParams::for_width(kind, window)?))
+            })
+        })
+}
+
+impl Experiment for Measuring<'_> {
+    type Cell = Cell;
+    type Row = Measured;
+
+    /// Every key set in order; in each, every index of Fig. 5, then Table 2.
+    fn cells(&self) -> anyhow::Result<Vec<Cell>> {
+        let mut cells = Vec::new();
+        for set in 0..self.sets.len() {
+            cells.extend(
+                self.o
+                    .indexes
+                    .iter()
+                    .map(|&index| Cell::Fig5 { set, index }),
+            );
+            cells.push(Cell::Table2 { set });
+        }
+        Ok(cells)
+    }
+
+    /// One per index of Fig. 5 (built and self-joined) and per size of Table 2.
+    fn steps(&self, cell: &Cell) -> u64 {
+        match cell {
+            Cell::Fig5 { .. } => 1,
+            Cell::Table2 { .. } => table2_params(&self.o.windows).count() as u64,
+        }
+    }
+
+    /// The cell's index (or sizes); the key set's table is written by its first cell and
+    /// removed, with its indexes, after its last (or when the study ends, on an error too).
+    fn run_cell(&mut self, cell: &Cell, progress: &dyn Progress) -> anyhow::Result<Vec<Measured>> {
+        let (Cell::Fig5 { set, .. } | Cell::Table2 { set }) = *cell;
+        self.load(set, progress)?;
+        let (setup, o, data, profile) = (self.setup, self.o, self.data, self.profile);
+        let s = self
+            .set
+            .as_mut()
+            .ok_or_else(|| anyhow::anyhow!("the key set was just loaded"))?;
+        match *cell {
+            Cell::Fig5 { index, .. } => {
+                let row = s.fig5(setup, o.tune, (data, profile), index, progress)?;
+                progress.step();
+                Ok(vec![Measured::Fig5(Box::new(row))])
+            }
+            Cell::Table2 { .. } => {
+                let mut sizes = Vec::new();
+                for (kind, window, params) in table2_params(&o.windows) {
+                    let t = Instant::now();
+                    let index = AnyIndex::build(&s.keys, &params)?;
+                    sizes.push(Measured::Table2(SizeRow {
+                        key_set: s.name.clone(),
+                        index: kind.name(),
+                        window,
+                        index_bytes: index.size_in_bytes(),
+                        build_s: Fixed(t.elapsed().as_secs_f64()),
+                        machine: self.machine.to_string(),
+                    }));
+                    progress.step();
+                }
+                // The set's last cell: its table and indexes go.
+                self.set = None;
+                Ok(sizes)
+            }
+        }
+    }
+}
+
 /// Runs the study; returns the report to print.
 pub fn run(setup: &Setup, options: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
     if options.indexes.is_empty() {
@@ -194,96 +435,25 @@ pub fn run(setup: &Setup, options: &Options, progress: &dyn Progress) -> anyhow:
         started,
     } = &study;
 
-    let per_set = options.indexes.len() + 2 * options.windows.len();
-    progress.start((sets.len() * per_set) as u64, "indexes", "steps");
+    let mut measuring = Measuring {
+        setup,
+        o: options,
+        sets,
+        data: &dirs.data,
+        machine,
+        profile: profile_path,
+        set: None,
+    };
+    let (_, measured) = harness::measure(&mut measuring, "indexes", "steps", progress)?;
+    drop(measuring);
     let mut rows = Vec::new();
     let mut sizes = Vec::new();
-    for set in sets {
-        let name = set.name();
-        progress.message(&format!("{name}: data"));
-        let keys = set.load()?;
-        let mut scratch = Scratch::new(setup.keep_data);
-        let table = scratch.add(dirs.data.join(format!("{name}.tbl")));
-        write_table(&keys, &table)?;
-        let fingerprint = KeysFingerprint::of(&keys);
-        let table_bytes = std::fs::metadata(&table)?.len();
-        for &index in &options.indexes {
-            progress.message(&format!("{name}: {index}"));
-            let row = match index {
-                Fig5Index::Family(kind) => {
-                    let tuned =
-                        options.tune && matches!(kind, IndexKind::RadixSpline | IndexKind::Rmi);
-                    let (built, build_s) = fig5_index(kind, &keys, tuned)?;
-                    let path = scratch.add(dirs.data.join(format!("{name}.{kind}.idx")));
-                    file::save(&path, &built, &fingerprint)?;
-                    // The self-join, cold, in a fresh process through the saved index (paper 1).
-                    let join = setup.cold_join(&self_join(
-                        &table,
-                        JoinMethod::Inlj(kind),
-                        &path,
-                        profile_path,
-                    ))?;
-                    Row {
-                        set: name.clone(),
-                        kind: index,
-                        params: built.describe(),
-                        bytes: built.size_in_bytes(),
-                        max_window: built.max_width(),
-                        build_s,
-                        inner_file_bytes: table_bytes,
-                        join,
-                    }
-                }
-                Fig5Index::Alex => {
-                    let path = scratch.add(dirs.data.join(format!("{name}.alex")));
-                    let params = AlexParams::default();
-                    let report =
-                        alex::file::build(&Table::open(&table)?, &keys, &path, &params, |_| {})?;
-                    let join = setup.cold_join(&self_join(
-                        &table,
-                        JoinMethod::InljAlex,
-                        &path,
-                        profile_path,
-                    ))?;
-                    Row {
-                        set: name.clone(),
-                        kind: index,
-                        params: format!(
-                            "density={} nodes={}+{}",
-                            params.init_density, report.inner_nodes, report.data_nodes
-                        ),
-                        bytes: report.memory_bytes,
-                        max_window: 0,
-                        // The nodes are chosen in memory, then the tuples written: both build it.
-                        build_s: report.plan_s + report.write_s,
-                        inner_file_bytes: report.file_bytes,
-                        join,
-                    }
-                }
-            };
-            progress.step();
-            rows.push(row);
-        }
-        for kind in [IndexKind::Pgm, IndexKind::SampledPgm] {
-            for &window in &options.windows {
-                let Some(params) = AnyParams::for_width(kind, window) else {
-                    continue;
-                };
-                let t = Instant::now();
-                let index = AnyIndex::build(&keys, &params)?;
-                sizes.push(SizeRow {
-                    key_set: name.clone(),
-                    index: kind.name(),
-                    window,
-                    index_bytes: index.size_in_bytes(),
-                    build_s: Fixed(t.elapsed().as_secs_f64()),
-                    machine: machine.clone(),
-                });
-                progress.step();
-            }
+    for m in measured {
+        match m {
+            Measured::Fig5(row) => rows.push(*row),
+            Measured::Table2(size) => sizes.push(size),
         }
     }
-    progress.finish();
 
     let csv_rows: Vec<CsvRow<'_>> = rows
         .iter()
@@ -458,4 +628,83 @@ fn plot(options: &Options, rows: &[Row], sizes: &[SizeRow], out: &Path) -> anyho
         &series,
         true,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use lidx::data::Distribution;
+
+    use super::*;
+    use crate::join_sorted::tests::{Counted, files, setup};
+
+    /// The study's cells against a small run: per key set every index of Fig. 5, then
+    /// Table 2, a step per index and per size. The self-joins run in a stand-in for `lidx`
+    /// (see the sorted joins' tests), so the test needs no `lidx` executable and judges no
+    /// time.
+    #[test]
+    fn every_index_of_every_set_is_a_cell_and_table_2_one_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let setup = setup(
+            dir.path(),
+            &[Distribution::Udense, Distribution::Lognormal],
+            2_000,
+        );
+        let indexes: Vec<Fig5Index> = ["pgm", "btree", "alex"]
+            .iter()
+            .map(|k| k.parse().unwrap())
+            .collect();
+        let o = Options {
+            indexes: indexes.clone(),
+            windows: vec![256, 1024, 4096],
+            tune: false,
+        };
+        let (study, _outputs) = setup
+            .begin("indexes", ["x.csv"], &Counted::default())
+            .unwrap();
+        let mut measuring = Measuring {
+            setup: &setup,
+            o: &o,
+            sets: &study.sets,
+            data: &study.dirs.data,
+            machine: &study.machine,
+            profile: &study.profile_path,
+            set: None,
+        };
+
+        let cells = measuring.cells().unwrap();
+        let mut want = Vec::new();
+        for set in 0..2 {
+            want.extend(indexes.iter().map(|&index| Cell::Fig5 { set, index }));
+            want.push(Cell::Table2 { set });
+        }
+        assert_eq!(cells, want);
+        let steps: Vec<u64> = cells.iter().map(|c| measuring.steps(c)).collect();
+        // PGM and sampled PGM at 3 windows.
+        assert_eq!(steps, [1, 1, 1, 2 * 3, 1, 1, 1, 2 * 3]);
+
+        let counted = Counted::default();
+        let (_, measured) = harness::measure(&mut measuring, "indexes", "steps", &counted).unwrap();
+        let total: u64 = steps.iter().sum();
+        assert_eq!(*counted.totals.borrow(), [total]);
+        assert_eq!(counted.steps.get(), total);
+        assert_eq!(measured.len() as u64, total);
+        let shown: Vec<String> = measured
+            .iter()
+            .map(|m| match m {
+                Measured::Fig5(r) => format!("{} {}", r.set, r.kind),
+                Measured::Table2(s) => format!("{} {} w{}", s.key_set, s.index, s.window),
+            })
+            .collect();
+        let mut want = Vec::new();
+        for set in ["udense", "lognormal"] {
+            want.extend(["pgm", "btree", "alex"].map(|k| format!("{set} {k}")));
+            for kind in ["pgm", "sampled-pgm"] {
+                want.extend([256, 1024, 4096].map(|w| format!("{set} {kind} w{w}")));
+            }
+        }
+        assert_eq!(shown, want);
+        // Each set's table and indexes went after its last cell.
+        let data = &study.dirs.data;
+        assert!(files(data).is_empty(), "{:?}", files(data));
+    }
 }

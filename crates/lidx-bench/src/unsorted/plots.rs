@@ -1,0 +1,106 @@
+//! Paper 1's figures of unsorted tables (section 5.4): Fig. 9a (every join route against
+//! the ratio) per key set and limit, Fig. 9b (the index builds against the limit) and the
+//! sorts per key set.
+
+use std::path::Path;
+
+use super::rows::{Lookup, Role, Row};
+use super::{INDEXES, JOINS, SORTS};
+use crate::harness::KeySet;
+use crate::plot::{Scale, Series, chart};
+use crate::text::human_bytes;
+
+/// Fig. 9a per limit, Fig. 9b and the sorts per key set; returns how many PNGs were
+/// written.
+pub(super) fn plot_all(
+    limits: &[u64],
+    sets: &[KeySet],
+    rows: &[Row],
+    ratios: &[u64],
+    out: &Path,
+) -> anyhow::Result<usize> {
+    let q = Lookup::of(rows);
+    let mut written = 0;
+    for set in sets {
+        let name = set.name();
+        for &limit in limits {
+            let size = human_bytes(limit).replace(' ', "");
+            let mut series: Vec<Series> = JOINS
+                .iter()
+                .map(|&method| Series {
+                    name: method.to_string(),
+                    points: ratios
+                        .iter()
+                        .filter_map(|&r| Some((r as f64, q.join(&name, method, r, limit)?.seconds)))
+                        .collect(),
+                })
+                .collect();
+            for method in ["partition", "btree-inserts", "sort-merge"] {
+                let work = if method == "sort-merge" {
+                    "sorts"
+                } else {
+                    "index builds"
+                };
+                series.push(Series {
+                    name: format!("{method} + {work}"),
+                    points: ratios
+                        .iter()
+                        .filter_map(|&r| {
+                            Some((r as f64, q.join_with_builds(&name, method, r, limit)?))
+                        })
+                        .collect(),
+                });
+            }
+            chart(
+                &out.join(format!("fig9a_{name}_{size}.png")),
+                &format!(
+                    "{name}: joins of unsorted tables, memory limit {}",
+                    human_bytes(limit)
+                ),
+                ("size ratio |S|/|R|", Scale::Log),
+                ("time (s)", Scale::Log),
+                &series,
+                true,
+            )?;
+            written += 1;
+        }
+        let at_limits = |f: &dyn Fn(u64) -> Option<f64>| -> Vec<(f64, f64)> {
+            limits
+                .iter()
+                .filter_map(|&l| Some((l as f64, f(l)?)))
+                .collect()
+        };
+        let series: Vec<Series> = INDEXES
+            .iter()
+            .map(|&kind| Series {
+                name: kind.to_string(),
+                points: at_limits(&|l| Some(q.build(&name, Role::Inner, kind, 1, l)?.seconds)),
+            })
+            .collect();
+        chart(
+            &out.join(format!("fig9b_{name}.png")),
+            &format!("{name}: time to build an unclustered index against the memory limit"),
+            ("memory limit (bytes)", Scale::Log),
+            ("index creation (s)", Scale::Log),
+            &series,
+            true,
+        )?;
+        let series: Vec<Series> = SORTS
+            .iter()
+            .map(|&method| Series {
+                name: method.to_string(),
+                points: at_limits(&|l| Some(q.sort(&name, method, l)?.seconds)),
+            })
+            .collect();
+        chart(
+            &out.join(format!("sorts_{name}.png")),
+            &format!("{name}: sorting the unsorted table against the memory limit"),
+            ("memory limit (bytes)", Scale::Log),
+            ("sort time (s)", Scale::Log),
+            &series,
+            true,
+        )?;
+        written += 2;
+    }
+    Ok(written)
+}
