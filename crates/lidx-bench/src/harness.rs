@@ -516,8 +516,9 @@ impl Drop for Scratch {
 /// 1. **cells**: the settings it measures (a figure's swept value, a workload on a key
 ///    set), listed before any measuring so that progress can count them;
 /// 2. **one cell run**: the cell's systems, methods or kinds measured in turn;
-/// 3. **rows**: a typed CSV row per measurement, written by
-///    [`write_rows`](crate::csv_rows::write_rows) into a file of [`Results`];
+/// 3. **rows**: a typed row per measurement, written (as it is, or with the machine and
+///    device added) by [`write_rows`](crate::csv_rows::write_rows) into a file of
+///    [`Results`];
 /// 4. **plots**: PNGs drawn from what was measured into the results directory;
 /// 5. **findings**: the paper's numbered findings beside what this run measured
 ///    ([`Findings`]), each computed by one function of the study.
@@ -529,8 +530,8 @@ impl Drop for Scratch {
 pub trait Experiment {
     /// One setting the study measures.
     type Cell;
-    /// One CSV row.
-    type Row: serde::Serialize;
+    /// One measurement: a CSV row, or what one is made from.
+    type Row;
     /// The cells, in the order they run.
     fn cells(&self) -> anyhow::Result<Vec<Self::Cell>>;
     /// How many steps progress counts in `cell` (one per method or kind measured).

@@ -83,10 +83,8 @@ pub struct Options {
 
 /// One index of Fig. 5 and its self-join, as measured. Its CSV row is a [`CsvRow`], which
 /// adds the machine and the device.
-#[derive(Serialize)]
 struct Row {
     set: String,
-    #[serde(serialize_with = "fig5_name")]
     kind: Fig5Index,
     params: String,
     bytes: u64,
@@ -95,11 +93,6 @@ struct Row {
     /// Bytes of the file the join reads on the inner side: the table, or ALEX's file.
     inner_file_bytes: u64,
     join: JoinRecord,
-}
-
-/// `index` as the command line names it.
-fn fig5_name<S: serde::Serializer>(index: &Fig5Index, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(index.name())
 }
 
 /// One size of Table 2, as a row of `table2_sizes.csv`.
@@ -194,8 +187,6 @@ enum Cell {
 }
 
 /// What one step measured: an index of Fig. 5 with its self-join, or a size of Table 2.
-#[derive(Serialize)]
-#[serde(untagged)]
 enum Measured {
     Fig5(Box<Row>),
     Table2(SizeRow),

@@ -15,11 +15,9 @@ use crate::stats::medians;
 
 /// One join as measured: its settings and the record its process printed. Its CSV row is a
 /// [`CsvRow`], which adds the machine and the storage profile.
-#[derive(Serialize)]
 pub(super) struct Row {
     pub(super) set: String,
     pub(super) ratio: u64,
-    #[serde(serialize_with = "kind_name")]
     pub(super) index: Option<IndexKind>,
     /// Tuples per read of every table (the INLJ's window); 0 for the large-read baseline.
     pub(super) window: u64,
@@ -28,11 +26,6 @@ pub(super) struct Row {
     pub(super) index_build_s: f64,
     pub(super) repeat: usize,
     pub(super) rec: JoinRecord,
-}
-
-/// `kind` as the command line names it.
-fn kind_name<S: serde::Serializer>(kind: &Option<IndexKind>, s: S) -> Result<S::Ok, S::Error> {
-    kind.map(IndexKind::name).serialize(s)
 }
 
 /// The point of the figures a join belongs to (its repeats share it).

@@ -12,8 +12,7 @@ use crate::csv_rows::Fixed;
 use crate::stats::medians;
 
 /// What a row measured the run on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Role {
     /// A build or sort of the inner table S.
     Inner,
@@ -36,7 +35,6 @@ impl Role {
 
 /// One run as measured: what it ran on and the record its process printed. Its CSV row is
 /// a [`CsvRow`], which adds the machine and the device.
-#[derive(Serialize)]
 pub(super) struct Row {
     pub(super) set: String,
     pub(super) role: Role,
