@@ -15,6 +15,7 @@ use lidx::data::{Distribution, GenParams, KeyFile, generate};
 use lidx::files::{
     AtomicFile, ChildGuard, PendingGuard, ScratchDir, end_with_this_process, scratch_dir,
 };
+use lidx::index::file::KeysFingerprint;
 use lidx::join::{JoinMethod, JoinRecord};
 use lidx::storage::profile::{DiskBenchOptions, StorageProfile};
 use lidx::storage::table::build_distinct_from_keys;
@@ -458,6 +459,54 @@ impl KeySet {
             bail!("{}: the key set is empty", self.name());
         }
         Ok(keys)
+    }
+}
+
+/// A key set's keys and its table of (key, row id), written into the data directory for
+/// the set's cells, with the fingerprint saved indexes of the keys carry; the table, and
+/// every file the cells add to `scratch`, is removed when this drops (unless kept).
+pub struct SetTable {
+    /// The key set's place among the study's sets.
+    pub set: usize,
+    /// The key set's name.
+    pub name: String,
+    /// Its sorted, distinct keys.
+    pub keys: Vec<u64>,
+    /// Its table.
+    pub table: PathBuf,
+    /// The keys' fingerprint.
+    pub fingerprint: KeysFingerprint,
+    /// The set's files.
+    pub scratch: Scratch,
+}
+
+impl SetTable {
+    /// Loads the `i`-th of `sets` and writes its table into `data` (kept after the run
+    /// if `keep`). A study drops the previous set's `SetTable` first: a set of the same
+    /// name writes the same paths.
+    pub fn write(
+        sets: &[KeySet],
+        i: usize,
+        (data, keep): (&Path, bool),
+        progress: &dyn Progress,
+    ) -> anyhow::Result<SetTable> {
+        let set = sets
+            .get(i)
+            .ok_or_else(|| anyhow::anyhow!("no key set {i}"))?;
+        let name = set.name();
+        progress.message(&format!("{name}: data"));
+        let keys = set.load()?;
+        let mut scratch = Scratch::new(keep);
+        let table = scratch.add(data.join(format!("{name}.tbl")));
+        write_table(&keys, &table)?;
+        Ok(SetTable {
+            set: i,
+            name,
+            fingerprint: KeysFingerprint::of(&keys),
+            keys,
+            table,
+            scratch,
+        })
     }
 }
 

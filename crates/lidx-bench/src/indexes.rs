@@ -10,11 +10,11 @@
 //! written by its first cell and removed, with its indexes, after its last.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::bail;
-use lidx::index::file::{self, KeysFingerprint};
+use lidx::index::file;
 use lidx::index::measure::Queries;
 use lidx::index::{AnyIndex, AnyParams, IndexKind, tune};
 use lidx::join::{JoinMethod, JoinRecord};
@@ -23,7 +23,7 @@ use lidx::updatable::alex::{self, AlexParams};
 use serde::Serialize;
 
 use crate::csv_rows::{Fixed, write_rows};
-use crate::harness::{self, ColdJoin, Experiment, KeySet, Scratch, Setup, Study, write_table};
+use crate::harness::{self, ColdJoin, Experiment, KeySet, SetTable, Setup, Study};
 use crate::plot::{Scale, Series, chart};
 use crate::progress::Progress;
 use crate::text::{human_bytes, times};
@@ -195,15 +195,9 @@ enum Measured {
 /// A key set's table, kept for the set's cells; its files (the table and the saved
 /// indexes) are removed when this drops (unless the data is kept).
 struct Loaded {
-    /// The key set's place among the study's sets.
-    set: usize,
-    name: String,
-    /// The sorted, distinct keys the indexes are built over.
-    keys: Vec<u64>,
-    table: PathBuf,
+    /// The key set's table; the indexes' files go in its scratch.
+    set: SetTable,
     table_bytes: u64,
-    fingerprint: KeysFingerprint,
-    scratch: Scratch,
 }
 
 impl Loaded {
@@ -217,17 +211,20 @@ impl Loaded {
         index: Fig5Index,
         progress: &dyn Progress,
     ) -> anyhow::Result<Row> {
-        let name = &self.name;
+        let name = &self.set.name.clone();
         progress.message(&format!("{name}: {index}"));
         Ok(match index {
             Fig5Index::Family(kind) => {
                 let tuned = tune && matches!(kind, IndexKind::RadixSpline | IndexKind::Rmi);
-                let (built, build_s) = fig5_index(kind, &self.keys, tuned)?;
-                let path = self.scratch.add(data.join(format!("{name}.{kind}.idx")));
-                file::save(&path, &built, &self.fingerprint)?;
+                let (built, build_s) = fig5_index(kind, &self.set.keys, tuned)?;
+                let path = self
+                    .set
+                    .scratch
+                    .add(data.join(format!("{name}.{kind}.idx")));
+                file::save(&path, &built, &self.set.fingerprint)?;
                 // The self-join, cold, in a fresh process through the saved index (paper 1).
                 let join = setup.cold_join(&self_join(
-                    &self.table,
+                    &self.set.table,
                     JoinMethod::Inlj(kind),
                     &path,
                     profile,
@@ -244,17 +241,17 @@ impl Loaded {
                 }
             }
             Fig5Index::Alex => {
-                let path = self.scratch.add(data.join(format!("{name}.alex")));
+                let path = self.set.scratch.add(data.join(format!("{name}.alex")));
                 let params = AlexParams::default();
                 let report = alex::file::build(
-                    &Table::open(&self.table)?,
-                    &self.keys,
+                    &Table::open(&self.set.table)?,
+                    &self.set.keys,
                     &path,
                     &params,
                     |_| {},
                 )?;
                 let join = setup.cold_join(&self_join(
-                    &self.table,
+                    &self.set.table,
                     JoinMethod::InljAlex,
                     &path,
                     profile,
@@ -297,32 +294,14 @@ impl Measuring<'_> {
     /// Makes the `i`-th key set the one loaded: kept where it is already, else the previous
     /// set's files removed and its table written now.
     fn load(&mut self, i: usize, progress: &dyn Progress) -> anyhow::Result<()> {
-        if self.set.as_ref().is_some_and(|s| s.set == i) {
+        if self.set.as_ref().is_some_and(|s| s.set.set == i) {
             return Ok(());
         }
         // The previous set's files go first: a set of the same name writes the same paths.
         self.set = None;
-        let set = self
-            .sets
-            .get(i)
-            .ok_or_else(|| anyhow::anyhow!("no key set {i}"))?;
-        let name = set.name();
-        progress.message(&format!("{name}: data"));
-        let keys = set.load()?;
-        let mut scratch = Scratch::new(self.setup.keep_data);
-        let table = scratch.add(self.data.join(format!("{name}.tbl")));
-        write_table(&keys, &table)?;
-        let fingerprint = KeysFingerprint::of(&keys);
-        let table_bytes = std::fs::metadata(&table)?.len();
-        self.set = Some(Loaded {
-            set: i,
-            name,
-            keys,
-            table,
-            table_bytes,
-            fingerprint,
-            scratch,
-        });
+        let set = SetTable::write(self.sets, i, (self.data, self.setup.keep_data), progress)?;
+        let table_bytes = std::fs::metadata(&set.table)?.len();
+        self.set = Some(Loaded { set, table_bytes });
         Ok(())
     }
 }
@@ -385,9 +364,9 @@ impl Experiment for Measuring<'_> {
                 let mut sizes = Vec::new();
                 for (kind, window, params) in table2_params(&o.windows) {
                     let t = Instant::now();
-                    let index = AnyIndex::build(&s.keys, &params)?;
+                    let index = AnyIndex::build(&s.set.keys, &params)?;
                     sizes.push(Measured::Table2(SizeRow {
-                        key_set: s.name.clone(),
+                        key_set: s.set.name.clone(),
                         index: kind.name(),
                         window,
                         index_bytes: index.size_in_bytes(),

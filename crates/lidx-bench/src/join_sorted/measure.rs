@@ -6,14 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use lidx::index::file::{self, KeysFingerprint};
+use lidx::index::file;
 use lidx::index::{AnyIndex, IndexKind};
 use lidx::join::JoinMethod;
 use lidx::storage::TUPLE_SIZE;
 
 use super::Options;
 use super::rows::Row;
-use crate::harness::{ColdJoin, Experiment, KeySet, Scratch, Setup, write_table};
+use crate::harness::{ColdJoin, Experiment, KeySet, Scratch, SetTable, Setup, write_table};
 use crate::progress::Progress;
 
 /// One cell: every join at one ratio over one key set (every repeat, thread count,
@@ -41,14 +41,10 @@ struct SavedIndex {
 /// A key set's inner table and its saved indexes, kept for the set's cells; the files are
 /// removed when this drops (unless the data is kept).
 struct Inner {
-    /// The key set's place among the study's sets.
-    set: usize,
-    name: String,
-    /// The sorted, distinct keys, sampled for each ratio's outer table.
-    keys: Vec<u64>,
-    table: PathBuf,
+    /// The key set's table (its keys are sampled for each ratio's outer table); the
+    /// indexes' files are in its scratch.
+    set: SetTable,
     indexes: Vec<SavedIndex>,
-    _scratch: Scratch,
 }
 
 /// Paper 1's joins of sorted tables as the harness runs them.
@@ -86,31 +82,21 @@ impl<'a> Measuring<'a> {
     /// Makes the `i`-th key set's inner table and indexes the ones built: kept where they
     /// are already, else the previous set's removed and these written now.
     fn build_inner(&mut self, i: usize, progress: &dyn Progress) -> anyhow::Result<()> {
-        if self.inner.as_ref().is_some_and(|inner| inner.set == i) {
+        if self.inner.as_ref().is_some_and(|inner| inner.set.set == i) {
             return Ok(());
         }
         // The previous set's files go first: a set of the same name writes the same paths.
         self.inner = None;
-        let set = self
-            .sets
-            .get(i)
-            .ok_or_else(|| anyhow::anyhow!("no key set {i}"))?;
-        let name = set.name();
-        progress.message(&format!("{name}: data"));
-        let keys = set.load()?;
-        let mut scratch = Scratch::new(self.setup.keep_data);
-        let table = scratch.add(self.data.join(format!("{name}.tbl")));
-        write_table(&keys, &table)?;
-
+        let mut set = SetTable::write(self.sets, i, (self.data, self.setup.keep_data), progress)?;
         // Paper 1: the indexes are built and saved first, and loaded by each join.
-        let fingerprint = KeysFingerprint::of(&keys);
         let mut indexes = Vec::new();
         for (kind, window, params) in self.o.saved_indexes() {
             let t = Instant::now();
-            let index = AnyIndex::build(&keys, &params)?;
+            let index = AnyIndex::build(&set.keys, &params)?;
             let build_s = t.elapsed().as_secs_f64();
-            let path = scratch.add(self.data.join(format!("{name}.{kind}.w{window}.idx")));
-            file::save(&path, &index, &fingerprint)?;
+            let name = &set.name;
+            let path = (set.scratch).add(self.data.join(format!("{name}.{kind}.w{window}.idx")));
+            file::save(&path, &index, &set.fingerprint)?;
             indexes.push(SavedIndex {
                 kind,
                 window,
@@ -120,14 +106,7 @@ impl<'a> Measuring<'a> {
                 build_s,
             });
         }
-        self.inner = Some(Inner {
-            set: i,
-            name,
-            keys,
-            table,
-            indexes,
-            _scratch: scratch,
-        });
+        self.inner = Some(Inner { set, indexes });
         Ok(())
     }
 
@@ -140,12 +119,12 @@ impl<'a> Measuring<'a> {
         progress: &dyn Progress,
     ) -> anyhow::Result<Vec<Row>> {
         let (setup, options, profile) = (self.setup, self.o, self.profile);
-        let (name, ratio) = (&inner.name, cell.ratio);
+        let (name, ratio) = (&inner.set.name, cell.ratio);
         let outer_keys = if ratio == 1 {
-            inner.keys.clone()
+            inner.set.keys.clone()
         } else {
             lidx::data::sample::random_fraction(
-                &inner.keys,
+                &inner.set.keys,
                 1.0 / ratio as f64,
                 setup.seed + cell.at as u64,
             )?
@@ -160,7 +139,7 @@ impl<'a> Measuring<'a> {
                 progress.message(&format!("{name} 1:{ratio} t{threads}"));
                 let join = |method: JoinMethod, read_size| ColdJoin {
                     outer: &outer,
-                    inner: &inner.table,
+                    inner: &inner.set.table,
                     method,
                     index: None,
                     threads,
