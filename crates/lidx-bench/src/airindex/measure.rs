@@ -284,7 +284,13 @@ fn measure_system(
     let mut n = 1;
     loop {
         let k = n.min(latencies.len());
-        rows.push(base.phase("curve", &latencies[..k], k.min(timed_n), ios[k], open_us));
+        rows.push(base.phase(
+            "curve",
+            &latencies[..k],
+            k.min(timed_n),
+            ios[k - 1],
+            open_us,
+        ));
         if k == latencies.len() {
             break;
         }
@@ -292,21 +298,23 @@ fn measure_system(
     }
     // Warm: a second row has the slept lookups alone.
     let timed_warm = timed_first(warm.len());
+    let before = p.io();
     let (warm_latencies, ios) = look_up_each(&mut *p, warm, timed_warm, (timed, counted), &what)?;
     let mut phases = vec![("warm", warm.len())];
     if timed_warm < warm.len() {
         phases.push(("warm-timed", timed_warm));
     }
     for (phase, n) in phases {
-        let io = ios[n].since(&ios[0]);
+        let io = ios[n - 1].since(&before);
         rows.push(base.phase(phase, &warm_latencies[..n], n.min(timed_warm), io, 0.0));
     }
     Ok(rows)
 }
 
 /// Looks up each of `lookups` through `p`, the first `timed_n` under the `timed` model and
-/// the rest under `counted` (`models`); their latencies (µs), and the probe's reads before
-/// the first and after each.
+/// the rest under `counted` (`models`); their latencies (µs), and the probe's reads so far
+/// after each. (The probe is asked for its reads only after a lookup: RocksDB's reads are
+/// the process's, and asking reads `/proc`, which would count as the lookups' reads.)
 fn look_up_each(
     p: &mut dyn Probe,
     lookups: &[(u64, u64)],
@@ -315,8 +323,7 @@ fn look_up_each(
     what: &str,
 ) -> anyhow::Result<(Vec<f64>, Vec<IoStats>)> {
     let mut latencies = Vec::with_capacity(lookups.len());
-    let mut ios = Vec::with_capacity(lookups.len() + 1);
-    ios.push(p.io());
+    let mut ios = Vec::with_capacity(lookups.len());
     for (i, lookup) in lookups.iter().enumerate() {
         let model = if i < timed_n { timed } else { counted };
         if i == 0 || i == timed_n {
