@@ -50,6 +50,7 @@ pub mod join_sorted;
 pub mod lsm_joins;
 pub mod machine;
 pub mod plot;
+pub mod profiled_fs;
 pub mod progress;
 pub mod stats;
 pub mod text;

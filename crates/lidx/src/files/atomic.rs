@@ -49,7 +49,7 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -79,6 +79,9 @@ enum Kind {
     Dir,
     /// A directory lidx made to hold others (removed only if empty).
     EmptyDir,
+    /// A file system this process mounted (detached, so that the directory it covers can
+    /// be removed).
+    Mount,
 }
 
 /// Directories this process has already removed stale temporary files from.
@@ -113,6 +116,7 @@ fn remove_pending(which: impl Fn(&Path) -> bool) {
             Kind::EmptyDir => {
                 let _ = std::fs::remove_dir(path);
             }
+            Kind::Mount => detach(path),
         }
     }
 }
@@ -122,6 +126,11 @@ fn remove_pending(which: impl Fn(&Path) -> bool) {
 /// `path` itself). Tries a few times: another thread of this process may still be adding
 /// files while a signal handler removes the tree. Best effort.
 fn remove_tree(path: &Path) {
+    // A mount inside (a profiled file system a killed run left) is detached first, never
+    // descended into: what it shows is not part of the tree.
+    for mount in mounts_under(path) {
+        detach(&mount);
+    }
     for _ in 0..5 {
         match std::fs::remove_dir_all(path) {
             Ok(()) => return,
@@ -453,6 +462,13 @@ impl PendingGuard {
     /// registered later, such as a scratch directory inside it), and leave it otherwise.
     pub fn empty_dir(path: &Path) -> Self {
         Self::with_kind(path, Kind::EmptyDir)
+    }
+
+    /// Registers the mount point `path` of a file system this process mounted, until the
+    /// guard is dropped: SIGINT and SIGTERM detach it (`umount -l`) before removing the
+    /// scratch directories registered earlier, which may hold it.
+    pub fn mount(path: &Path) -> Self {
+        Self::with_kind(path, Kind::Mount)
     }
 
     /// Registers `path`, a file or a scratch directory, until the guard is dropped.
@@ -871,6 +887,55 @@ fn sweep_once(dir: &Path) {
     }
 }
 
+/// Detaches the file system mounted at `path` (lazily: it goes once no one uses it). Best
+/// effort: nothing mounted there, or no right to unmount, leaves things as they are.
+fn detach(path: &Path) {
+    let _ = rustix::mount::unmount(path, rustix::mount::UnmountFlags::DETACH);
+}
+
+/// The mount points at or below `dir`, deepest first, from `/proc/self/mountinfo` (none
+/// where it cannot be read).
+fn mounts_under(dir: &Path) -> Vec<PathBuf> {
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut found: Vec<PathBuf> = info
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(|field| PathBuf::from(unescape_mount_field(field)))
+        .filter(|point| point.starts_with(&dir))
+        .collect();
+    found.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    found
+}
+
+/// A path as `/proc/self/mountinfo` writes it: space, tab, newline and backslash as
+/// three octal digits after a backslash.
+fn unescape_mount_field(field: &str) -> std::ffi::OsString {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes.get(i + 1..i + 4).and_then(|d| {
+            std::str::from_utf8(d)
+                .ok()
+                .and_then(|d| u8::from_str_radix(d, 8).ok())
+        });
+        match (bytes[i], octal) {
+            (b'\\', Some(b)) => {
+                out.push(b);
+                i += 4;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    std::ffi::OsString::from_vec(out)
+}
+
 /// Removes from `dir` the temporary files and scratch directories (with their contents)
 /// that processes of this machine and pid namespace left when killed (see the module
 /// documentation); returns how many. Best effort: an entry that cannot be removed, or a
@@ -915,6 +980,17 @@ fn remove_stale_temp_files(dir: &Path) -> usize {
 mod tests {
     use super::*;
     use crate::files::tests::mkfifo;
+
+    #[test]
+    fn mount_points_are_read_as_mountinfo_escapes_them() {
+        assert_eq!(unescape_mount_field("/a/b"), "/a/b");
+        assert_eq!(unescape_mount_field(r"/a\040b\011c\134d"), "/a b\tc\\d");
+        // A backslash not followed by three octal digits stays as it is.
+        assert_eq!(unescape_mount_field(r"/x\9y\04"), r"/x\9y\04");
+        let dir = tempfile::tempdir().unwrap();
+        assert!(mounts_under(dir.path()).is_empty());
+        assert!(mounts_under(Path::new("/")).contains(&PathBuf::from("/")));
+    }
 
     fn listing(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(dir)

@@ -1,0 +1,575 @@
+//! Storage that behaves like a profile at the level of real reads, the same for every
+//! store: a read-only FUSE file system that passes reads through to a directory and makes
+//! each one take the profile's latency + bytes / bandwidth, counting reads and bytes per
+//! file (paper 2, section 3: the NFS that AirIndex is tuned for; paper 4: a distributed
+//! file system).
+//!
+//! Any store opens its files under [`ProfiledMount::path`] as it would anywhere: lidx's
+//! layouts, RocksDB, LMDB, a memory-mapped file. What is charged is what reaches the file
+//! system, never a system call of the process that does not read the store's files (sysfs,
+//! `/proc`, a read the kernel answers at end of file). Each read that arrives is done on the
+//! directory below (normally from the page cache, in microseconds), then answered once the
+//! profile's time has passed since it arrived, so reads in flight overlap as on a device
+//! with many queues. A read that returns no bytes costs the latency alone.
+//!
+//! The kernel's own read-ahead is off (`max_readahead` = 0): a buffered read asks for the
+//! pages it covers and no more, and a store's read-ahead is its own. Requests are at most
+//! 1 MiB (`max_pages` = 256); a larger read reaches the file system as several. The kernel
+//! drops a file's cached pages at each open (no `FOPEN_KEEP_CACHE`), so a store opened
+//! afresh reads from the profile; `O_DIRECT` reads skip the page cache altogether.
+//! Metadata (lookups, attributes, directory listings) is answered at once and not charged.
+//!
+//! Charging can be switched from sleeping to counting ([`ProfiledMount::set_sleeping`]):
+//! then reads are answered at once and their profile time only added up, for runs too
+//! long to sleep through.
+//!
+//! Mounting needs `/dev/fuse` and the right to mount (root, or `fusermount3` on the path).
+//! The mount point is a scratch directory of lidx's own; it is detached when the mount is
+//! dropped, by the `lidx` program's SIGINT/SIGTERM handler, and by a later run's sweep
+//! after a SIGKILL.
+
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::ffi::OsStr;
+use std::fs::File;
+use std::os::unix::fs::{FileExt as _, MetadataExt as _};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::Context as _;
+use fuser::{
+    BackgroundSession, Config, Errno, FileAttr, FileHandle, FileType, FopenFlags, Generation,
+    INodeNo, KernelConfig, LockOwner, MountOption, OpenAccMode, OpenFlags, ReplyAttr, ReplyData,
+    ReplyDirectory, ReplyEntry, ReplyOpen, ReplyStatfs, Request,
+};
+use lidx::files::{PendingGuard, ScratchDir, scratch_dir};
+use lidx::storage::IoStats;
+use lidx::storage::profile::AffineCost;
+
+/// The largest read the kernel sends as one request, bytes.
+pub const MAX_REQUEST: u32 = 1 << 20;
+
+/// How long the kernel may keep names and attributes: the files do not change while a
+/// store reads them.
+const ATTR_TTL: Duration = Duration::from_secs(1);
+
+/// What the reads of one file (or of all) cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileReads {
+    /// Read requests that reached the file system.
+    pub reads: u64,
+    /// Bytes they returned.
+    pub bytes: u64,
+    /// Requests that returned no bytes (at or past the end of the file).
+    pub empty: u64,
+    /// 4096-byte blocks the requests covered.
+    pub blocks: u64,
+    /// Their profile time, nanoseconds (slept or only counted).
+    pub charged_ns: u64,
+}
+
+impl FileReads {
+    fn add(&mut self, offset: u64, asked: u32, got: usize, charged_ns: u64) {
+        self.reads += 1;
+        self.bytes += got as u64;
+        self.empty += u64::from(got == 0);
+        let end = offset + u64::from(asked);
+        self.blocks += end.div_ceil(4096) - offset / 4096;
+        self.charged_ns += charged_ns;
+    }
+
+    /// As the library's read counter: reads, bytes, blocks and their modelled time.
+    pub fn io(&self) -> IoStats {
+        IoStats {
+            reads: self.reads,
+            bytes: self.bytes,
+            blocks: self.blocks,
+            modelled_ns: self.charged_ns,
+            ..IoStats::default()
+        }
+    }
+}
+
+/// A directory mounted at a scratch mount point, its reads made to cost a profile's time.
+/// Dropping it unmounts it and removes the mount point.
+pub struct ProfiledMount {
+    /// Unmounted first (fields drop in order), then the mount point goes.
+    session: Option<BackgroundSession>,
+    _detach_on_signal: PendingGuard,
+    mount_point: ScratchDir,
+    shared: Arc<Shared>,
+    replier: Option<JoinHandle<()>>,
+}
+
+impl ProfiledMount {
+    /// Mounts `source` (a directory) read-only at a new scratch directory in `parent`, each
+    /// read costing `cost` and slept out. Fails with the reason when FUSE cannot be mounted
+    /// here (no `/dev/fuse`, no right to mount).
+    pub fn mount(source: &Path, parent: &Path, cost: AffineCost) -> anyhow::Result<ProfiledMount> {
+        cost.check().map_err(anyhow::Error::msg)?;
+        let source = std::fs::canonicalize(source)
+            .with_context(|| format!("{}: cannot open the directory", source.display()))?;
+        if !source.is_dir() {
+            anyhow::bail!("{}: not a directory", source.display());
+        }
+        let mount_point = scratch_dir(parent)?;
+        let shared = Arc::new(Shared::new(source, cost));
+        let replier = {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("lidx-profiled-fs".into())
+                .spawn(move || shared.answer_when_due())?
+        };
+        let mut config = Config::default();
+        config.mount_options = vec![
+            MountOption::RO,
+            MountOption::NoAtime,
+            MountOption::FSName("lidx-profiled".into()),
+        ];
+        // Detach registered before mounting: a signal right after the mount still undoes it.
+        let detach = PendingGuard::mount(mount_point.path());
+        let fs = ProfiledFs {
+            shared: Arc::clone(&shared),
+        };
+        let session = match fuser::spawn_mount(fs, mount_point.path(), &config) {
+            Ok(session) => session,
+            Err(e) => {
+                shared.stop();
+                let _ = replier.join();
+                return Err(anyhow::anyhow!(
+                    "{}: cannot mount a FUSE file system ({e}); it needs /dev/fuse and the right to mount (root, or fusermount3)",
+                    mount_point.path().display()
+                ));
+            }
+        };
+        Ok(ProfiledMount {
+            session: Some(session),
+            _detach_on_signal: detach,
+            mount_point,
+            shared,
+            replier: Some(replier),
+        })
+    }
+
+    /// Where the directory appears.
+    pub fn path(&self) -> &Path {
+        self.mount_point.path()
+    }
+
+    /// `path` (in the source directory) as it appears under the mount.
+    pub fn view(&self, path: &Path) -> anyhow::Result<PathBuf> {
+        let canonical = std::fs::canonicalize(path)
+            .with_context(|| format!("{}: cannot open", path.display()))?;
+        let inside = canonical
+            .strip_prefix(&self.shared.source)
+            .with_context(|| {
+                format!(
+                    "{}: not in the mounted directory {}",
+                    path.display(),
+                    self.shared.source.display()
+                )
+            })?;
+        Ok(self.path().join(inside))
+    }
+
+    /// Charges reads `cost` from now on.
+    pub fn set_cost(&self, cost: AffineCost) -> anyhow::Result<()> {
+        cost.check().map_err(anyhow::Error::msg)?;
+        *lock(&self.shared.cost) = cost;
+        Ok(())
+    }
+
+    /// Whether reads sleep out their time (true, as mounted) or are answered at once with
+    /// their time only counted.
+    pub fn set_sleeping(&self, sleeping: bool) {
+        self.shared.sleeping.store(sleeping, Ordering::SeqCst);
+    }
+
+    /// Every read so far, all files together.
+    pub fn total(&self) -> FileReads {
+        let files = lock(&self.shared.reads);
+        files.values().fold(FileReads::default(), |mut all, f| {
+            all.reads += f.reads;
+            all.bytes += f.bytes;
+            all.empty += f.empty;
+            all.blocks += f.blocks;
+            all.charged_ns += f.charged_ns;
+            all
+        })
+    }
+
+    /// Every read so far, by file (its path in the source directory).
+    pub fn by_file(&self) -> BTreeMap<PathBuf, FileReads> {
+        let files = lock(&self.shared.reads);
+        let inodes = lock(&self.shared.inodes);
+        files
+            .iter()
+            .map(|(&ino, &reads)| (inodes.relative(ino).to_path_buf(), reads))
+            .collect()
+    }
+
+    /// Reads so far that were not answered yet (0 once a store's reads have returned).
+    pub fn in_flight(&self) -> u64 {
+        self.shared.in_flight.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for ProfiledMount {
+    fn drop(&mut self) {
+        self.shared.stop();
+        if let Some(replier) = self.replier.take() {
+            let _ = replier.join();
+        }
+        if let Some(session) = self.session.take() {
+            // Unmounts; a mount still busy is detached by the scratch directory's removal.
+            let _ = session.umount_and_join();
+        }
+    }
+}
+
+impl std::fmt::Debug for ProfiledMount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProfiledMount")
+            .field("source", &self.shared.source)
+            .field("path", &self.path())
+            .finish()
+    }
+}
+
+/// What the file system and its owner share.
+struct Shared {
+    source: PathBuf,
+    cost: Mutex<AffineCost>,
+    sleeping: AtomicBool,
+    inodes: Mutex<Inodes>,
+    open: Mutex<HashMap<u64, (u64, Arc<File>)>>,
+    next_handle: AtomicU64,
+    reads: Mutex<BTreeMap<u64, FileReads>>,
+    due: Mutex<Due>,
+    due_changed: Condvar,
+    in_flight: AtomicU64,
+}
+
+impl Shared {
+    fn new(source: PathBuf, cost: AffineCost) -> Shared {
+        Shared {
+            source,
+            cost: Mutex::new(cost),
+            sleeping: AtomicBool::new(true),
+            inodes: Mutex::new(Inodes::default()),
+            open: Mutex::new(HashMap::new()),
+            next_handle: AtomicU64::new(1),
+            reads: Mutex::new(BTreeMap::new()),
+            due: Mutex::new(Due::default()),
+            due_changed: Condvar::new(),
+            in_flight: AtomicU64::new(0),
+        }
+    }
+
+    fn stop(&self) {
+        lock(&self.due).stopped = true;
+        self.due_changed.notify_all();
+    }
+
+    /// Answers each delayed read once its time has come (at once after [`stop`]).
+    fn answer_when_due(&self) {
+        let mut due = lock(&self.due);
+        loop {
+            let now = Instant::now();
+            let next = due.replies.peek().map(|r| r.at);
+            match next {
+                Some(at) if at <= now || due.stopped => {
+                    if let Some(r) = due.replies.pop() {
+                        drop(due);
+                        r.reply.data(&r.data);
+                        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+                        due = lock(&self.due);
+                    }
+                }
+                Some(at) => {
+                    due = self
+                        .due_changed
+                        .wait_timeout(due, at - now)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+                None if due.stopped => return,
+                None => {
+                    due = self
+                        .due_changed
+                        .wait(due)
+                        .unwrap_or_else(|p| p.into_inner());
+                }
+            }
+        }
+    }
+}
+
+/// Reads waiting for their time.
+#[derive(Default)]
+struct Due {
+    replies: BinaryHeap<Delayed>,
+    next_seq: u64,
+    stopped: bool,
+}
+
+/// A read done, to be answered at `at`.
+struct Delayed {
+    at: Instant,
+    seq: u64,
+    reply: ReplyData,
+    data: Vec<u8>,
+}
+
+impl PartialEq for Delayed {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+
+impl Eq for Delayed {}
+
+impl PartialOrd for Delayed {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Delayed {
+    /// Earliest first out of the (max-)heap.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+/// Inode numbers for the paths under the source directory, given as they are looked up
+/// (the root is 1).
+#[derive(Default)]
+struct Inodes {
+    /// Path (relative to the source) of inode `i + 1`; the root's is empty.
+    paths: Vec<PathBuf>,
+    numbers: HashMap<PathBuf, u64>,
+}
+
+impl Inodes {
+    fn relative(&self, ino: u64) -> &Path {
+        ino.checked_sub(2)
+            .and_then(|i| self.paths.get(i as usize))
+            .map_or(Path::new(""), |p| p.as_path())
+    }
+
+    fn number(&mut self, relative: &Path) -> u64 {
+        if relative.as_os_str().is_empty() {
+            return INodeNo::ROOT.0;
+        }
+        if let Some(&n) = self.numbers.get(relative) {
+            return n;
+        }
+        self.paths.push(relative.to_path_buf());
+        let n = self.paths.len() as u64 + 1;
+        self.numbers.insert(relative.to_path_buf(), n);
+        n
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The file system the kernel talks to.
+struct ProfiledFs {
+    shared: Arc<Shared>,
+}
+
+impl ProfiledFs {
+    fn relative(&self, ino: INodeNo) -> PathBuf {
+        lock(&self.shared.inodes).relative(ino.0).to_path_buf()
+    }
+
+    fn attr(&self, relative: &Path) -> Result<FileAttr, Errno> {
+        let meta = std::fs::symlink_metadata(self.shared.source.join(relative))?;
+        let ino = lock(&self.shared.inodes).number(relative);
+        let kind = kind_of(meta.file_type());
+        let time = |secs: i64, nanos: i64| {
+            SystemTime::UNIX_EPOCH
+                + Duration::new(secs.max(0) as u64, nanos.clamp(0, 999_999_999) as u32)
+        };
+        Ok(FileAttr {
+            ino: INodeNo(ino),
+            size: meta.size(),
+            blocks: meta.blocks(),
+            atime: time(meta.atime(), meta.atime_nsec()),
+            mtime: time(meta.mtime(), meta.mtime_nsec()),
+            ctime: time(meta.ctime(), meta.ctime_nsec()),
+            crtime: time(meta.mtime(), meta.mtime_nsec()),
+            kind,
+            perm: (meta.mode() & 0o7777) as u16,
+            nlink: meta.nlink() as u32,
+            uid: meta.uid(),
+            gid: meta.gid(),
+            rdev: 0,
+            blksize: 4096,
+            flags: 0,
+        })
+    }
+}
+
+fn kind_of(t: std::fs::FileType) -> FileType {
+    if t.is_dir() {
+        FileType::Directory
+    } else if t.is_symlink() {
+        FileType::Symlink
+    } else {
+        FileType::RegularFile
+    }
+}
+
+impl fuser::Filesystem for ProfiledFs {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        // No read-ahead of the kernel's own; requests of up to 1 MiB.
+        let _ = config.set_max_readahead(0);
+        let _ = config.set_max_write(MAX_REQUEST);
+        Ok(())
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let relative = self.relative(parent).join(name);
+        match self.attr(&relative) {
+            Ok(attr) => reply.entry(&ATTR_TTL, &attr, Generation(0)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        match self.attr(&self.relative(ino)) {
+            Ok(attr) => reply.attr(&ATTR_TTL, &attr),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        match std::fs::read_link(self.shared.source.join(self.relative(ino))) {
+            Ok(target) => reply.data(target.as_os_str().as_encoded_bytes()),
+            Err(e) => reply.error(e.into()),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        if flags.acc_mode() != OpenAccMode::O_RDONLY {
+            return reply.error(Errno::EROFS);
+        }
+        match File::open(self.shared.source.join(self.relative(ino))) {
+            Ok(file) => {
+                let fh = self.shared.next_handle.fetch_add(1, Ordering::SeqCst);
+                lock(&self.shared.open).insert(fh, (ino.0, Arc::new(file)));
+                reply.opened(FileHandle(fh), FopenFlags::empty());
+            }
+            Err(e) => reply.error(e.into()),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        let arrived = Instant::now();
+        let Some((ino, file)) = lock(&self.shared.open).get(&fh.0).cloned() else {
+            return reply.error(Errno::EBADF);
+        };
+        let mut data = vec![0u8; size as usize];
+        let mut got = 0;
+        while got < data.len() {
+            match file.read_at(&mut data[got..], offset + got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return reply.error(e.into()),
+            }
+        }
+        data.truncate(got);
+        let cost = *lock(&self.shared.cost);
+        let charged = Duration::from_secs_f64(cost.read_us(got as u64).max(0.0) / 1e6);
+        lock(&self.shared.reads).entry(ino).or_default().add(
+            offset,
+            size,
+            got,
+            charged.as_nanos() as u64,
+        );
+        if !self.shared.sleeping.load(Ordering::SeqCst) {
+            return reply.data(&data);
+        }
+        self.shared.in_flight.fetch_add(1, Ordering::SeqCst);
+        let mut due = lock(&self.shared.due);
+        let seq = due.next_seq;
+        due.next_seq += 1;
+        due.replies.push(Delayed {
+            at: arrived + charged,
+            seq,
+            reply,
+            data,
+        });
+        drop(due);
+        self.shared.due_changed.notify_all();
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: fuser::ReplyEmpty,
+    ) {
+        lock(&self.shared.open).remove(&fh.0);
+        reply.ok();
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        let relative = self.relative(ino);
+        let entries = match std::fs::read_dir(self.shared.source.join(&relative)) {
+            Ok(entries) => entries,
+            Err(e) => return reply.error(e.into()),
+        };
+        let mut listed: Vec<(u64, FileType, std::ffi::OsString)> = vec![
+            (ino.0, FileType::Directory, ".".into()),
+            (ino.0, FileType::Directory, "..".into()),
+        ];
+        {
+            let mut inodes = lock(&self.shared.inodes);
+            for entry in entries.flatten() {
+                let Ok(t) = entry.file_type() else { continue };
+                let name = entry.file_name();
+                let n = inodes.number(&relative.join(&name));
+                listed.push((n, kind_of(t), name));
+            }
+        }
+        for (i, (n, kind, name)) in listed.into_iter().enumerate().skip(offset as usize) {
+            if reply.add(INodeNo(n), i as u64 + 1, kind, name) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        reply.statfs(0, 0, 0, 0, 0, 4096, 255, 4096);
+    }
+}

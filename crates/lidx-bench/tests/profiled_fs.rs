@@ -1,0 +1,167 @@
+//! The profiled file system charges what reaches it, file by file: reads that carry data,
+//! end-of-file reads at the latency alone, nothing for metadata; read-only; unmounted on
+//! drop.
+#![expect(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a failed test"
+)]
+
+use std::fs::File;
+use std::io::Read as _;
+use std::os::unix::fs::{FileExt as _, OpenOptionsExt as _};
+use std::path::Path;
+
+use lidx::storage::profile::AffineCost;
+use lidx_bench::profiled_fs::{FileReads, MAX_REQUEST, ProfiledMount};
+
+/// 1 ms a read and 1 MB/s: a 4 KiB read costs 1 ms + 4.096 ms.
+const COST: AffineCost = AffineCost {
+    latency_us: 1000.0,
+    bandwidth_mb_s: 1.0,
+};
+
+fn charged(bytes: u64) -> u64 {
+    (COST.read_us(bytes) * 1e3).round() as u64
+}
+
+fn mounted(files: &[(&str, usize)]) -> (tempfile::TempDir, tempfile::TempDir, ProfiledMount) {
+    let source = tempfile::tempdir().unwrap();
+    for &(name, len) in files {
+        let path = source.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(path, bytes).unwrap();
+    }
+    let parent = tempfile::tempdir().unwrap();
+    let mount = ProfiledMount::mount(source.path(), parent.path(), COST).unwrap();
+    (source, parent, mount)
+}
+
+fn direct(path: &Path) -> File {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32)
+        .open(path)
+        .unwrap()
+}
+
+#[test]
+fn direct_reads_are_charged_one_for_one_with_their_bytes() {
+    let (_source, _parent, mount) = mounted(&[("a.bin", 100_000), ("sub/b.bin", 9_000)]);
+    let a = direct(&mount.path().join("a.bin"));
+    let mut buf = vec![0u8; 8192];
+    a.read_exact_at(&mut buf, 4096).unwrap();
+    let expect: Vec<u8> = (4096..4096 + 8192).map(|i| (i * 7 % 251) as u8).collect();
+    assert_eq!(buf, expect, "the mount shows the file's bytes");
+    // A read of the tail returns what is left; one past the end returns nothing.
+    let n = a.read_at(&mut buf, 98_304).unwrap();
+    assert_eq!(n, 100_000 - 98_304);
+    let b = direct(&mount.path().join("sub/b.bin"));
+    b.read_exact_at(&mut buf[..4096], 0).unwrap();
+    let files = mount.by_file();
+    let a_reads = files[Path::new("a.bin")];
+    assert_eq!(a_reads.reads, 2, "{a_reads:?}");
+    assert_eq!(a_reads.bytes, 8192 + (100_000 - 98_304) as u64);
+    assert_eq!(a_reads.charged_ns, charged(8192) + charged(1696));
+    assert_eq!(files[Path::new("sub/b.bin")].reads, 1);
+    assert_eq!(mount.total().reads, 3);
+    assert_eq!(mount.in_flight(), 0);
+}
+
+#[test]
+fn a_read_larger_than_a_request_arrives_in_pieces() {
+    let len = 3 * MAX_REQUEST as usize + 10;
+    let (_source, _parent, mount) = mounted(&[("big", len)]);
+    mount
+        .set_cost(AffineCost {
+            latency_us: 100.0,
+            bandwidth_mb_s: 1000.0,
+        })
+        .unwrap();
+    let f = direct(&mount.path().join("big"));
+    let mut buf = vec![0u8; len + 4086];
+    let mut got = 0;
+    while got < len {
+        got += f.read_at(&mut buf[got..], got as u64).unwrap();
+    }
+    let reads = mount.total();
+    assert_eq!(reads.bytes, len as u64);
+    assert!(reads.reads >= 4, "{reads:?}");
+}
+
+#[test]
+fn buffered_reads_ask_for_their_pages_and_no_read_ahead() {
+    let (_source, _parent, mount) = mounted(&[("f", 1 << 20)]);
+    let f = File::open(mount.path().join("f")).unwrap();
+    let mut buf = [0u8; 100];
+    f.read_exact_at(&mut buf, 10_000).unwrap();
+    let once = mount.total();
+    assert_eq!(once.reads, 1, "{once:?}");
+    assert_eq!(once.blocks, 1, "one page, no read-ahead: {once:?}");
+    // The page is cached now: a second read within it reaches nothing.
+    f.read_exact_at(&mut buf, 10_200).unwrap();
+    assert_eq!(mount.total(), once);
+    // A read to the end, and past it: the kernel knows the size and asks for nothing more.
+    let mut all = Vec::new();
+    File::open(mount.path().join("f"))
+        .unwrap()
+        .read_to_end(&mut all)
+        .unwrap();
+    assert_eq!(all.len(), 1 << 20);
+    let after = mount.total();
+    assert_eq!(after.empty, 0, "{after:?}");
+    assert_eq!(after.bytes - once.bytes, 1 << 20, "reopened: read afresh");
+}
+
+#[test]
+fn counted_reads_are_charged_without_waiting() {
+    let (_source, _parent, mount) = mounted(&[("f", 4096)]);
+    mount.set_sleeping(false);
+    mount
+        .set_cost(AffineCost {
+            latency_us: 10e6,
+            bandwidth_mb_s: 1.0,
+        })
+        .unwrap();
+    let mut buf = [0u8; 4096];
+    direct(&mount.path().join("f"))
+        .read_exact_at(&mut buf, 0)
+        .unwrap();
+    let reads: FileReads = mount.total();
+    // Ten seconds charged, answered at once.
+    assert_eq!(reads.charged_ns, 10_004_096_000);
+    assert_eq!(reads.io().modelled_ns, reads.charged_ns);
+}
+
+#[test]
+fn the_mount_is_read_only_and_goes_on_drop() {
+    let (source, _parent, mount) = mounted(&[("f", 10)]);
+    let path = mount.path().to_path_buf();
+    assert!(std::fs::write(path.join("f"), b"x").is_err());
+    assert!(std::fs::write(path.join("new"), b"x").is_err());
+    assert!(std::fs::remove_file(path.join("f")).is_err());
+    assert_eq!(std::fs::read(source.path().join("f")).unwrap().len(), 10);
+    let mut names: Vec<_> = std::fs::read_dir(&path)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["f"]);
+    assert_eq!(mount.total().reads, 0, "listing and stat are not reads");
+    drop(mount);
+    assert!(!path.exists(), "mount point removed");
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(path.to_str().unwrap()));
+}
+
+#[test]
+fn view_maps_source_paths_and_refuses_others() {
+    let (source, _parent, mount) = mounted(&[("d/f", 10)]);
+    assert_eq!(
+        mount.view(&source.path().join("d/f")).unwrap(),
+        mount.path().join("d/f")
+    );
+    let elsewhere = tempfile::NamedTempFile::new().unwrap();
+    let err = mount.view(elsewhere.path()).unwrap_err().to_string();
+    assert!(err.contains("not in the mounted directory"), "{err}");
+}
