@@ -9,14 +9,17 @@
 //! system, never a system call of the process that does not read the store's files (sysfs,
 //! `/proc`, a read the kernel answers at end of file). Each read that arrives is done on the
 //! directory below (normally from the page cache, in microseconds), then answered once the
-//! profile's time has passed since it arrived, so reads in flight overlap as on a device
-//! with many queues. A read that returns no bytes costs the latency alone.
+//! profile's time has passed since it arrived: its latency, then its bytes over one link
+//! at the profile's bandwidth. Reads in flight wait out their latencies together, as RPCs
+//! to a server do, and share the link's bandwidth one after another. A read that returns
+//! no bytes costs the latency alone.
 //!
-//! The kernel's own read-ahead is off (`max_readahead` = 0): a buffered read asks for the
-//! pages it covers and no more, and a store's read-ahead is its own. Requests are at most
-//! 1 MiB (`max_pages` = 256); a larger read reaches the file system as several. The kernel
-//! drops a file's cached pages at each open (no `FOPEN_KEEP_CACHE`), so a store opened
-//! afresh reads from the profile; `O_DIRECT` reads skip the page cache altogether.
+//! `O_DIRECT` reads arrive as the store makes them, cut into requests of at most 1 MiB.
+//! Buffered reads go through the kernel's page cache and its read-ahead, as on NFS: a
+//! small random read asks for its page alone, a sequential one for windows of up to
+//! 1 MiB (the read-ahead is raised from FUSE's 128 KiB to NFS's usual `rsize`). The kernel drops a file's cached
+//! pages at each open (no `FOPEN_KEEP_CACHE`), so a store opened afresh reads from the
+//! profile.
 //! Metadata (lookups, attributes, directory listings) is answered at once and not charged.
 //!
 //! Charging can be switched from sleeping to counting ([`ProfiledMount::set_sleeping`]):
@@ -48,7 +51,7 @@ use lidx::files::{PendingGuard, ScratchDir, scratch_dir};
 use lidx::storage::IoStats;
 use lidx::storage::profile::AffineCost;
 
-/// The largest read the kernel sends as one request, bytes.
+/// The largest read the kernel is asked to send as one request, bytes.
 pub const MAX_REQUEST: u32 = 1 << 20;
 
 /// How long the kernel may keep names and attributes: the files do not change while a
@@ -101,6 +104,7 @@ pub struct ProfiledMount {
     mount_point: ScratchDir,
     shared: Arc<Shared>,
     replier: Option<JoinHandle<()>>,
+    read_ahead_kb: Option<u64>,
 }
 
 impl ProfiledMount {
@@ -144,7 +148,9 @@ impl ProfiledMount {
                 ));
             }
         };
+        let read_ahead_kb = widen_read_ahead(mount_point.path());
         Ok(ProfiledMount {
+            read_ahead_kb,
             session: Some(session),
             _detach_on_signal: detach,
             mount_point,
@@ -210,6 +216,11 @@ impl ProfiledMount {
             .collect()
     }
 
+    /// The kernel's read-ahead on the mount, KiB (`None`: unknown).
+    pub fn read_ahead_kb(&self) -> Option<u64> {
+        self.read_ahead_kb
+    }
+
     /// Reads so far that were not answered yet (0 once a store's reads have returned).
     pub fn in_flight(&self) -> u64 {
         self.shared.in_flight.load(Ordering::SeqCst)
@@ -236,6 +247,21 @@ impl std::fmt::Debug for ProfiledMount {
             .field("path", &self.path())
             .finish()
     }
+}
+
+/// Raises the kernel's read-ahead on the file system mounted at `mount_point` to
+/// [`MAX_REQUEST`] (FUSE starts at 128 KiB), as NFS reads ahead in `rsize` windows of
+/// 1 MiB; returns what it is then. Best effort: where the setting cannot be written, the
+/// kernel's stays.
+fn widen_read_ahead(mount_point: &Path) -> Option<u64> {
+    let dev = std::fs::metadata(mount_point).ok()?.dev();
+    let setting = format!(
+        "/sys/class/bdi/{}:{}/read_ahead_kb",
+        rustix::fs::major(dev),
+        rustix::fs::minor(dev)
+    );
+    let _ = std::fs::write(&setting, (MAX_REQUEST / 1024).to_string());
+    std::fs::read_to_string(&setting).ok()?.trim().parse().ok()
 }
 
 /// What the file system and its owner share.
@@ -307,11 +333,23 @@ impl Shared {
     }
 }
 
+/// When a read that arrived at `arrived` is answered: the bytes cross one link, so its
+/// transfer starts after its latency and once the link is free of the reads before it.
+fn answer_at(
+    arrived: Instant,
+    (latency, transfer): (Duration, Duration),
+    link_free: Option<Instant>,
+) -> Instant {
+    (arrived + latency).max(link_free.unwrap_or(arrived)) + transfer
+}
+
 /// Reads waiting for their time.
 #[derive(Default)]
 struct Due {
     replies: BinaryHeap<Delayed>,
     next_seq: u64,
+    /// When the link is free of the transfers of the reads answered so far.
+    link_free: Option<Instant>,
     stopped: bool,
 }
 
@@ -428,8 +466,11 @@ fn kind_of(t: std::fs::FileType) -> FileType {
 
 impl fuser::Filesystem for ProfiledFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
-        // No read-ahead of the kernel's own; requests of up to 1 MiB.
-        let _ = config.set_max_readahead(0);
+        // The kernel's read-ahead as large as it allows, up to a request of 1 MiB. (Off,
+        // a buffered read of a few MiB would arrive one 4 KiB page at a time.)
+        if let Err(most) = config.set_max_readahead(MAX_REQUEST) {
+            let _ = config.set_max_readahead(most);
+        }
         let _ = config.set_max_write(MAX_REQUEST);
         Ok(())
     }
@@ -497,7 +538,10 @@ impl fuser::Filesystem for ProfiledFs {
         }
         data.truncate(got);
         let cost = *lock(&self.shared.cost);
-        let charged = Duration::from_secs_f64(cost.read_us(got as u64).max(0.0) / 1e6);
+        let seconds = |us: f64| Duration::from_secs_f64(us.max(0.0) / 1e6);
+        let latency = seconds(cost.latency_us);
+        let transfer = seconds(got as f64 / cost.bandwidth_mb_s);
+        let charged = latency + transfer;
         lock(&self.shared.reads).entry(ino).or_default().add(
             offset,
             size,
@@ -511,8 +555,10 @@ impl fuser::Filesystem for ProfiledFs {
         let mut due = lock(&self.shared.due);
         let seq = due.next_seq;
         due.next_seq += 1;
+        let at = answer_at(arrived, (latency, transfer), due.link_free);
+        due.link_free = Some(at);
         due.replies.push(Delayed {
-            at: arrived + charged,
+            at,
             seq,
             reply,
             data,
@@ -571,5 +617,26 @@ impl fuser::Filesystem for ProfiledFs {
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
         reply.statfs(0, 0, 0, 0, 0, 4096, 255, 4096);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_wait_their_latencies_together_and_cross_the_link_one_after_another() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let first = answer_at(t0, (ms(50), ms(10)), None);
+        assert_eq!(first, t0 + ms(60));
+        // Arrived together: the same latency, then the link after the first's transfer.
+        let second = answer_at(t0, (ms(50), ms(10)), Some(first));
+        assert_eq!(second, t0 + ms(70));
+        // Arrived once the link is idle: latency + transfer, as alone.
+        let later = answer_at(t0 + ms(100), (ms(50), ms(10)), Some(second));
+        assert_eq!(later, t0 + ms(160));
+        // A read of no bytes costs its latency.
+        assert_eq!(answer_at(t0, (ms(50), ms(0)), None), t0 + ms(50));
     }
 }

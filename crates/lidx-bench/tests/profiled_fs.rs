@@ -90,7 +90,7 @@ fn a_read_larger_than_a_request_arrives_in_pieces() {
 }
 
 #[test]
-fn buffered_reads_ask_for_their_pages_and_no_read_ahead() {
+fn a_random_buffered_read_asks_for_its_page_alone() {
     let (_source, _parent, mount) = mounted(&[("f", 1 << 20)]);
     let f = File::open(mount.path().join("f")).unwrap();
     let mut buf = [0u8; 100];
@@ -164,4 +164,21 @@ fn view_maps_source_paths_and_refuses_others() {
     let elsewhere = tempfile::NamedTempFile::new().unwrap();
     let err = mount.view(elsewhere.path()).unwrap_err().to_string();
     assert!(err.contains("not in the mounted directory"), "{err}");
+}
+
+#[test]
+fn a_sequential_buffered_read_arrives_in_windows_of_a_mebibyte() {
+    let (_source, _parent, mount) = mounted(&[("f", 3 << 20)]);
+    assert_eq!(mount.read_ahead_kb(), Some(1024));
+    mount
+        .set_cost(AffineCost {
+            latency_us: 100.0,
+            bandwidth_mb_s: 1000.0,
+        })
+        .unwrap();
+    let all = std::fs::read(mount.path().join("f")).unwrap();
+    assert_eq!(all.len(), 3 << 20);
+    let reads = mount.total();
+    assert_eq!(reads.bytes, 3 << 20);
+    assert!(reads.reads <= 4, "{reads:?}");
 }

@@ -2,21 +2,23 @@
 //! the cold→warm sequence and warm, under every profile.
 
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::bail;
 use lidx::data::write_keys;
 use lidx::kv::input::RecordInput;
 use lidx::kv::{BlockCache, KeyEncoding};
 use lidx::storage::IoStats;
-use lidx::storage::profile::{AffineCost, LatencyModel, StorageProfile, resolve_profile};
+use lidx::storage::profile::{AffineCost, StorageProfile, resolve_profile};
 use rand::{Rng as _, SeedableRng as _};
 
-use super::probe::{Probe, look_up, open_cold, probe};
+use super::probe::{OnMount, Opened, Probe, look_up, open_cold, probe};
 use super::rows::Row;
 use super::systems::{Built, Sketch, System, build_all, sketch};
 use super::{KeySet, Options};
 use crate::csv_rows::{Fixed, LIDX_VERSION};
 use crate::harness::Experiment;
+use crate::profiled_fs::{FileReads, ProfiledMount};
 use crate::progress::Progress;
 use crate::stats::mean;
 
@@ -26,8 +28,9 @@ pub(super) struct RunProfile {
     pub(super) name: String,
     /// The cost the tuner is given (the measured profile's random reads, or the named one).
     pub(super) cost: AffineCost,
-    /// `None`: the local disk, timed as it is.
-    pub(super) model: Option<LatencyModel>,
+    /// `None`: the local disk, timed as it is; else the files are read through the
+    /// study's [`ProfiledMount`] at this cost.
+    pub(super) charged: Option<AffineCost>,
     pub(super) device: String,
 }
 
@@ -48,7 +51,7 @@ pub(super) fn run_profiles(
             RunProfile {
                 name: name.clone(),
                 cost: p.random,
-                model: None,
+                charged: None,
                 device: format!(
                     "{} ({})",
                     p.device,
@@ -60,7 +63,7 @@ pub(super) fn run_profiles(
             RunProfile {
                 name: name.clone(),
                 cost: p.random,
-                model: Some(LatencyModel::timed(p.random)),
+                charged: Some(p.random),
                 device: p.device,
             }
         });
@@ -101,23 +104,27 @@ pub(super) struct Measuring<'a> {
     o: &'a Options,
     profiles: &'a [RunProfile],
     data_dir: &'a Path,
+    /// `data_dir` under the profiles' cost (where a profile is not `measured`).
+    mount: Option<&'a ProfiledMount>,
     machine: &'a str,
     /// The tuner's choices on each key set measured so far (and at the sketch size).
     pub(super) sketches: Vec<Sketch>,
 }
 
 impl<'a> Measuring<'a> {
-    /// The study of `o` under `profiles`, its files in `data_dir`.
+    /// The study of `o` under `profiles`, its files in `data_dir`, read through `mount`
+    /// under every profile but `measured`.
     pub(super) fn new(
         o: &'a Options,
         profiles: &'a [RunProfile],
-        data_dir: &'a Path,
+        (data_dir, mount): (&'a Path, Option<&'a ProfiledMount>),
         machine: &'a str,
     ) -> Measuring<'a> {
         Measuring {
             o,
             profiles,
             data_dir,
+            mount,
             machine,
             sketches: Vec::new(),
         }
@@ -221,7 +228,15 @@ impl Experiment for Measuring<'_> {
                     page_size: o.page_size,
                     ..Row::default()
                 };
-                rows.extend(measure_system(o, profile, b, &lookups, &base)?);
+                let storage = match (profile.charged, self.mount) {
+                    (None, _) => None,
+                    (Some(cost), Some(mount)) => {
+                        mount.set_cost(cost)?;
+                        Some(mount)
+                    }
+                    (Some(_), None) => bail!("profile {} needs the mount", profile.name),
+                };
+                rows.extend(measure_system(o, storage, b, &lookups, &base)?);
                 progress.step();
             }
         }
@@ -230,10 +245,11 @@ impl Experiment for Measuring<'_> {
     }
 }
 
-/// Cold starts, the cold→warm sequence and the warm lookups of `b` under `profile`.
+/// Cold starts, the cold→warm sequence and the warm lookups of `b`, its files read from
+/// the local disk or through `mount`.
 fn measure_system(
     o: &Options,
-    profile: &RunProfile,
+    mount: Option<&ProfiledMount>,
     b: &Built,
     lookups: &Lookups,
     base: &Row,
@@ -242,42 +258,53 @@ fn measure_system(
         "{} on {} under {}",
         b.system.name(),
         base.key_set,
-        profile.name
+        base.profile
     );
-    let timed = profile.model;
-    let counted = profile.model.map(|m| LatencyModel::counted(m.cost));
+    let b = &match mount {
+        Some(mount) => {
+            mount.set_sleeping(true);
+            b.at(mount)?
+        }
+        None => b.clone(),
+    };
     let mut rows = Vec::new();
     // Cold: open and one lookup, from fresh starts.
     let mut cold = Vec::new();
     let mut opens = Vec::new();
     let mut cold_io = IoStats::default();
+    let mut open_io: Option<IoStats> = None;
     for &lookup in &lookups.cold {
         let cache = BlockCache::new(o.cache_bytes);
-        let (opened, open) = open_cold(o, b, timed)?;
-        let mut p = probe(o, &opened, &cache)?;
-        p.set_latency(timed);
+        let s = start(o, b, mount)?;
+        let mut p = on_storage(probe(o, &s.opened, &cache)?, mount, s.after);
         let mut one = Vec::new();
-        look_up(&mut *p, &[lookup], timed, &what, &mut one)?;
+        look_up(&mut *p, &[lookup], false, &what, &mut one)?;
         cold_io += p.io();
-        opens.push(open.as_secs_f64() * 1e6);
-        cold.push(open.as_secs_f64() * 1e6 + one[0]);
+        if let Some(reads) = s.open_reads {
+            *open_io.get_or_insert_with(IoStats::default) += reads;
+        }
+        opens.push(s.took.as_secs_f64() * 1e6);
+        cold.push(s.took.as_secs_f64() * 1e6 + one[0]);
     }
     let timed_cold = cold.len();
-    rows.push(base.phase("cold", &cold, timed_cold, cold_io, mean(&opens)));
+    rows.push(
+        base.phase("cold", &cold, timed_cold, cold_io, mean(&opens))
+            .with_open_reads(open_io, cold.len()),
+    );
     // The cold→warm sequence from one more fresh start, then the warm lookups. Under a
     // latency profile, the first lookups of each sleep out their reads and the rest are
     // counted.
     let cache = BlockCache::new(o.cache_bytes);
-    let (opened, open) = open_cold(o, b, timed)?;
-    let open_us = open.as_secs_f64() * 1e6;
-    let mut p = probe(o, &opened, &cache)?;
+    let s = start(o, b, mount)?;
+    let open_us = s.took.as_secs_f64() * 1e6;
+    let mut p = on_storage(probe(o, &s.opened, &cache)?, mount, s.after);
     let (sequence, warm) = lookups.sequence.split_at(o.queries);
-    let timed_first = |n: usize| match timed {
+    let timed_first = |n: usize| match mount {
         Some(_) => o.timed_queries.min(n),
         None => n,
     };
     let timed_n = timed_first(sequence.len());
-    let (mut latencies, ios) = look_up_each(&mut *p, sequence, timed_n, (timed, counted), &what)?;
+    let (mut latencies, ios) = look_up_each(&mut *p, sequence, timed_n, mount, &what)?;
     if let Some(first) = latencies.first_mut() {
         *first += open_us;
     }
@@ -299,7 +326,7 @@ fn measure_system(
     // Warm: a second row has the slept lookups alone.
     let timed_warm = timed_first(warm.len());
     let before = p.io();
-    let (warm_latencies, ios) = look_up_each(&mut *p, warm, timed_warm, (timed, counted), &what)?;
+    let (warm_latencies, ios) = look_up_each(&mut *p, warm, timed_warm, mount, &what)?;
     let mut phases = vec![("warm", warm.len())];
     if timed_warm < warm.len() {
         phases.push(("warm-timed", timed_warm));
@@ -308,28 +335,77 @@ fn measure_system(
         let io = ios[n - 1].since(&before);
         rows.push(base.phase(phase, &warm_latencies[..n], n.min(timed_warm), io, 0.0));
     }
+    if let Some(mount) = mount {
+        mount.set_sleeping(true);
+    }
     Ok(rows)
 }
 
-/// Looks up each of `lookups` through `p`, the first `timed_n` under the `timed` model and
-/// the rest under `counted` (`models`); their latencies (µs), and the probe's reads so far
-/// after each. (The probe is asked for its reads only after a lookup: RocksDB's reads are
-/// the process's, and asking reads `/proc`, which would count as the lookups' reads.)
+/// A store opened cold.
+struct Started {
+    opened: Opened,
+    /// The time it took.
+    took: Duration,
+    /// The mount's reads when it was open.
+    after: FileReads,
+    /// The reads that opening it made (under a mount).
+    open_reads: Option<IoStats>,
+}
+
+/// Opens `b` cold.
+fn start(o: &Options, b: &Built, mount: Option<&ProfiledMount>) -> anyhow::Result<Started> {
+    let before = mount.map(|m| m.total()).unwrap_or_default();
+    let (opened, took) = open_cold(o, b)?;
+    let after = mount.map(|m| m.total()).unwrap_or_default();
+    Ok(Started {
+        opened,
+        took,
+        after,
+        open_reads: mount.map(|_| after.io().since(&before.io())),
+    })
+}
+
+/// `probe`, its reads those that reached `mount` since `since` where there is one.
+fn on_storage<'a>(
+    probe: Box<dyn Probe + 'a>,
+    mount: Option<&'a ProfiledMount>,
+    since: FileReads,
+) -> Box<dyn Probe + 'a> {
+    match mount {
+        Some(mount) => Box::new(OnMount {
+            probe,
+            mount,
+            since,
+        }),
+        None => probe,
+    }
+}
+
+/// Looks up each of `lookups` through `p`, the first `timed_n` with their reads slept out
+/// and the rest, under a `mount`, with their reads counted; their latencies (µs), and the
+/// probe's reads so far after each. (The probe is asked for its reads only after a lookup:
+/// RocksDB's reads on the local disk are the process's, and asking reads `/proc`.)
 fn look_up_each(
     p: &mut dyn Probe,
     lookups: &[(u64, u64)],
     timed_n: usize,
-    (timed, counted): (Option<LatencyModel>, Option<LatencyModel>),
+    mount: Option<&ProfiledMount>,
     what: &str,
 ) -> anyhow::Result<(Vec<f64>, Vec<IoStats>)> {
     let mut latencies = Vec::with_capacity(lookups.len());
     let mut ios = Vec::with_capacity(lookups.len());
     for (i, lookup) in lookups.iter().enumerate() {
-        let model = if i < timed_n { timed } else { counted };
-        if i == 0 || i == timed_n {
-            p.set_latency(model);
+        let counted = i >= timed_n && mount.is_some();
+        if let Some(mount) = mount {
+            mount.set_sleeping(!counted);
         }
-        look_up(p, std::slice::from_ref(lookup), model, what, &mut latencies)?;
+        look_up(
+            p,
+            std::slice::from_ref(lookup),
+            counted,
+            what,
+            &mut latencies,
+        )?;
         ios.push(p.io());
     }
     Ok((latencies, ios))

@@ -22,13 +22,14 @@
 //!   cache of the same budget (with the `rocksdb` feature).
 //!
 //! **Storage.** Under the `measured` profile the files are read from the local disk with
-//! `O_DIRECT` and every latency is a wall time. Under a named or saved profile, every read
-//! is made to take the profile's latency + bytes / bandwidth (lidx's latency backend: the
-//! read is done locally, then the thread sleeps out the rest). RocksDB's reads cannot be
-//! intercepted from Rust: after each of its operations the thread sleeps the modelled cost
-//! of the read calls and bytes the process made meanwhile (`/proc/self/io`). Opening a
-//! store (reading its footer, index root or model, RocksDB's manifest and table footers) is
-//! charged the same way, for every system.
+//! `O_DIRECT` and every latency is a wall time. Under a named or saved profile, every
+//! system reads its files through one [`ProfiledMount`]: a FUSE file system over the data
+//! directory that makes each read reaching it take the profile's latency + bytes /
+//! bandwidth, and counts it. Every system is charged the same way, for the reads of its
+//! own files that reach storage (opening a store included), and for nothing else: not a
+//! system call that reads sysfs or `/proc`, not a read the kernel answers at the end of a
+//! file. Their reads per lookup are the mount's counts; on the local disk they are
+//! lidx's own read calls, and RocksDB's the process's read calls (`/proc/self/io`).
 //!
 //! **Cold and warm** (paper 2, section 3). Cold latency: over `--cold-starts` fresh starts
 //! (the OS's cached pages of the files dropped, the cache empty), the time to open the
@@ -37,8 +38,8 @@
 //! = 1, 2, 4, … Warm latency: `--warm-queries` more lookups after that sequence. Under a
 //! latency profile, sleeping through 70,000 lookups at 50 ms a read would take hours: the
 //! cold starts, the first `--timed-queries` lookups of the sequence and the first
-//! `--timed-queries` warm ones sleep; the others are charged their modelled read time
-//! without sleeping (latency = wall time + modelled read time). The CSV says how many of
+//! `--timed-queries` warm ones sleep; for the others the mount answers at once and counts
+//! the profile time (latency = wall time + the profile time of the reads). The CSV says how many of
 //! each mean were timed, and a `warm-timed` row has the slept warm lookups alone, to set
 //! beside the mean of all.
 
@@ -59,6 +60,7 @@ use lidx::data::{Distribution, GenParams, KeyFile, generate};
 
 use crate::csv_rows::write_rows;
 use crate::harness::{Places, measure};
+use crate::profiled_fs::ProfiledMount;
 use crate::progress::Progress;
 use measure::{Measuring, run_profiles};
 use plots::plots;
@@ -194,9 +196,16 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
     let machine = crate::machine::describe();
     let started = Instant::now();
     let profiles = run_profiles(options, data.dir(), progress)?;
-    let mut measuring = Measuring::new(options, &profiles, data.path(), &machine);
+    // Under a latency profile every system reads its files through one mount (beside the
+    // scratch data directory: never inside what it shows).
+    let mount = match profiles.iter().find_map(|p| p.charged) {
+        Some(cost) => Some(ProfiledMount::mount(data.path(), data.dir(), cost)?),
+        None => None,
+    };
+    let mut measuring = Measuring::new(options, &profiles, (data.path(), mount.as_ref()), &machine);
     let (_, rows) = measure(&mut measuring, "paper 2's study", "systems", progress)?;
     let sketches = measuring.sketches;
+    drop(mount);
     drop(data);
     write_rows(results.file(0), &rows)?;
     plots(&results.dir, &rows)?;

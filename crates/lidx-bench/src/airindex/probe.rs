@@ -1,5 +1,6 @@
 //! Opening a store cold and looking keys up in it, the same way for every system: each
-//! behind [`Probe`], its reads counted and, under a latency profile, charged.
+//! behind [`Probe`], its reads counted. Under a latency profile every system reads its
+//! files through one [`ProfiledMount`], which charges the reads that reach it ([`OnMount`]).
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -12,23 +13,46 @@ use lidx::kv::keys::u64_key;
 use lidx::kv::{BlockCache, KvFile, Reader};
 use lidx::storage::cache::next_file_id;
 use lidx::storage::paged::{PagedFile, PagedReads};
-use lidx::storage::profile::LatencyModel;
 use lidx::storage::{IoStats, ReadMode, TableLayout};
 
 use super::Options;
 #[cfg(feature = "rocksdb")]
 use super::rocks;
 use super::systems::{Built, FLAT_RECORD, System};
-use crate::machine::{ProcessReads, process_reads};
+use crate::profiled_fs::{FileReads, ProfiledMount};
 
 /// A store opened for lookups.
 pub(super) trait Probe {
     /// The position stored under `key`, if any.
     fn get(&mut self, key: u64) -> anyhow::Result<Option<u64>>;
-    /// Makes its reads take as long as `model` says (none: the local disk's time).
-    fn set_latency(&mut self, model: Option<LatencyModel>);
     /// Its reads so far.
     fn io(&mut self) -> IoStats;
+}
+
+/// A probe of a store whose files are read through a [`ProfiledMount`]: its reads, bytes
+/// and their profile time are what reached the mount since the store was opened (its
+/// opening included); its cache's hits and misses are its own.
+pub(super) struct OnMount<'a> {
+    pub(super) probe: Box<dyn Probe + 'a>,
+    pub(super) mount: &'a ProfiledMount,
+    /// The mount's reads before the store was opened.
+    pub(super) since: FileReads,
+}
+
+impl Probe for OnMount<'_> {
+    fn get(&mut self, key: u64) -> anyhow::Result<Option<u64>> {
+        self.probe.get(key)
+    }
+
+    fn io(&mut self) -> IoStats {
+        let own = self.probe.io();
+        let reads = self.mount.total().io().since(&self.since.io());
+        IoStats {
+            cache_hits: own.cache_hits,
+            cache_misses: own.cache_misses,
+            ..reads
+        }
+    }
 }
 
 /// A store's files, open; the probe borrows them.
@@ -52,10 +76,6 @@ impl Probe for KvProbe<'_> {
         Ok(std::str::from_utf8(&self.value)
             .ok()
             .and_then(|s| s.parse().ok()))
-    }
-
-    fn set_latency(&mut self, model: Option<LatencyModel>) {
-        self.reader.set_latency(model);
     }
 
     fn io(&mut self) -> IoStats {
@@ -98,57 +118,13 @@ impl Probe for RmiProbe<'_> {
             .map(|r| word(r, 1)))
     }
 
-    fn set_latency(&mut self, model: Option<LatencyModel>) {
-        self.io.set_latency(model);
-    }
-
     fn io(&mut self) -> IoStats {
         self.io.counts()
     }
 }
 
-/// The read calls and bytes the process made between `before` and `after`, less what
-/// reading `/proc/self/io` itself costs.
-pub(super) fn process_delta(
-    before: ProcessReads,
-    after: ProcessReads,
-    overhead: ProcessReads,
-) -> (u64, u64) {
-    (
-        (after.calls - before.calls).saturating_sub(overhead.calls),
-        (after.chars - before.chars).saturating_sub(overhead.chars),
-    )
-}
-
-/// The modelled time of `calls` reads of `bytes` in all, one after another.
-pub(super) fn modelled(model: &LatencyModel, calls: u64, bytes: u64) -> Duration {
-    if calls == 0 {
-        return Duration::ZERO;
-    }
-    Duration::from_secs_f64(
-        (calls as f64 * model.cost.latency_us + bytes as f64 / model.cost.bandwidth_mb_s).max(0.0)
-            / 1e6,
-    )
-}
-
-/// What reading `/proc/self/io` adds to its own counters.
-pub(super) fn proc_overhead() -> ProcessReads {
-    let a = process_reads();
-    let b = process_reads();
-    ProcessReads {
-        calls: b.calls - a.calls,
-        chars: b.chars - a.chars,
-        storage_bytes: 0,
-    }
-}
-
-/// Opens `b` cold (its files' cached pages dropped): the store and the time it took, the
-/// reads it made charged under `model` (slept when the model sleeps).
-pub(super) fn open_cold(
-    o: &Options,
-    b: &Built,
-    model: Option<LatencyModel>,
-) -> anyhow::Result<(Opened, Duration)> {
+/// Opens `b` cold (its files' cached pages dropped): the store and the time it took.
+pub(super) fn open_cold(o: &Options, b: &Built) -> anyhow::Result<(Opened, Duration)> {
     let mut files = vec![b.path.clone()];
     files.extend(b.model_path.clone());
     if b.path.is_dir() {
@@ -159,8 +135,6 @@ pub(super) fn open_cold(
     for f in &files {
         drop_cached_pages(f)?;
     }
-    let overhead = proc_overhead();
-    let before = process_reads();
     let started = Instant::now();
     let opened = match b.system {
         System::RmiMmap => {
@@ -181,19 +155,7 @@ pub(super) fn open_cold(
         System::RocksDb => bail!("this lidx was built without RocksDB"),
         _ => Opened::Kv(Box::new(KvFile::open(&b.path, read_mode(o))?)),
     };
-    let wall = started.elapsed();
-    let (calls, bytes) = process_delta(before, process_reads(), overhead);
-    let took = match model {
-        Some(m) => {
-            let charge = modelled(&m, calls, bytes);
-            if m.sleep {
-                std::thread::sleep(charge);
-            }
-            wall + charge
-        }
-        None => wall,
-    };
-    Ok((opened, took))
+    Ok((opened, started.elapsed()))
 }
 
 pub(super) fn read_mode(o: &Options) -> ReadMode {
@@ -234,16 +196,16 @@ pub(super) fn probe<'a>(
     })
 }
 
-/// Latencies (µs) of `lookups` through `p`, each checked against its position. Under a
-/// model that does not sleep, each is its wall time plus its modelled read time.
+/// Latencies (µs) of `lookups` through `p`, each checked against its position. Where the
+/// reads are `counted` (charged, not slept), each is its wall time plus its reads' profile
+/// time.
 pub(super) fn look_up(
     p: &mut dyn Probe,
     lookups: &[(u64, u64)],
-    model: Option<LatencyModel>,
+    counted: bool,
     what: &str,
     latencies: &mut Vec<f64>,
 ) -> anyhow::Result<()> {
-    let counted = model.is_some_and(|m| !m.sleep);
     for &(key, position) in lookups {
         let m0 = if counted { p.io().modelled_ns } else { 0 };
         let started = Instant::now();

@@ -1,17 +1,18 @@
-//! RocksDB as paper 2's baseline: the records in one SST file, a block cache of the
-//! study's budget, and its reads charged by the process's read calls.
+//! RocksDB as paper 2's baseline: the records in one SST file and a block cache of the
+//! study's budget. Under a latency profile its reads are the mount's, as every system's;
+//! on the local disk they are counted as the process's read calls (`/proc/self/io`),
+//! which also counts reads of files that are not the store's (sysfs, `/proc`).
 
 use std::path::Path;
 
 use lidx::kv::Compression;
 use lidx::kv::write::Record;
-use lidx::storage::profile::LatencyModel;
 use lidx_lsm::{RocksKv, RocksKvOptions};
 
 use lidx::storage::IoStats;
 
 use super::Options;
-use super::probe::{Probe, modelled, proc_overhead, process_delta};
+use super::probe::Probe;
 use super::systems::{Built, System};
 use crate::machine::{ProcessReads, process_reads};
 
@@ -61,26 +62,31 @@ pub(super) fn open(path: &Path, o: &Options) -> anyhow::Result<RocksKv> {
     Ok(RocksKv::open(path, &options(o))?)
 }
 
-/// RocksDB's gets; under a latency model, each followed by a sleep of the modelled
-/// cost of the read calls and bytes the process made during it.
+/// RocksDB's gets.
 pub(super) struct RocksProbe<'a> {
     kv: &'a RocksKv,
-    latency: Option<LatencyModel>,
-    io: IoStats,
     value: Vec<u8>,
-    overhead: ProcessReads,
     opened: ProcessReads,
+    /// What one reading of `/proc/self/io` adds to its own counters.
+    overhead: ProcessReads,
+    /// Readings made since `opened`.
+    asked: u64,
 }
 
 impl<'a> RocksProbe<'a> {
     pub(super) fn new(kv: &'a RocksKv) -> RocksProbe<'a> {
+        let a = process_reads();
+        let b = process_reads();
         RocksProbe {
             kv,
-            latency: None,
-            io: IoStats::default(),
             value: Vec::new(),
-            overhead: proc_overhead(),
             opened: process_reads(),
+            overhead: ProcessReads {
+                calls: b.calls - a.calls,
+                chars: b.chars - a.chars,
+                storage_bytes: 0,
+            },
+            asked: 0,
         }
     }
 }
@@ -88,23 +94,7 @@ impl<'a> RocksProbe<'a> {
 impl Probe for RocksProbe<'_> {
     fn get(&mut self, key: u64) -> anyhow::Result<Option<u64>> {
         let key = lidx::kv::keys::u64_key(key);
-        let found = match self.latency {
-            None => self.kv.get_into(&key, &mut self.value)?,
-            Some(model) => {
-                let before = process_reads();
-                let found = self.kv.get_into(&key, &mut self.value)?;
-                let (calls, bytes) = process_delta(before, process_reads(), self.overhead);
-                let charge = modelled(&model, calls, bytes);
-                if model.sleep {
-                    std::thread::sleep(charge);
-                }
-                self.io.reads += calls;
-                self.io.bytes += bytes;
-                self.io.modelled_ns += charge.as_nanos() as u64;
-                found
-            }
-        };
-        if !found {
+        if !self.kv.get_into(&key, &mut self.value)? {
             return Ok(None);
         }
         Ok(std::str::from_utf8(&self.value)
@@ -112,28 +102,16 @@ impl Probe for RocksProbe<'_> {
             .and_then(|s| s.parse().ok()))
     }
 
-    fn set_latency(&mut self, model: Option<LatencyModel>) {
-        if self.latency.is_none() && model.is_some() {
-            // Reads so far, unmodelled, go into the totals before counting per get.
-            let (calls, bytes) = process_delta(self.opened, process_reads(), self.overhead);
-            self.io.reads = calls;
-            self.io.bytes = bytes;
-        }
-        self.latency = model;
-    }
-
+    /// The process's read calls and bytes since the store was opened, less those of this
+    /// probe's own readings of `/proc/self/io`.
     fn io(&mut self) -> IoStats {
-        match self.latency {
-            Some(_) => self.io,
-            None => {
-                let (calls, bytes) = process_delta(self.opened, process_reads(), self.overhead);
-                IoStats {
-                    reads: calls,
-                    bytes,
-                    modelled_ns: self.io.modelled_ns,
-                    ..IoStats::default()
-                }
-            }
+        self.asked += 1;
+        let now = process_reads();
+        let own = |per: u64| per * self.asked;
+        IoStats {
+            reads: (now.calls - self.opened.calls).saturating_sub(own(self.overhead.calls)),
+            bytes: (now.chars - self.opened.chars).saturating_sub(own(self.overhead.chars)),
+            ..IoStats::default()
         }
     }
 }

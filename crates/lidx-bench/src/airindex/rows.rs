@@ -56,12 +56,19 @@ pub struct Row {
     pub p99_us: Fixed<1>,
     /// Mean time to open the store, µs (cold and curve).
     pub open_us: Fixed<1>,
-    /// Read calls per lookup.
+    /// Reads per lookup (opening the store not included): under a latency profile the
+    /// requests that reached the mount, on the local disk lidx's read calls or, for
+    /// RocksDB, the process's read calls.
     pub reads_per_query: Fixed<3>,
     /// Bytes read per lookup.
     pub bytes_per_query: Fixed<0>,
-    /// Modelled read time per lookup, µs (0 under `measured`).
+    /// Profile time of the reads per lookup, µs (0 under `measured`).
     pub modelled_us_per_query: Fixed<1>,
+    /// Cold rows under a latency profile: the reads that opening the store made (the
+    /// mount's count), per fresh start; empty elsewhere.
+    pub open_reads: Option<Fixed<1>>,
+    /// Their bytes, per fresh start.
+    pub open_bytes: Option<Fixed<0>>,
 }
 
 impl Row {
@@ -89,6 +96,18 @@ impl Row {
             bytes_per_query: Fixed(io.bytes as f64 / n),
             modelled_us_per_query: Fixed(io.modelled_ns as f64 / 1e3 / n),
             ..self.clone()
+        }
+    }
+}
+
+impl Row {
+    /// This row with the reads of `starts` store openings, where they were counted.
+    pub(super) fn with_open_reads(self, io: Option<IoStats>, starts: usize) -> Row {
+        let per = |v: u64| v as f64 / starts.max(1) as f64;
+        Row {
+            open_reads: io.map(|io| Fixed(per(io.reads))),
+            open_bytes: io.map(|io| Fixed(per(io.bytes))),
+            ..self
         }
     }
 }

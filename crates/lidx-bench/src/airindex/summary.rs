@@ -69,10 +69,10 @@ pub(super) fn summary(
             p.name,
             p.cost.latency_us,
             p.cost.bandwidth_mb_s,
-            match p.model {
+            match p.charged {
                 None => format!("reads from {}, timed as they are", p.device),
                 Some(_) => format!(
-                    "{}; reads slept out for the cold starts and the first {} lookups of the sequence and of the warm ones, counted (wall + modelled) for the rest",
+                    "{}: every system's files read through one FUSE mount that charges each read reaching it; slept out for the cold starts and the first {} lookups of the sequence and of the warm ones, counted (wall + profile time) for the rest",
                     p.device, o.timed_queries
                 ),
             }

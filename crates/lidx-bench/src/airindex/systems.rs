@@ -58,6 +58,7 @@ impl System {
 }
 
 /// A system as built on one key set.
+#[derive(Clone)]
 pub(super) struct Built {
     pub(super) system: System,
     /// The profile an `airindex` file was tuned for (empty for the others).
@@ -70,6 +71,24 @@ pub(super) struct Built {
     pub(super) structure: String,
     /// Bytes of the index (on disk for the layouts, in memory for the RMI and RocksDB).
     pub(super) index_bytes: u64,
+}
+
+impl Built {
+    /// The same system, its files as they appear under `mount`.
+    pub(super) fn at(&self, mount: &crate::profiled_fs::ProfiledMount) -> anyhow::Result<Built> {
+        Ok(Built {
+            system: self.system,
+            tuned_for: self.tuned_for.clone(),
+            path: mount.view(&self.path)?,
+            model_path: self
+                .model_path
+                .as_deref()
+                .map(|p| mount.view(p))
+                .transpose()?,
+            structure: self.structure.clone(),
+            index_bytes: self.index_bytes,
+        })
+    }
 }
 
 /// The tuner's choices on one key set at one size, per profile.
