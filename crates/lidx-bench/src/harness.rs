@@ -670,17 +670,20 @@ impl<const N: usize> Results<N> {
     }
 }
 
-impl Results<2> {
-    /// For a study whose files are its CSV and its summary: writes `summary` into the
-    /// second, publishes both, and returns the report to print (the summary, then where
+impl<const N: usize> Results<N> {
+    /// For a study whose files are its CSVs, then its summary: writes `summary` into the
+    /// last, publishes them all, and returns the report to print (the summary, then where
     /// the files and plots are).
     pub fn finish(mut self, summary: &str) -> anyhow::Result<String> {
-        self.file(1).write_all(summary.as_bytes())?;
-        let (dir, [csv, summary_path]) = self.publish()?;
+        let Some(last) = N.checked_sub(1) else {
+            anyhow::bail!("a study's results end with its summary");
+        };
+        self.file(last).write_all(summary.as_bytes())?;
+        let (dir, paths) = self.publish()?;
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         Ok(format!(
-            "{summary}\nWrote {}, {} and the plots in {}.\n",
-            csv.display(),
-            summary_path.display(),
+            "{summary}\nWrote {} and the plots in {}.\n",
+            names.join(", "),
             dir.display()
         ))
     }

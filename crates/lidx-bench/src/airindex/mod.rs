@@ -64,7 +64,7 @@ use crate::profiled_fs::ProfiledMount;
 use crate::progress::Progress;
 use measure::{Measuring, run_profiles};
 use plots::plots;
-pub use rows::Row;
+pub use rows::{FileRow, Row};
 use summary::summary;
 pub use systems::structure_of;
 
@@ -190,9 +190,10 @@ impl Default for Options {
 pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
     check(options)?;
     // The data goes into a scratch directory inside --dir (or OUT/data) unless kept.
-    let (mut results, data) = options
-        .places
-        .create("airindex", ["airindex.csv", "summary.md"])?;
+    let (mut results, data) = options.places.create(
+        "airindex",
+        ["airindex.csv", "reads_by_file.csv", "summary.md"],
+    )?;
     let machine = crate::machine::describe();
     let started = Instant::now();
     let profiles = run_profiles(options, data.dir(), progress)?;
@@ -205,9 +206,14 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
     let mut measuring = Measuring::new(options, &profiles, (data.path(), mount.as_ref()), &machine);
     let (_, rows) = measure(&mut measuring, "paper 2's study", "systems", progress)?;
     let sketches = measuring.sketches;
+    let by_file = mount
+        .as_ref()
+        .map(|m| FileRow::all(m, &machine))
+        .unwrap_or_default();
     drop(mount);
     drop(data);
     write_rows(results.file(0), &rows)?;
+    write_rows(results.file(1), &by_file)?;
     plots(&results.dir, &rows)?;
     let summary = summary(
         options,

@@ -112,6 +112,48 @@ impl Row {
     }
 }
 
+/// One row of `reads_by_file.csv`: what reached the mount from one file over the whole
+/// run (every profile but `measured`, every system's fresh starts and lookups).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FileRow {
+    /// The experiment.
+    pub experiment: &'static str,
+    /// The machine.
+    pub machine: String,
+    /// The file, in the data directory.
+    pub file: String,
+    /// Read requests that reached the mount.
+    pub reads: u64,
+    /// Bytes they returned.
+    pub bytes: u64,
+    /// Those that returned nothing.
+    pub empty_reads: u64,
+    /// 4096-byte blocks they covered.
+    pub blocks: u64,
+    /// Their profile time, µs (slept or counted).
+    pub charged_us: Fixed<1>,
+}
+
+impl FileRow {
+    /// A row per file `mount` served.
+    pub(super) fn all(mount: &crate::profiled_fs::ProfiledMount, machine: &str) -> Vec<FileRow> {
+        mount
+            .by_file()
+            .into_iter()
+            .map(|(file, r)| FileRow {
+                experiment: "airindex",
+                machine: machine.to_string(),
+                file: file.display().to_string(),
+                reads: r.reads,
+                bytes: r.bytes,
+                empty_reads: r.empty,
+                blocks: r.blocks,
+                charged_us: Fixed(r.charged_ns as f64 / 1e3),
+            })
+            .collect()
+    }
+}
+
 /// The rows of one profile, key set, system and phase.
 pub(super) fn find<'r>(
     rows: &'r [Row],
