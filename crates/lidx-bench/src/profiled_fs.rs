@@ -27,9 +27,11 @@
 //! long to sleep through.
 //!
 //! Mounting needs `/dev/fuse` and the right to mount (root, or `fusermount3` on the path).
-//! The mount point is a scratch directory of lidx's own; it is detached when the mount is
-//! dropped, by the `lidx` program's SIGINT/SIGTERM handler, and by a later run's sweep
-//! after a SIGKILL.
+//! The file system is served by a `lidx bench mount` process ([`serve`]), which a user can
+//! also run by hand to put any store on a profile. [`ProfiledMount`] starts one at a
+//! scratch directory of lidx's own and reads its counters; the mount is detached when it
+//! is dropped, by either process's SIGINT/SIGTERM handler, when the parent dies (the
+//! server's parent-death signal), and by a later run's sweep after a SIGKILL.
 
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::ffi::OsStr;
@@ -41,13 +43,16 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
+use std::io::{BufRead, BufReader, Read as _, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
 use anyhow::Context as _;
 use fuser::{
     BackgroundSession, Config, Errno, FileAttr, FileHandle, FileType, FopenFlags, Generation,
     INodeNo, KernelConfig, LockOwner, MountOption, OpenAccMode, OpenFlags, ReplyAttr, ReplyData,
     ReplyDirectory, ReplyEntry, ReplyOpen, ReplyStatfs, Request,
 };
-use lidx::files::{PendingGuard, ScratchDir, scratch_dir};
+use lidx::files::{ChildGuard, PendingGuard, ScratchDir, end_with_this_process, scratch_dir};
 use lidx::storage::IoStats;
 use lidx::storage::profile::AffineCost;
 
@@ -95,30 +100,348 @@ impl FileReads {
     }
 }
 
-/// A directory mounted at a scratch mount point, its reads made to cost a profile's time.
-/// Dropping it unmounts it and removes the mount point.
+/// A directory served by a `lidx bench mount` process at a scratch mount point, its reads
+/// made to cost a profile's time. Dropping it unmounts it and removes the mount point.
+///
+/// The file system runs in a process of its own: a process that serves its own FUSE mount
+/// can never finish dying once killed while one of its threads waits on a read (the
+/// kernel waits for the answer, which only the dying process could give). The server
+/// ends with this process (its parent-death signal), detaching the mount.
 pub struct ProfiledMount {
-    /// Unmounted first (fields drop in order), then the mount point goes.
-    session: Option<BackgroundSession>,
+    control: Mutex<Control>,
+    source: PathBuf,
+    read_ahead_kb: Option<u64>,
+    _child: ChildGuard,
+    /// Detached on a signal before the mount point is removed (registered after it).
     _detach_on_signal: PendingGuard,
     mount_point: ScratchDir,
+}
+
+/// The server's pipes.
+struct Control {
+    child: Child,
+    to: ChildStdin,
+    from: BufReader<ChildStdout>,
+}
+
+impl ProfiledMount {
+    /// Mounts `source` (a directory) read-only at a new scratch directory in `parent`, each
+    /// read costing `cost` and slept out, served by `lidx_exe bench mount`. Fails with the
+    /// reason when FUSE cannot be mounted here (no `/dev/fuse`, no right to mount).
+    pub fn mount(
+        lidx_exe: &Path,
+        source: &Path,
+        parent: &Path,
+        cost: AffineCost,
+    ) -> anyhow::Result<ProfiledMount> {
+        cost.check()?;
+        let source = std::fs::canonicalize(source)
+            .with_context(|| format!("{}: cannot open the directory", source.display()))?;
+        let mount_point = scratch_dir(parent)?;
+        let detach = PendingGuard::mount(mount_point.path());
+        let mut cmd = Command::new(lidx_exe);
+        cmd.args(["bench", "mount", "--latency-us"])
+            .arg(cost.latency_us.to_string())
+            .arg("--bandwidth-mb-s")
+            .arg(cost.bandwidth_mb_s.to_string())
+            .arg(&source)
+            .arg(mount_point.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        end_with_this_process(&mut cmd);
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("{}: cannot start the mount's server", lidx_exe.display()))?;
+        let guard = ChildGuard::new(child.id());
+        let (Some(to), Some(from)) = (child.stdin.take(), child.stdout.take()) else {
+            anyhow::bail!("the mount's server has no pipes");
+        };
+        let mut control = Control {
+            child,
+            to,
+            from: BufReader::new(from),
+        };
+        let ready = match control.line() {
+            Ok(line) => line,
+            Err(_) => {
+                let mut why = String::new();
+                if let Some(mut err) = control.child.stderr.take() {
+                    let _ = err.read_to_string(&mut why);
+                }
+                let _ = control.child.wait();
+                anyhow::bail!("{}", why.trim().trim_start_matches("lidx: "));
+            }
+        };
+        let read_ahead_kb = ready
+            .strip_prefix("ready ")
+            .with_context(|| format!("the mount's server said {ready:?}"))?
+            .parse()
+            .ok();
+        Ok(ProfiledMount {
+            control: Mutex::new(control),
+            source,
+            read_ahead_kb,
+            _child: guard,
+            _detach_on_signal: detach,
+            mount_point,
+        })
+    }
+
+    /// Where the directory appears.
+    pub fn path(&self) -> &Path {
+        self.mount_point.path()
+    }
+
+    /// `path` (in the source directory) as it appears under the mount.
+    pub fn view(&self, path: &Path) -> anyhow::Result<PathBuf> {
+        let canonical = std::fs::canonicalize(path)
+            .with_context(|| format!("{}: cannot open", path.display()))?;
+        let inside = canonical.strip_prefix(&self.source).with_context(|| {
+            format!(
+                "{}: not in the mounted directory {}",
+                path.display(),
+                self.source.display()
+            )
+        })?;
+        Ok(self.path().join(inside))
+    }
+
+    /// The kernel's read-ahead on the mount, KiB (`None`: unknown).
+    pub fn read_ahead_kb(&self) -> Option<u64> {
+        self.read_ahead_kb
+    }
+
+    /// Charges reads `cost` from now on.
+    pub fn set_cost(&self, cost: AffineCost) -> anyhow::Result<()> {
+        cost.check()?;
+        self.ask(&format!("cost {} {}", cost.latency_us, cost.bandwidth_mb_s))?;
+        Ok(())
+    }
+
+    /// Whether reads sleep out their time (true, as mounted) or are answered at once with
+    /// their time only counted.
+    pub fn set_sleeping(&self, sleeping: bool) -> anyhow::Result<()> {
+        self.ask(if sleeping { "sleep on" } else { "sleep off" })?;
+        Ok(())
+    }
+
+    /// Every read so far, all files together.
+    pub fn total(&self) -> anyhow::Result<FileReads> {
+        let answer = self.ask("total")?;
+        let (reads, _) = parse_reads(&answer)?;
+        Ok(reads)
+    }
+
+    /// Every read so far, by file (its path in the source directory).
+    pub fn by_file(&self) -> anyhow::Result<BTreeMap<PathBuf, FileReads>> {
+        let answer = self.ask("by-file")?;
+        answer
+            .lines()
+            .map(|line| {
+                let (reads, path) = parse_reads(line)?;
+                Ok((PathBuf::from(unescape_line(path)), reads))
+            })
+            .collect()
+    }
+
+    /// Sends `command` and returns the answer (the lines before `end`), or the server's
+    /// error.
+    fn ask(&self, command: &str) -> anyhow::Result<String> {
+        let mut c = lock(&self.control);
+        writeln!(c.to, "{command}")
+            .and_then(|()| c.to.flush())
+            .context("the mount's server is gone")?;
+        let mut answer = String::new();
+        loop {
+            let line = c.line()?;
+            if line == "end" {
+                return Ok(answer);
+            }
+            if let Some(error) = line.strip_prefix("error ") {
+                anyhow::bail!("the mount's server: {error}");
+            }
+            answer.push_str(&line);
+            answer.push('\n');
+        }
+    }
+}
+
+impl Control {
+    /// The server's next line.
+    fn line(&mut self) -> anyhow::Result<String> {
+        let mut line = String::new();
+        if self.from.read_line(&mut line)? == 0 {
+            anyhow::bail!("the mount's server is gone");
+        }
+        Ok(line.trim_end_matches('\n').to_string())
+    }
+}
+
+impl Drop for ProfiledMount {
+    fn drop(&mut self) {
+        let c = self.control.get_mut().unwrap_or_else(|p| p.into_inner());
+        // Asked to quit, the server unmounts; gone already, it was detached.
+        let _ = writeln!(c.to, "quit").and_then(|()| c.to.flush());
+        let _ = c.child.wait();
+    }
+}
+
+impl std::fmt::Debug for ProfiledMount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProfiledMount")
+            .field("source", &self.source)
+            .field("path", &self.path())
+            .finish()
+    }
+}
+
+/// `reads bytes empty blocks charged_ns[ rest]`: the reads and the rest of the line.
+fn parse_reads(line: &str) -> anyhow::Result<(FileReads, &str)> {
+    let mut parts = line.trim_end_matches('\n').splitn(6, ' ');
+    let mut next = || -> anyhow::Result<u64> {
+        parts
+            .next()
+            .and_then(|v| v.parse().ok())
+            .with_context(|| format!("the mount's server said {line:?}"))
+    };
+    let reads = FileReads {
+        reads: next()?,
+        bytes: next()?,
+        empty: next()?,
+        blocks: next()?,
+        charged_ns: next()?,
+    };
+    Ok((reads, parts.next().unwrap_or("")))
+}
+
+fn reads_line(r: &FileReads) -> String {
+    format!(
+        "{} {} {} {} {}",
+        r.reads, r.bytes, r.empty, r.blocks, r.charged_ns
+    )
+}
+
+/// A path on one line: backslashes and newlines escaped.
+fn escape_line(path: &Path) -> String {
+    path.to_string_lossy()
+        .replace('\\', "\\\\")
+        .replace('\n', "\\n")
+}
+
+fn unescape_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match (c, c == '\\') {
+            (_, true) => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some(other) => out.push(other),
+                None => out.push('\\'),
+            },
+            (c, false) => out.push(c),
+        }
+    }
+    out
+}
+
+/// Serves `source` read-only at `mount_point` (an empty directory), each read costing
+/// `cost`, until `commands` ends or says `quit`: the `lidx bench mount` process. Writes
+/// `ready READ_AHEAD_KB` once mounted, then answers each command on `answers`, ending each
+/// answer with `end` (or one `error ...` line):
+///
+/// - `total`: `READS BYTES EMPTY BLOCKS CHARGED_NS` over every file;
+/// - `by-file`: the same and the file's path, a line per file read;
+/// - `cost LATENCY_US BANDWIDTH_MB_S`: the cost of reads from now on;
+/// - `sleep on|off`: reads sleep out their time, or are answered at once and counted;
+/// - `quit`: unmounts.
+pub fn serve(
+    source: &Path,
+    mount_point: &Path,
+    cost: AffineCost,
+    commands: impl BufRead,
+    mut answers: impl Write,
+) -> anyhow::Result<()> {
+    let server = Server::mount(source, mount_point, cost)?;
+    let ahead = server
+        .read_ahead_kb
+        .map_or_else(|| "-".to_string(), |kb| kb.to_string());
+    writeln!(answers, "ready {ahead}")?;
+    answers.flush()?;
+    for line in commands.lines() {
+        let line = line?;
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let answer: anyhow::Result<String> = match words.as_slice() {
+            ["quit"] => break,
+            ["total"] => Ok(format!("{}\n", reads_line(&server.total()))),
+            ["by-file"] => Ok(server
+                .by_file()
+                .iter()
+                .map(|(path, r)| format!("{} {}\n", reads_line(r), escape_line(path)))
+                .collect()),
+            ["cost", latency, bandwidth] => parse_cost(latency, bandwidth)
+                .and_then(|cost| server.set_cost(cost))
+                .map(|()| String::new()),
+            ["sleep", on @ ("on" | "off")] => {
+                server.set_sleeping(*on == "on");
+                Ok(String::new())
+            }
+            _ => Err(anyhow::anyhow!(
+                "unknown command {line:?}: total, by-file, cost LATENCY_US BANDWIDTH_MB_S, sleep on|off, quit"
+            )),
+        };
+        match answer {
+            Ok(text) => writeln!(answers, "{text}end")?,
+            Err(e) => writeln!(answers, "error {e:#}")?,
+        }
+        answers.flush()?;
+    }
+    drop(server);
+    Ok(())
+}
+
+fn parse_cost(latency: &str, bandwidth: &str) -> anyhow::Result<AffineCost> {
+    let number = |s: &str| -> anyhow::Result<f64> {
+        s.parse().with_context(|| format!("{s:?} is not a number"))
+    };
+    let cost = AffineCost {
+        latency_us: number(latency)?,
+        bandwidth_mb_s: number(bandwidth)?,
+    };
+    cost.check()?;
+    Ok(cost)
+}
+
+/// The file system, mounted in this process (see [`ProfiledMount`] for why this is a
+/// process of its own).
+struct Server {
+    /// Unmounted first (fields drop in order).
+    session: Option<BackgroundSession>,
+    /// Detached on a signal (the parent's death included).
+    _detach_on_signal: PendingGuard,
     shared: Arc<Shared>,
     replier: Option<JoinHandle<()>>,
     read_ahead_kb: Option<u64>,
 }
 
-impl ProfiledMount {
-    /// Mounts `source` (a directory) read-only at a new scratch directory in `parent`, each
-    /// read costing `cost` and slept out. Fails with the reason when FUSE cannot be mounted
-    /// here (no `/dev/fuse`, no right to mount).
-    pub fn mount(source: &Path, parent: &Path, cost: AffineCost) -> anyhow::Result<ProfiledMount> {
-        cost.check().map_err(anyhow::Error::msg)?;
+impl Server {
+    fn mount(source: &Path, mount_point: &Path, cost: AffineCost) -> anyhow::Result<Server> {
+        cost.check()?;
         let source = std::fs::canonicalize(source)
             .with_context(|| format!("{}: cannot open the directory", source.display()))?;
         if !source.is_dir() {
             anyhow::bail!("{}: not a directory", source.display());
         }
-        let mount_point = scratch_dir(parent)?;
+        let empty = std::fs::read_dir(mount_point)
+            .with_context(|| format!("{}: cannot open the mount point", mount_point.display()))?
+            .next()
+            .is_none();
+        if !empty {
+            anyhow::bail!(
+                "{}: not empty; mount on an empty directory (nothing in it is hidden then)",
+                mount_point.display()
+            );
+        }
         let shared = Arc::new(Shared::new(source, cost));
         let replier = {
             let shared = Arc::clone(&shared);
@@ -132,69 +455,42 @@ impl ProfiledMount {
             MountOption::NoAtime,
             MountOption::FSName("lidx-profiled".into()),
         ];
-        // Detach registered before mounting: a signal right after the mount still undoes it.
-        let detach = PendingGuard::mount(mount_point.path());
+        // Registered before mounting: a signal right after the mount still undoes it.
+        let detach = PendingGuard::mount(mount_point);
         let fs = ProfiledFs {
             shared: Arc::clone(&shared),
         };
-        let session = match fuser::spawn_mount(fs, mount_point.path(), &config) {
+        let session = match fuser::spawn_mount(fs, mount_point, &config) {
             Ok(session) => session,
             Err(e) => {
                 shared.stop();
                 let _ = replier.join();
-                return Err(anyhow::anyhow!(
+                anyhow::bail!(
                     "{}: cannot mount a FUSE file system ({e}); it needs /dev/fuse and the right to mount (root, or fusermount3)",
-                    mount_point.path().display()
-                ));
+                    mount_point.display()
+                );
             }
         };
-        let read_ahead_kb = widen_read_ahead(mount_point.path());
-        Ok(ProfiledMount {
-            read_ahead_kb,
+        Ok(Server {
+            read_ahead_kb: widen_read_ahead(mount_point),
             session: Some(session),
             _detach_on_signal: detach,
-            mount_point,
             shared,
             replier: Some(replier),
         })
     }
 
-    /// Where the directory appears.
-    pub fn path(&self) -> &Path {
-        self.mount_point.path()
-    }
-
-    /// `path` (in the source directory) as it appears under the mount.
-    pub fn view(&self, path: &Path) -> anyhow::Result<PathBuf> {
-        let canonical = std::fs::canonicalize(path)
-            .with_context(|| format!("{}: cannot open", path.display()))?;
-        let inside = canonical
-            .strip_prefix(&self.shared.source)
-            .with_context(|| {
-                format!(
-                    "{}: not in the mounted directory {}",
-                    path.display(),
-                    self.shared.source.display()
-                )
-            })?;
-        Ok(self.path().join(inside))
-    }
-
-    /// Charges reads `cost` from now on.
-    pub fn set_cost(&self, cost: AffineCost) -> anyhow::Result<()> {
-        cost.check().map_err(anyhow::Error::msg)?;
+    fn set_cost(&self, cost: AffineCost) -> anyhow::Result<()> {
+        cost.check()?;
         *lock(&self.shared.cost) = cost;
         Ok(())
     }
 
-    /// Whether reads sleep out their time (true, as mounted) or are answered at once with
-    /// their time only counted.
-    pub fn set_sleeping(&self, sleeping: bool) {
+    fn set_sleeping(&self, sleeping: bool) {
         self.shared.sleeping.store(sleeping, Ordering::SeqCst);
     }
 
-    /// Every read so far, all files together.
-    pub fn total(&self) -> FileReads {
+    fn total(&self) -> FileReads {
         let files = lock(&self.shared.reads);
         files.values().fold(FileReads::default(), |mut all, f| {
             all.reads += f.reads;
@@ -206,8 +502,7 @@ impl ProfiledMount {
         })
     }
 
-    /// Every read so far, by file (its path in the source directory).
-    pub fn by_file(&self) -> BTreeMap<PathBuf, FileReads> {
+    fn by_file(&self) -> BTreeMap<PathBuf, FileReads> {
         let files = lock(&self.shared.reads);
         let inodes = lock(&self.shared.inodes);
         files
@@ -215,37 +510,17 @@ impl ProfiledMount {
             .map(|(&ino, &reads)| (inodes.relative(ino).to_path_buf(), reads))
             .collect()
     }
-
-    /// The kernel's read-ahead on the mount, KiB (`None`: unknown).
-    pub fn read_ahead_kb(&self) -> Option<u64> {
-        self.read_ahead_kb
-    }
-
-    /// Reads so far that were not answered yet (0 once a store's reads have returned).
-    pub fn in_flight(&self) -> u64 {
-        self.shared.in_flight.load(Ordering::SeqCst)
-    }
 }
 
-impl Drop for ProfiledMount {
+impl Drop for Server {
     fn drop(&mut self) {
         self.shared.stop();
         if let Some(replier) = self.replier.take() {
             let _ = replier.join();
         }
         if let Some(session) = self.session.take() {
-            // Unmounts; a mount still busy is detached by the scratch directory's removal.
             let _ = session.umount_and_join();
         }
-    }
-}
-
-impl std::fmt::Debug for ProfiledMount {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProfiledMount")
-            .field("source", &self.shared.source)
-            .field("path", &self.path())
-            .finish()
     }
 }
 
@@ -275,7 +550,6 @@ struct Shared {
     reads: Mutex<BTreeMap<u64, FileReads>>,
     due: Mutex<Due>,
     due_changed: Condvar,
-    in_flight: AtomicU64,
 }
 
 impl Shared {
@@ -290,7 +564,6 @@ impl Shared {
             reads: Mutex::new(BTreeMap::new()),
             due: Mutex::new(Due::default()),
             due_changed: Condvar::new(),
-            in_flight: AtomicU64::new(0),
         }
     }
 
@@ -310,7 +583,6 @@ impl Shared {
                     if let Some(r) = due.replies.pop() {
                         drop(due);
                         r.reply.data(&r.data);
-                        self.in_flight.fetch_sub(1, Ordering::SeqCst);
                         due = lock(&self.due);
                     }
                 }
@@ -551,7 +823,6 @@ impl fuser::Filesystem for ProfiledFs {
         if !self.shared.sleeping.load(Ordering::SeqCst) {
             return reply.data(&data);
         }
-        self.shared.in_flight.fetch_add(1, Ordering::SeqCst);
         let mut due = lock(&self.shared.due);
         let seq = due.next_seq;
         due.next_seq += 1;
@@ -622,7 +893,36 @@ impl fuser::Filesystem for ProfiledFs {
 
 #[cfg(test)]
 mod tests {
+    #![expect(
+        clippy::unwrap_used,
+        reason = "tests may unwrap: a panic is a failed test"
+    )]
     use super::*;
+
+    #[test]
+    fn paths_and_counts_cross_the_pipe_unchanged() {
+        for path in [
+            "a/b.kv",
+            "odd\\name\nwith lines",
+            "trailing\\",
+            " spaced name ",
+        ] {
+            assert_eq!(unescape_line(&escape_line(Path::new(path))), path);
+            assert!(!escape_line(Path::new(path)).contains('\n'));
+        }
+        let r = FileReads {
+            reads: 1,
+            bytes: 2,
+            empty: 3,
+            blocks: 4,
+            charged_ns: u64::MAX,
+        };
+        let line = format!("{} {}", reads_line(&r), escape_line(Path::new("x y")));
+        let (back, rest) = parse_reads(&line).unwrap();
+        assert_eq!((back, unescape_line(rest).as_str()), (r, "x y"));
+        assert!(parse_reads("1 2 3").is_err());
+        assert!(parse_reads("1 2 3 4 x").is_err());
+    }
 
     #[test]
     fn reads_wait_their_latencies_together_and_cross_the_link_one_after_another() {

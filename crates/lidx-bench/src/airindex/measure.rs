@@ -262,7 +262,7 @@ fn measure_system(
     );
     let b = &match mount {
         Some(mount) => {
-            mount.set_sleeping(true);
+            mount.set_sleeping(true)?;
             b.at(mount)?
         }
         None => b.clone(),
@@ -279,7 +279,7 @@ fn measure_system(
         let mut p = on_storage(probe(o, &s.opened, &cache)?, mount, s.after);
         let mut one = Vec::new();
         look_up(&mut *p, &[lookup], false, &what, &mut one)?;
-        cold_io += p.io();
+        cold_io += p.io()?;
         if let Some(reads) = s.open_reads {
             *open_io.get_or_insert_with(IoStats::default) += reads;
         }
@@ -325,7 +325,7 @@ fn measure_system(
     }
     // Warm: a second row has the slept lookups alone.
     let timed_warm = timed_first(warm.len());
-    let before = p.io();
+    let before = p.io()?;
     let (warm_latencies, ios) = look_up_each(&mut *p, warm, timed_warm, mount, &what)?;
     let mut phases = vec![("warm", warm.len())];
     if timed_warm < warm.len() {
@@ -336,7 +336,7 @@ fn measure_system(
         rows.push(base.phase(phase, &warm_latencies[..n], n.min(timed_warm), io, 0.0));
     }
     if let Some(mount) = mount {
-        mount.set_sleeping(true);
+        mount.set_sleeping(true)?;
     }
     Ok(rows)
 }
@@ -354,9 +354,9 @@ struct Started {
 
 /// Opens `b` cold.
 fn start(o: &Options, b: &Built, mount: Option<&ProfiledMount>) -> anyhow::Result<Started> {
-    let before = mount.map(|m| m.total()).unwrap_or_default();
+    let before = mount.map(|m| m.total()).transpose()?.unwrap_or_default();
     let (opened, took) = open_cold(o, b)?;
-    let after = mount.map(|m| m.total()).unwrap_or_default();
+    let after = mount.map(|m| m.total()).transpose()?.unwrap_or_default();
     Ok(Started {
         opened,
         took,
@@ -396,8 +396,10 @@ fn look_up_each(
     let mut ios = Vec::with_capacity(lookups.len());
     for (i, lookup) in lookups.iter().enumerate() {
         let counted = i >= timed_n && mount.is_some();
-        if let Some(mount) = mount {
-            mount.set_sleeping(!counted);
+        if let Some(mount) = mount
+            && (i == 0 || i == timed_n)
+        {
+            mount.set_sleeping(!counted)?;
         }
         look_up(
             p,
@@ -406,7 +408,7 @@ fn look_up_each(
             what,
             &mut latencies,
         )?;
-        ios.push(p.io());
+        ios.push(p.io()?);
     }
     Ok((latencies, ios))
 }

@@ -156,6 +156,9 @@ pub struct Options {
     pub buffered: bool,
     /// Where the data and the results go.
     pub places: Places,
+    /// The `lidx` executable, whose `lidx bench mount` serves the files under a latency
+    /// profile (none: only `measured` can run).
+    pub lidx_exe: Option<PathBuf>,
     /// Seed of the keys and the lookups.
     pub seed: u64,
 }
@@ -181,6 +184,7 @@ impl Default for Options {
             rocksdb: cfg!(feature = "rocksdb"),
             buffered: false,
             places: Places::default(),
+            lidx_exe: None,
             seed: 42,
         }
     }
@@ -200,16 +204,23 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
     // Under a latency profile every system reads its files through one mount (beside the
     // scratch data directory: never inside what it shows).
     let mount = match profiles.iter().find_map(|p| p.charged) {
-        Some(cost) => Some(ProfiledMount::mount(data.path(), data.dir(), cost)?),
+        Some(cost) => {
+            let Some(exe) = &options.lidx_exe else {
+                bail!(
+                    "a latency profile needs the lidx executable, whose `lidx bench mount` serves the profiled storage"
+                );
+            };
+            Some(ProfiledMount::mount(exe, data.path(), data.dir(), cost)?)
+        }
         None => None,
     };
     let mut measuring = Measuring::new(options, &profiles, (data.path(), mount.as_ref()), &machine);
     let (_, rows) = measure(&mut measuring, "paper 2's study", "systems", progress)?;
     let sketches = measuring.sketches;
-    let by_file = mount
-        .as_ref()
-        .map(|m| FileRow::all(m, &machine))
-        .unwrap_or_default();
+    let by_file = match &mount {
+        Some(m) => FileRow::all(m, &machine)?,
+        None => Vec::new(),
+    };
     drop(mount);
     drop(data);
     write_rows(results.file(0), &rows)?;

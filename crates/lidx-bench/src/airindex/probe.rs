@@ -26,7 +26,7 @@ pub(super) trait Probe {
     /// The position stored under `key`, if any.
     fn get(&mut self, key: u64) -> anyhow::Result<Option<u64>>;
     /// Its reads so far.
-    fn io(&mut self) -> IoStats;
+    fn io(&mut self) -> anyhow::Result<IoStats>;
 }
 
 /// A probe of a store whose files are read through a [`ProfiledMount`]: its reads, bytes
@@ -44,14 +44,14 @@ impl Probe for OnMount<'_> {
         self.probe.get(key)
     }
 
-    fn io(&mut self) -> IoStats {
-        let own = self.probe.io();
-        let reads = self.mount.total().io().since(&self.since.io());
-        IoStats {
+    fn io(&mut self) -> anyhow::Result<IoStats> {
+        let own = self.probe.io()?;
+        let reads = self.mount.total()?.io().since(&self.since.io());
+        Ok(IoStats {
             cache_hits: own.cache_hits,
             cache_misses: own.cache_misses,
             ..reads
-        }
+        })
     }
 }
 
@@ -78,8 +78,8 @@ impl Probe for KvProbe<'_> {
             .and_then(|s| s.parse().ok()))
     }
 
-    fn io(&mut self) -> IoStats {
-        self.reader.stats().io
+    fn io(&mut self) -> anyhow::Result<IoStats> {
+        Ok(self.reader.stats().io)
     }
 }
 
@@ -118,8 +118,8 @@ impl Probe for RmiProbe<'_> {
             .map(|r| word(r, 1)))
     }
 
-    fn io(&mut self) -> IoStats {
-        self.io.counts()
+    fn io(&mut self) -> anyhow::Result<IoStats> {
+        Ok(self.io.counts())
     }
 }
 
@@ -207,12 +207,12 @@ pub(super) fn look_up(
     latencies: &mut Vec<f64>,
 ) -> anyhow::Result<()> {
     for &(key, position) in lookups {
-        let m0 = if counted { p.io().modelled_ns } else { 0 };
+        let m0 = if counted { p.io()?.modelled_ns } else { 0 };
         let started = Instant::now();
         let got = p.get(key)?;
         let mut us = started.elapsed().as_secs_f64() * 1e6;
         if counted {
-            us += (p.io().modelled_ns - m0) as f64 / 1e3;
+            us += (p.io()?.modelled_ns - m0) as f64 / 1e3;
         }
         if got != Some(position) {
             bail!("{what}: key {key} gave {got:?}, not position {position}");

@@ -104,14 +104,14 @@ impl Probe for RocksProbe<'_> {
 
     /// The process's read calls and bytes since the store was opened, less those of this
     /// probe's own readings of `/proc/self/io`.
-    fn io(&mut self) -> IoStats {
+    fn io(&mut self) -> anyhow::Result<IoStats> {
         self.asked += 1;
         let now = process_reads();
         let own = |per: u64| per * self.asked;
-        IoStats {
+        Ok(IoStats {
             reads: (now.calls - self.opened.calls).saturating_sub(own(self.overhead.calls)),
             bytes: (now.chars - self.opened.chars).saturating_sub(own(self.overhead.chars)),
             ..IoStats::default()
-        }
+        })
     }
 }

@@ -136,9 +136,12 @@ pub struct FileRow {
 
 impl FileRow {
     /// A row per file `mount` served.
-    pub(super) fn all(mount: &crate::profiled_fs::ProfiledMount, machine: &str) -> Vec<FileRow> {
-        mount
-            .by_file()
+    pub(super) fn all(
+        mount: &crate::profiled_fs::ProfiledMount,
+        machine: &str,
+    ) -> anyhow::Result<Vec<FileRow>> {
+        Ok(mount
+            .by_file()?
             .into_iter()
             .map(|(file, r)| FileRow {
                 experiment: "airindex",
@@ -150,7 +153,7 @@ impl FileRow {
                 blocks: r.blocks,
                 charged_us: Fixed(r.charged_ns as f64 / 1e3),
             })
-            .collect()
+            .collect())
     }
 }
 

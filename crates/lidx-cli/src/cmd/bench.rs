@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use lidx::storage::profile::{DiskBenchOptions, MAX_QUEUE_DEPTH};
-use lidx_bench::disk;
+use lidx::storage::profile::{AffineCost, DiskBenchOptions, MAX_QUEUE_DEPTH, resolve_profile};
+use lidx_bench::{disk, profiled_fs};
 
 use crate::progress::Context;
 use crate::units::{at_most, parse_size};
@@ -52,18 +52,74 @@ pub enum Command {
         #[arg(long)]
         profile: Option<PathBuf>,
     },
+    /// Serve a directory read-only at MOUNT_POINT (FUSE) with every read that reaches it
+    /// taking a storage profile's latency + bytes / bandwidth: any store put there runs as
+    /// on that storage, and is charged only the reads of its files. Reads are counted per
+    /// file. Commands on standard input, answered on standard output: total, by-file,
+    /// cost LATENCY_US BANDWIDTH_MB_S, sleep on|off, quit (or end of input) to unmount.
+    #[command(
+        after_help = "Example:\n  lidx bench mount --profile nfs data/ /mnt/slow    # then run a store on /mnt/slow"
+    )]
+    Mount {
+        /// The directory to serve.
+        source: PathBuf,
+        /// An empty directory to mount it on.
+        mount_point: PathBuf,
+        /// The cost of a read: ssd, nfs, hdd or a profile saved by lidx bench disk.
+        #[arg(long, conflicts_with_all = ["latency_us", "bandwidth_mb_s"])]
+        profile: Option<String>,
+        /// The cost of a read: its latency, microseconds.
+        #[arg(long, requires = "bandwidth_mb_s")]
+        latency_us: Option<f64>,
+        /// The cost of a read: MB/s its bytes cross at.
+        #[arg(long, requires = "latency_us")]
+        bandwidth_mb_s: Option<f64>,
+    },
 }
 
 pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
-    let Command::Disk {
-        dir,
-        file_size,
-        read_sizes,
-        ms_per_point,
-        queue_depths,
-        csv,
-        profile,
-    } = command;
+    let (dir, file_size, read_sizes, ms_per_point, queue_depths, csv, profile) = match command {
+        Command::Disk {
+            dir,
+            file_size,
+            read_sizes,
+            ms_per_point,
+            queue_depths,
+            csv,
+            profile,
+        } => (
+            dir,
+            file_size,
+            read_sizes,
+            ms_per_point,
+            queue_depths,
+            csv,
+            profile,
+        ),
+        Command::Mount {
+            source,
+            mount_point,
+            profile,
+            latency_us,
+            bandwidth_mb_s,
+        } => {
+            let cost = match (profile, latency_us, bandwidth_mb_s) {
+                (Some(name), _, _) => resolve_profile(&name)?.random,
+                (None, Some(latency_us), Some(bandwidth_mb_s)) => AffineCost {
+                    latency_us,
+                    bandwidth_mb_s,
+                },
+                _ => anyhow::bail!("give --profile, or --latency-us and --bandwidth-mb-s"),
+            };
+            return profiled_fs::serve(
+                &source,
+                &mount_point,
+                cost,
+                std::io::stdin().lock(),
+                std::io::stdout().lock(),
+            );
+        }
+    };
     let options = DiskBenchOptions {
         dir: dir.clone(),
         file_size,

@@ -524,6 +524,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 rocksdb: cfg!(feature = "rocksdb") && !a.no_rocksdb,
                 buffered: a.buffered,
                 places: a.places.into(),
+                lidx_exe: Some(std::env::current_exe().context("cannot find the lidx executable")?),
                 seed: a.seed,
                 ..airindex::Options::default()
             };
