@@ -893,10 +893,6 @@ impl fuser::Filesystem for ProfiledFs {
 
 #[cfg(test)]
 mod tests {
-    #![expect(
-        clippy::unwrap_used,
-        reason = "tests may unwrap: a panic is a failed test"
-    )]
     use super::*;
 
     #[test]
