@@ -2066,6 +2066,103 @@ fn kv_files_answer_gets_and_scans_in_every_layout() {
     }
 }
 
+/// `kv get` answers many keys in one process, from arguments, a file or standard input,
+/// through one cache: each found key's line, the missing ones on stderr and exit 1; with
+/// `--json` one line per key (its reads) and a summary whose counts add up.
+#[test]
+fn kv_get_answers_many_keys_in_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tsv = gen_records(d, 3000, 100);
+    let records = sorted_records(&tsv);
+    for layout in ["learned", "sstable", "tuned", "btree"] {
+        let file = format!("{layout}.kv");
+        ok(
+            d,
+            &[
+                "kv", "build", "--input", "r.tsv", "--layout", layout, "--out", &file,
+            ],
+        );
+        let wanted: Vec<(&str, &str)> = records.iter().step_by(31).copied().collect();
+        let keys: String = wanted.iter().map(|(k, _)| format!("{k}\n")).collect();
+        std::fs::write(d.join("keys.txt"), &keys).unwrap();
+        let lines: String = wanted.iter().map(|(k, v)| format!("{k}\t{v}\n")).collect();
+        assert_eq!(
+            ok(d, &["kv", "get", &file, "--keys-from", "keys.txt"]),
+            lines
+        );
+        // The same keys twice through a cache that holds the file: the second time every
+        // block comes from the cache.
+        std::fs::write(d.join("twice.txt"), format!("{keys}{keys}")).unwrap();
+        let json = ok(
+            d,
+            &[
+                "kv",
+                "get",
+                &file,
+                "--keys-from",
+                "twice.txt",
+                "--json",
+                "--cache",
+                "64MiB",
+            ],
+        );
+        let rows: Vec<serde_json::Value> = json
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(rows.len(), 2 * wanted.len() + 1);
+        let (per_key, summary) = rows.split_at(rows.len() - 1);
+        let summary = &summary[0]["summary"];
+        let sum = |f: &str| per_key.iter().map(|r| r[f].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(summary["reads"].as_u64(), Some(sum("reads")));
+        assert_eq!(summary["bytes"].as_u64(), Some(sum("bytes")));
+        assert_eq!(summary["found"].as_u64(), Some(2 * wanted.len() as u64));
+        for (r, (k, v)) in per_key.iter().zip(wanted.iter().chain(&wanted)) {
+            assert_eq!(
+                (r["key"].as_str(), r["value"].as_str()),
+                (Some(*k), Some(*v))
+            );
+        }
+        for r in &per_key[wanted.len()..] {
+            assert_eq!(r["reads"].as_u64(), Some(0), "cached: {r}");
+        }
+        let buckets: u64 = summary["histogram"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(buckets, 2 * wanted.len() as u64);
+        // From standard input, with a key that is not there: exit 1, named on stderr.
+        let out = lidx()
+            .current_dir(d)
+            .args(["kv", "get", &file, "--keys-from", "-", wanted[0].0])
+            .write_stdin("00000000000000000001\n")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            format!("{}\t{}\n", wanted[0].0, wanted[0].1)
+        );
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("not found: 00000000000000000001"), "{err}");
+        assert!(err.contains("1 of 2 keys not found"), "{err}");
+    }
+    // Bounded options, and a keys file that is not there, in one line each.
+    for args in [
+        &["kv", "get", "learned.kv", "1", "--cache", "2TiB"][..],
+        &["kv", "get", "learned.kv", "--keys-from", "absent.txt"][..],
+        &["kv", "get", "learned.kv"][..],
+    ] {
+        let out = lidx().current_dir(d).args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
 /// An SOSD key file gives u64 keys, value = position, stored as big-endian bytes or as
 /// decimal strings; keys are given and printed as numbers either way.
 #[test]

@@ -2,11 +2,12 @@
 //! generate the paper's records, build a file, get, scan, inspect and verify it.
 
 use std::ffi::{OsStr, OsString};
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use anyhow::Context as _;
 use lidx::kv::input::{RecordInput, generate_tsv};
 use lidx::kv::{
     BlockCache, BuildOptions, Compression, KeyEncoding, KvFile, Layout, ModelKind, Reader,
@@ -143,9 +144,17 @@ fn gen_value_size(s: &str) -> Result<u64, String> {
 pub struct GetArgs {
     /// The key-value file.
     file: PathBuf,
-    /// The key: its bytes as given (any bytes, not only UTF-8), a u64 for files of u64
-    /// keys, or with --hex the stored bytes as hex digits.
-    key: OsString,
+    /// The keys: each its bytes as given (any bytes, not only UTF-8), a u64 for files of
+    /// u64 keys, or with --hex the stored bytes as hex digits.
+    keys: Vec<OsString>,
+    /// Also the keys in this file, one per line as they would be given on the command line
+    /// (`-`: standard input). All are answered in one process, through one cache.
+    #[arg(long, value_name = "FILE")]
+    keys_from: Option<PathBuf>,
+    /// Print JSON lines: one per key (found, value, latency, reads by level, bytes, cache
+    /// hits), then one summary (latency percentiles and histogram, reads in all).
+    #[arg(long)]
+    json: bool,
     /// KEY is hex digits, two per byte (`fffe` is the bytes 0xff 0xfe): the stored key's
     /// bytes exactly, for keys a command line cannot hold (a NUL byte) and for the 8
     /// big-endian bytes of a u64 key.
@@ -161,6 +170,10 @@ pub struct ReadArgs {
     /// Read with O_DIRECT, past the page cache.
     #[arg(long)]
     direct: bool,
+    /// A block cache of this many bytes that every lookup reads through (0: none), the
+    /// index blocks and data blocks alike; at most 1TiB.
+    #[arg(long, value_parser = cache_size, default_value = "0")]
+    cache: u64,
     /// Print the blocks read, the read calls and bytes on stderr.
     #[arg(long)]
     stats: bool,
@@ -419,25 +432,165 @@ fn decode_hex(digits: &[u8]) -> anyhow::Result<Vec<u8>> {
 fn get(args: GetArgs) -> anyhow::Result<()> {
     let model = latency(args.read.profile.as_deref())?;
     let file = open(&args.file, args.read.direct)?;
-    let key = key_bytes(file.footer().key_encoding, &args.key, args.hex)?;
-    let cache = BlockCache::new(0);
-    let mut reader = Reader::new(&file, &cache);
-    reader.set_latency(model);
-    let value = reader.get(&key)?;
-    print_stats(args.read.stats, &reader);
-    match value {
-        Some(v) => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(&v)?;
-            out.write_all(b"\n")?;
-            out.flush()?;
-            Ok(())
-        }
-        None => {
-            eprintln!("not found");
-            std::process::exit(1);
+    let encoding = file.footer().key_encoding;
+    let mut keys = Vec::with_capacity(args.keys.len());
+    for k in &args.keys {
+        keys.push(key_bytes(encoding, k, args.hex)?);
+    }
+    if let Some(path) = &args.keys_from {
+        for k in key_lines(path)? {
+            keys.push(
+                key_bytes(encoding, OsStr::from_bytes(&k), args.hex)
+                    .with_context(|| format!("{}", path.display()))?,
+            );
         }
     }
+    if keys.is_empty() {
+        anyhow::bail!("no key: give KEY arguments or --keys-from FILE");
+    }
+    let one = keys.len() == 1 && args.keys_from.is_none();
+    let cache = BlockCache::new(args.read.cache);
+    let mut reader = Reader::new(&file, &cache);
+    reader.set_latency(model);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut latencies = Vec::with_capacity(keys.len());
+    let mut missing = 0u64;
+    for key in &keys {
+        let before = reader.stats();
+        let started = Instant::now();
+        let value = reader.get(key)?;
+        let us = started.elapsed().as_secs_f64() * 1e6;
+        latencies.push(us);
+        missing += u64::from(value.is_none());
+        let shown = encoding.render(key);
+        if args.json {
+            let op = reader.stats().since(&before);
+            let mut line = serde_json::json!({
+                "key": String::from_utf8_lossy(&shown),
+                "found": value.is_some(),
+                "latency_us": us,
+                "reads": op.io.reads,
+                "bytes": op.io.bytes,
+                "reads_by_level": op.reads_by_level,
+                "data_block_reads": op.data_block_reads,
+                "index_block_reads": op.index_block_reads,
+                "cache_hits": op.io.cache_hits,
+                "cache_misses": op.io.cache_misses,
+                "modelled_us": op.io.modelled_ns as f64 / 1e3,
+            });
+            if let Some(v) = &value {
+                line["value"] = match std::str::from_utf8(v) {
+                    Ok(text) => text.into(),
+                    Err(_) => serde_json::Value::Null,
+                };
+                line["value_hex"] = hex(v).into();
+            }
+            writeln!(out, "{line}")?;
+        } else if one {
+            if let Some(v) = &value {
+                out.write_all(v)?;
+                out.write_all(b"\n")?;
+            }
+        } else if let Some(v) = &value {
+            out.write_all(&[&shown[..], b"\t", v, b"\n"].concat())?;
+        } else {
+            eprintln!("not found: {}", String::from_utf8_lossy(&shown));
+        }
+    }
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            get_summary(&reader, args.read.cache, &latencies, missing)
+        )?;
+    }
+    out.flush()?;
+    print_stats(args.read.stats, &reader);
+    if missing > 0 {
+        if one && !args.json {
+            eprintln!("not found");
+        } else if !args.json {
+            eprintln!("{missing} of {} keys not found", keys.len());
+        }
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// The keys in `path` (`-`: standard input), one per line (the line's bytes without its
+/// newline).
+fn key_lines(path: &Path) -> anyhow::Result<Vec<Vec<u8>>> {
+    let bytes = if path == Path::new("-") {
+        let mut all = Vec::new();
+        std::io::stdin().lock().read_to_end(&mut all)?;
+        all
+    } else {
+        std::fs::read(path).with_context(|| format!("{}: cannot read the keys", path.display()))?
+    };
+    Ok(bytes
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect())
+}
+
+/// Lowercase hex digits of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The summary line of `kv get --json`: keys, found, reads in all, latency percentiles
+/// and a histogram of latencies in power-of-two microsecond buckets.
+fn get_summary(
+    reader: &Reader<'_>,
+    cache_bytes: u64,
+    latencies: &[f64],
+    missing: u64,
+) -> serde_json::Value {
+    use lidx_bench::stats::{mean, percentile};
+    let s = reader.stats();
+    let mut histogram: Vec<serde_json::Value> = Vec::new();
+    let mut upper = 1.0f64;
+    let mut left = latencies.len();
+    let mut sorted = latencies.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mut at = 0;
+    while left > 0 {
+        let n = sorted[at..].partition_point(|&us| us < upper);
+        if n > 0 {
+            histogram.push(serde_json::json!({"below_us": upper, "count": n}));
+        }
+        at += n;
+        left -= n;
+        upper *= 2.0;
+    }
+    serde_json::json!({"summary": {
+        "keys": latencies.len(),
+        "found": latencies.len() as u64 - missing,
+        "cache_bytes": cache_bytes,
+        "reads": s.io.reads,
+        "bytes": s.io.bytes,
+        "reads_by_level": s.reads_by_level,
+        "data_block_reads": s.data_block_reads,
+        "index_block_reads": s.index_block_reads,
+        "cache_hits": s.io.cache_hits,
+        "cache_misses": s.io.cache_misses,
+        "modelled_us": s.io.modelled_ns as f64 / 1e3,
+        "latency_us": {
+            "mean": mean(latencies),
+            "p50": percentile(latencies, 0.5),
+            "p90": percentile(latencies, 0.9),
+            "p99": percentile(latencies, 0.99),
+            "p999": percentile(latencies, 0.999),
+            "max": sorted.last().copied().unwrap_or(f64::NAN),
+        },
+        "histogram": histogram,
+    }})
+}
+
+/// `--cache`: a size of at most 1 TiB.
+fn cache_size(s: &str) -> Result<u64, String> {
+    crate::units::at_most(parse_size(s)?, 1 << 40, "1TiB")
 }
 
 fn scan(args: ScanArgs) -> anyhow::Result<()> {
@@ -445,7 +598,7 @@ fn scan(args: ScanArgs) -> anyhow::Result<()> {
     let file = open(&args.file, args.read.direct)?;
     let encoding = file.footer().key_encoding;
     let from = key_bytes(encoding, &args.from, args.hex)?;
-    let cache = BlockCache::new(0);
+    let cache = BlockCache::new(args.read.cache);
     let mut reader = Reader::new(&file, &cache);
     reader.set_latency(model);
     reader.set_prefetch(true);
