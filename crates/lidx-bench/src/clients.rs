@@ -277,7 +277,7 @@ pub mod rocks {
         pub kv: RocksKv,
         /// Its block cache budget (0: none).
         pub cache_bytes: u64,
-        base: Mutex<(RocksReads, (u64, u64))>,
+        base: Mutex<(Option<RocksReads>, (u64, u64))>,
     }
 
     /// The process's read calls and bytes read from storage.
@@ -292,7 +292,7 @@ pub mod rocks {
             RocksStore {
                 kv,
                 cache_bytes,
-                base: Mutex::new((RocksReads::default(), (0, 0))),
+                base: Mutex::new((None, (0, 0))),
             }
         }
     }
@@ -322,19 +322,24 @@ pub mod rocks {
         }
 
         /// Index block hits and misses stand for the cache's hits and misses (RocksDB 7.8
-        /// reports no data block ones); read calls and bytes are the process's.
+        /// reports no data block ones; none at all without statistics); read calls and
+        /// bytes are the process's.
         fn counters(&self) -> StoreCounters {
             let (now, (calls, bytes)) = (self.kv.reads(), process_reads());
             let (base, (calls0, bytes0)) = self.base.lock().map(|b| *b).unwrap_or_default();
             let cached = self.cache_bytes > 0;
+            let index = now.zip(base).map(|(now, base)| RocksReads {
+                index_block_reads: now.index_block_reads - base.index_block_reads,
+                index_block_hits: now.index_block_hits - base.index_block_hits,
+            });
             StoreCounters {
                 cache: CacheStats {
                     capacity: self.cache_bytes,
-                    hits: now.index_block_hits - base.index_block_hits,
-                    misses: now.index_block_reads - base.index_block_reads,
+                    hits: index.map_or(0, |i| i.index_block_hits),
+                    misses: index.map_or(0, |i| i.index_block_reads),
                     ..CacheStats::default()
                 },
-                index_block_reads: cached.then(|| now.index_block_reads - base.index_block_reads),
+                index_block_reads: index.filter(|_| cached).map(|i| i.index_block_reads),
                 blocks_split: cached,
                 os_reads: Some((calls - calls0, bytes - bytes0)),
             }

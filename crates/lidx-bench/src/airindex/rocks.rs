@@ -22,6 +22,8 @@ fn options(o: &Options) -> RocksKvOptions {
         compression: Compression::None,
         cache_bytes: o.cache_bytes,
         direct: !o.buffered,
+        filter_bits_per_key: 10,
+        statistics: false,
     }
 }
 
@@ -49,9 +51,10 @@ pub(super) fn build(
         path,
         model_path: None,
         structure: format!(
-            "two-level index of {} over {} data blocks",
+            "two-level index of {} over {} data blocks ({})",
             crate::text::human_bytes(figures.index_bytes),
-            figures.data_blocks
+            figures.data_blocks,
+            options(o).describe()
         ),
         index_bytes: figures.index_bytes,
     })
