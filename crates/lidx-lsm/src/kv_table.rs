@@ -387,6 +387,50 @@ mod tests {
 }
 
 #[cfg(test)]
+mod filter_tests {
+    use super::*;
+
+    /// Without a block cache a get reads an index partition and its data block, and with a
+    /// Bloom filter a filter partition too (every key asked for exists: the filter passes).
+    #[test]
+    fn a_bloom_filter_is_built_and_read_by_gets_of_present_keys() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let keys: Vec<String> = (0..5000).map(|i| format!("key{i:06}")).collect();
+        let value = [7u8; 200];
+        let records: Vec<Record<'_>> = keys
+            .iter()
+            .map(|k| Record {
+                key: k.as_bytes(),
+                value: &value,
+            })
+            .collect();
+        for bits in [0, 10] {
+            let o = RocksKvOptions {
+                block_size: 4096,
+                compression: Compression::None,
+                cache_bytes: 0,
+                direct: false,
+                filter_bits_per_key: bits,
+                statistics: false,
+            };
+            let db = dir.path().join(format!("db{bits}"));
+            RocksKv::build(&records, &db, &o).expect("build");
+            let kv = RocksKv::open(&db, &o).expect("open");
+            assert_eq!(kv.table_figures().filter_bytes > 0, bits > 0);
+            assert!(kv.reads().is_none(), "statistics off");
+            let mut got = Vec::new();
+            let mut thread = ThreadReads::start();
+            for k in keys.iter().step_by(50) {
+                assert!(kv.get_into(k.as_bytes(), &mut got).expect("get"));
+            }
+            let (blocks, _) = thread.take();
+            let per_get = if bits > 0 { 3 } else { 2 };
+            assert_eq!(blocks, per_get * 100, "{bits} bits a key");
+        }
+    }
+}
+
+#[cfg(test)]
 mod lz4_tests {
     use super::*;
 

@@ -22,7 +22,7 @@ fn options(o: &Options) -> RocksKvOptions {
         compression: Compression::None,
         cache_bytes: o.cache_bytes,
         direct: !o.buffered,
-        filter_bits_per_key: 10,
+        filter_bits_per_key: o.rocksdb_bloom_bits,
         statistics: false,
     }
 }

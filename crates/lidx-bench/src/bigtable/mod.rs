@@ -64,6 +64,10 @@ pub struct Options {
     pub buffered: bool,
     /// Measure RocksDB too (where built with the `rocksdb` feature).
     pub rocksdb: bool,
+    /// Bits a key of RocksDB's Bloom filter (partitioned like its index); 0: none. Every
+    /// key the study asks for exists, so a filter never spares a read here: without a
+    /// cache it costs a filter partition read per get, and with one it takes cache space.
+    pub rocksdb_bloom_bits: u32,
     /// Where the data and the results go.
     pub places: Places,
     /// Seed of the records and of the clients' keys.
@@ -87,6 +91,7 @@ impl Default for Options {
             repeat: 1,
             buffered: false,
             rocksdb: cfg!(feature = "rocksdb"),
+            rocksdb_bloom_bits: 0,
             places: Places::default(),
             seed: 42,
         }

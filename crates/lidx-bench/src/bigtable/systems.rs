@@ -133,7 +133,7 @@ fn rocks_options(o: &Options, cache_bytes: u64) -> lidx_lsm::RocksKvOptions {
         compression: o.compression,
         cache_bytes,
         direct: !o.buffered,
-        filter_bits_per_key: 10,
+        filter_bits_per_key: o.rocksdb_bloom_bits,
         // The index block counters come from RocksDB's statistics.
         statistics: true,
     }

@@ -354,6 +354,11 @@ pub struct BigtableArgs {
     /// the rocksdb feature, the default).
     #[arg(long)]
     no_rocksdb: bool,
+    /// Bits a key of RocksDB's Bloom filter, partitioned like its index (RocksDB's usual
+    /// 10; 0: none, the default: every key asked for exists, so a filter spares no read
+    /// here and costs reads or cache space); at most 32.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=32))]
+    rocksdb_bloom_bits: u32,
     #[command(flatten)]
     places: PlaceArgs,
     /// Seed of the records and the clients' keys.
@@ -409,6 +414,11 @@ pub struct AirindexArgs {
     /// Leave RocksDB out.
     #[arg(long)]
     no_rocksdb: bool,
+    /// Bits a key of RocksDB's Bloom filter, partitioned like its index (RocksDB's usual
+    /// 10; 0: none, the default: every key asked for exists, so a filter spares no read
+    /// here and costs reads or cache space); at most 32.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=32))]
+    rocksdb_bloom_bits: u32,
     /// Read through the OS page cache instead of O_DIRECT (for file systems without it;
     /// each fresh start still drops the files' cached pages).
     #[arg(long)]
@@ -491,6 +501,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 repeat: a.repeat,
                 buffered: a.buffered,
                 rocksdb: cfg!(feature = "rocksdb") && !a.no_rocksdb,
+                rocksdb_bloom_bits: a.rocksdb_bloom_bits,
                 places: a.places.into(),
                 seed: a.seed,
             };
@@ -522,6 +533,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 timed_queries: count("timed-queries", a.timed_queries)?,
                 cold_starts: a.cold_starts,
                 rocksdb: cfg!(feature = "rocksdb") && !a.no_rocksdb,
+                rocksdb_bloom_bits: a.rocksdb_bloom_bits,
                 buffered: a.buffered,
                 places: a.places.into(),
                 lidx_exe: Some(std::env::current_exe().context("cannot find the lidx executable")?),
