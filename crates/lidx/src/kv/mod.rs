@@ -21,6 +21,7 @@
 //! - [`input`]: records from TSV or SOSD files, and the paper's generated records.
 
 pub mod block;
+pub mod elias_fano;
 pub mod file;
 pub mod input;
 pub mod keymap;
