@@ -93,9 +93,15 @@ pub struct BuildArgs {
     #[arg(long, default_value = "none")]
     compress: Compression,
     /// The learned layout's model: linear (one least-squares line, as the paper), pgm
-    /// (segments within --epsilon bytes) or rmi (a root line routing to --leaves lines).
-    #[arg(long, default_value = "linear")]
+    /// (segments within --epsilon bytes), rmi (a root line routing to --leaves lines), or
+    /// auto: the line where it keeps every block within --max-block, else pgm.
+    #[arg(long, default_value = "auto")]
     model: ModelKind,
+    /// The learned layout's cap on a data block's record bytes [default: twice
+    /// --block-size]: a block the model fills past it continues in overflow blocks, found
+    /// through their first keys kept in memory (a warning says so).
+    #[arg(long, value_parser = parse_size)]
+    max_block: Option<u64>,
     /// The pgm model's error in bytes (default: a quarter of the block size).
     #[arg(long, value_parser = parse_size)]
     epsilon: Option<u64>,
@@ -258,7 +264,11 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
             Some(p) => Some(resolve_profile(p)?.random),
             None => None,
         },
+        max_block: args.max_block,
     };
+    if options.max_block.is_some() && args.layout != Layout::Learned {
+        anyhow::bail!("--max-block caps the learned layout's blocks; give --layout learned");
+    }
     if options.profile.is_some() && args.layout != Layout::Tuned {
         anyhow::bail!("--profile tunes the tuned layout; give --layout tuned");
     }
@@ -299,26 +309,45 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         b.p99,
         b.max
     );
-    match args.layout {
-        Layout::Learned => say!(
-            "index: {} model of {} piece(s) over keys mapped at {} positions; {} on disk",
-            args.model,
-            report.model_pieces,
-            report.key_positions,
-            human_bytes(report.index_disk_bytes)
-        ),
-        Layout::Sstable => say!(
+    match (args.layout, &report.learned) {
+        (Layout::Learned, Some(l)) => {
+            say!(
+                "index: {} model of {} piece(s) over keys mapped at {} positions; {} on disk",
+                l.model,
+                report.model_pieces,
+                report.key_positions,
+                human_bytes(report.index_disk_bytes)
+            );
+            if l.overflow_blocks > 0 {
+                eprintln!(
+                    "warning: the {} model put {} into one block ({:.1}× the {} target): {} overflow block(s) keep every block within --max-block {}, found through as many first keys kept in memory; {}",
+                    l.model,
+                    human_bytes(l.largest_logical_block),
+                    l.largest_logical_block as f64 / args.block_size as f64,
+                    human_bytes(args.block_size),
+                    l.overflow_blocks,
+                    human_bytes(l.max_block),
+                    if l.model == ModelKind::Pgm {
+                        "keys that map to the same integer (a long common part after the key map's positions) share a block whatever the model"
+                    } else {
+                        "--model pgm (or auto) fits these keys closer"
+                    }
+                );
+            }
+        }
+        (Layout::Sstable, _) => say!(
             "index: {} level-1 index blocks and level 0; {} on disk",
             report.index_blocks,
             human_bytes(report.index_disk_bytes)
         ),
-        Layout::Btree => say!(
+        (Layout::Btree, _) => say!(
             "index: a B+tree of {} node(s) of {}; {} on disk",
             report.index_blocks,
             human_bytes(report.data_blocks.max),
             human_bytes(report.index_disk_bytes)
         ),
-        Layout::Tuned => {
+        (Layout::Learned, None) => {}
+        (Layout::Tuned, _) => {
             if let Some(t) = &report.tuned {
                 say!(
                     "tuned for reads of {:.0} us + bytes / {:.0} MB/s: pages of {}, {} structures sketched",
@@ -640,6 +669,12 @@ fn info(args: FileArgs) -> anyhow::Result<()> {
             l.pieces,
             l.positions,
             l.prefix_bytes
+        );
+        say!(
+            "blocks: {} logical (the model's), {} overflow; block locations {} in memory",
+            l.logical_blocks,
+            l.overflow_blocks,
+            human_bytes(l.locations_bytes)
         );
     }
     if let Some((layers, cost)) = file.tuned() {

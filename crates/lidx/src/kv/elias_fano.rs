@@ -135,7 +135,11 @@ impl EliasFano {
         let len = d.u64()?;
         let low_bits = u32::from(d.u8()?);
         if low_bits > 63 {
-            return Err(invalid("Elias-Fano low bits", low_bits.into(), "at most 63"));
+            return Err(invalid(
+                "Elias-Fano low bits",
+                low_bits.into(),
+                "at most 63",
+            ));
         }
         let n = d.count(8)?;
         let need = len
@@ -238,6 +242,10 @@ fn sample(high: &[u64]) -> Vec<u64> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "tests may index: a panic is a failed test"
+)]
 mod tests {
     use proptest::prelude::*;
 
@@ -272,9 +280,15 @@ mod tests {
     #[test]
     fn block_offsets_take_a_few_bits_each() {
         // 10,000 blocks of about 32 KiB: about 2 + 15 bits a block, not 64.
-        let offsets: Vec<u64> = (0..10_000u64).map(|b| b * 32_768 + (b * 7919) % 4096).collect();
+        let offsets: Vec<u64> = (0..10_000u64)
+            .map(|b| b * 32_768 + (b * 7919) % 4096)
+            .collect();
         let ef = EliasFano::new(&offsets).expect("increasing");
-        assert!(ef.size_in_bytes() * 8 < 20 * 10_000, "{}", ef.size_in_bytes());
+        assert!(
+            ef.size_in_bytes() * 8 < 20 * 10_000,
+            "{}",
+            ef.size_in_bytes()
+        );
     }
 
     #[test]

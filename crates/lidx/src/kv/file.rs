@@ -26,8 +26,10 @@ use crate::{Error, FormatError, Result};
 
 /// The footer's first 8 bytes.
 pub const MAGIC: [u8; 8] = *b"LIDXKV\0\0";
-/// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this build writes (it reads [`OLDEST_VERSION`] on).
+pub const VERSION: u32 = 2;
+/// The oldest format version this build reads.
+pub const OLDEST_VERSION: u32 = 1;
 /// Bytes of the footer.
 pub const FOOTER: usize = 72;
 
@@ -73,6 +75,8 @@ impl Handle {
 /// The footer's fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Footer {
+    /// The format version the file was written in.
+    pub version: u32,
     /// The layout.
     pub layout: Layout,
     /// How keys were written.
@@ -98,7 +102,7 @@ impl Footer {
         let mut out = Vec::with_capacity(FOOTER);
         out.extend_from_slice(&MAGIC);
         let mut e = Encoder(&mut out);
-        e.u32(VERSION);
+        e.u32(self.version);
         e.u8(self.layout.tag());
         e.u8(self.key_encoding.tag());
         e.u8(self.compression.tag());
@@ -130,10 +134,10 @@ impl Footer {
         }
         let mut d = Decoder::new(fields, "footer");
         let version = d.u32()?;
-        if version != VERSION {
+        if !(OLDEST_VERSION..=VERSION).contains(&version) {
             return Err(FormatError::UnsupportedVersion {
                 found: version,
-                oldest: VERSION,
+                oldest: OLDEST_VERSION,
                 newest: VERSION,
             });
         }
@@ -155,6 +159,7 @@ impl Footer {
             return Err(FormatError::NonZeroPadding { what: "the footer" });
         }
         let footer = Footer {
+            version,
             layout,
             key_encoding,
             compression,
@@ -319,22 +324,16 @@ impl KvFile {
         self.meta.btree().map(|m| m.levels.as_slice())
     }
 
-    /// The learned layout's model, key map and block offsets.
-    pub fn learned(&self) -> Option<(&KeyMap, &BlockModel, &[u64])> {
+    /// The learned layout's key map and model.
+    pub fn learned(&self) -> Option<(&KeyMap, &BlockModel)> {
         let m = self.meta.learned()?;
-        Some((&m.keymap, &m.model, &m.offsets))
+        Some((&m.keymap, &m.model))
     }
 
     /// The tuned layout's layers (layer 1 first) and the profile cost it was tuned for.
     pub fn tuned(&self) -> Option<(&[LayerPlace], AffineCost)> {
         let m = self.meta.tuned()?;
         Some((&m.layers, m.cost))
-    }
-
-    /// The learned layout's block of `key`, `⌊f(x(key)) / τ⌋` held within the blocks;
-    /// `None` for another layout or a file of no block.
-    pub fn learned_block(&self, key: &[u8]) -> Option<usize> {
-        self.meta.learned()?.block_of(key, self.footer.block_size)
     }
 
     /// The error for a file whose parts disagree.

@@ -42,6 +42,7 @@ pub use file::{Footer, KvFile};
 pub use keymap::KeyMap;
 pub use keys::KeyEncoding;
 pub use layout::Layout;
+pub use layout::learned::LearnedBuild;
 pub use model::{BlockModel, ModelKind};
 pub use read::{LEVELS, OpStats, Reader};
 pub use verify::{KvInfo, LearnedInfo, VerifyReport, info, verify};

@@ -40,20 +40,28 @@ pub enum ModelKind {
     Pgm,
     /// A root line routing to least-squares leaves.
     Rmi,
+    /// For building only: the line where it keeps every block within the cap, else PGM.
+    Auto,
 }
 
 crate::names::name_table!(ModelKind, "model", [
     Linear => "linear",
     Pgm => "pgm",
     Rmi => "rmi",
+    Auto => "auto",
 ]);
 
 impl ModelKind {
+    /// The kinds a model can be (all but [`Auto`](ModelKind::Auto), a choice among them).
+    pub const FITTED: [ModelKind; 3] = [ModelKind::Linear, ModelKind::Pgm, ModelKind::Rmi];
+
     fn tag(self) -> u8 {
         match self {
             ModelKind::Linear => 0,
             ModelKind::Pgm => 1,
             ModelKind::Rmi => 2,
+            // Never stored: `fit` resolves no model of it.
+            ModelKind::Auto => u8::MAX,
         }
     }
 }
@@ -119,6 +127,11 @@ impl BlockModel {
                     .collect()
             }
             ModelKind::Rmi => rmi_leaves(points, leaves.max(1)),
+            ModelKind::Auto => {
+                return Err(crate::Error::Internal {
+                    problem: "`auto` names a choice among models, not a model to fit".into(),
+                });
+            }
         };
         let mut model = BlockModel { kind, pieces };
         if model.pieces.is_empty() {
@@ -309,7 +322,7 @@ mod tests {
         ) {
             xs.sort_unstable();
             let pts = points(&xs, &sizes);
-            for kind in ModelKind::ALL {
+            for kind in ModelKind::FITTED {
                 let model = BlockModel::fit(kind, &pts, epsilon, leaves).expect("fits");
                 let mut all: Vec<u64> = probes.iter().copied().chain(xs.iter().copied()).collect();
                 all.sort_unstable();
@@ -345,7 +358,7 @@ mod tests {
     fn a_line_through_evenly_spaced_records_is_exact() {
         let xs: Vec<u64> = (0..1000).map(|i| i * 7).collect();
         let pts = points(&xs, &[100]);
-        for kind in ModelKind::ALL {
+        for kind in ModelKind::FITTED {
             let model = BlockModel::fit(kind, &pts, 8, 4).expect("fits");
             for &(x, y) in &pts {
                 assert!((model.predict(x) - y as f64).abs() < 1e-6, "{kind}");

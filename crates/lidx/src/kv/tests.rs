@@ -94,24 +94,55 @@ fn options_strategy() -> impl Strategy<Value = BuildOptions> {
         prop::option::of(1usize..8),
         // The tuned layout under an NFS-like and a very fast device, or the default.
         prop::sample::select(vec![None, Some((50_000.0, 12.0)), Some((20.0, 3000.0))]),
+        // The learned layout's cap: the default, or 1 to 3 block sizes (1: overflow
+        // blocks wherever the model fills a block past τ).
+        prop::option::of(1u64..4),
     )
         .prop_map(
-            |(layout, block_size, compression, model, epsilon, leaves, profile)| BuildOptions {
-                layout,
-                block_size,
-                compression,
-                model,
-                epsilon,
-                leaves,
-                key_encoding: KeyEncoding::Bytes,
-                profile: profile.map(|(latency_us, bandwidth_mb_s)| {
-                    crate::storage::profile::AffineCost {
-                        latency_us,
-                        bandwidth_mb_s,
-                    }
-                }),
+            |(layout, block_size, compression, model, epsilon, leaves, profile, cap)| {
+                BuildOptions {
+                    layout,
+                    block_size,
+                    compression,
+                    model,
+                    epsilon,
+                    leaves,
+                    key_encoding: KeyEncoding::Bytes,
+                    profile: profile.map(|(latency_us, bandwidth_mb_s)| {
+                        crate::storage::profile::AffineCost {
+                            latency_us,
+                            bandwidth_mb_s,
+                        }
+                    }),
+                    max_block: cap.map(|c| c * block_size),
+                }
             },
         )
+}
+
+/// Every data block of a learned file holds at most the cap's record bytes, unless it
+/// holds one record.
+fn blocks_within_the_cap(path: &Path, options: &BuildOptions) {
+    let file = KvFile::open(path, ReadMode::Buffered).expect("open");
+    let cache = BlockCache::new(0);
+    let mut reader = Reader::new(&file, &cache);
+    for h in reader.data_handles().expect("handles") {
+        if h.size == 0 {
+            continue;
+        }
+        let block = reader.read_data_block(h).expect("block");
+        let bytes: u64 = (0..block.len())
+            .map(|i| {
+                let (k, v) = block.record(i);
+                block::record_bytes(k, v)
+            })
+            .sum();
+        assert!(
+            bytes <= options.max_block_bytes() || block.len() == 1,
+            "a block of {bytes} record bytes over the cap {}",
+            options.max_block_bytes()
+        );
+    }
 }
 
 proptest! {
@@ -138,6 +169,11 @@ proptest! {
             probes.push(between);
         }
         check_against(&map, &path, &probes, cache_bytes, prefetch);
+        if options.layout == Layout::Learned {
+            blocks_within_the_cap(&path, &options);
+            let learned = report.learned.expect("the learned layout reports");
+            prop_assert!(learned.model != ModelKind::Auto);
+        }
     }
 }
 
@@ -304,8 +340,8 @@ fn truncated_foreign_and_newer_files_give_one_clear_error() {
     assert!(open(b"").contains("truncated"));
     let mut newer = bytes.clone();
     let v = bytes.len() - FOOTER_BYTES + 8;
-    newer[v..v + 4].copy_from_slice(&2u32.to_le_bytes());
-    assert!(open(&newer).contains("format version 2 is not supported"));
+    newer[v..v + 4].copy_from_slice(&3u32.to_le_bytes());
+    assert!(open(&newer).contains("format version 3 is not supported"));
     let foreign = vec![b'#'; 200];
     assert!(open(&foreign).contains("not a lidx key-value file"));
 }
@@ -518,5 +554,86 @@ fn once_every_page_is_cached_the_paged_layouts_read_nothing_and_still_answer() {
             assert_eq!((warm.io.reads, warm.io.bytes), (0, 0), "{layout}: {warm:?}");
             assert_eq!(warm.io.cache_misses, 0, "{layout}: {warm:?}");
         }
+    }
+}
+
+/// Keys the paper's line fits badly (unpadded decimal numbers of mixed lengths, and
+/// lognormal integers): with the line, overflow blocks keep every block within the cap
+/// and gets still read one data block; `auto` picks PGM for them, which needs far fewer;
+/// without overflow the block locations take a fraction of version 1's 8 bytes a block.
+#[test]
+fn hard_keys_stay_within_the_cap_and_auto_fits_them() {
+    use rand::{Rng as _, SeedableRng as _};
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+    let unpadded: Map = (0..20_000)
+        .map(|_| {
+            // Numbers of every magnitude, written without padding.
+            let k = rng.random::<u64>() >> rng.random_range(0..64);
+            (k.to_string().into_bytes(), vec![b'v'; 100])
+        })
+        .collect();
+    let lognormal: Map = (0..20_000)
+        .map(|_| {
+            let x: f64 = rng.random_range(0.0f64..1.0).ln().abs() * 8.0;
+            let k = x.exp().min(1e18) as u64;
+            (crate::kv::keys::u64_key(k).to_vec(), vec![b'v'; 100])
+        })
+        .collect();
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, map) in [("unpadded", &unpadded), ("lognormal", &lognormal)] {
+        let tau = 4096;
+        let mut sizes = Vec::new();
+        for model in [ModelKind::Linear, ModelKind::Auto] {
+            let options = BuildOptions {
+                layout: Layout::Learned,
+                block_size: tau,
+                model,
+                ..BuildOptions::default()
+            };
+            let path = dir.path().join(format!("{name}-{model}.kv"));
+            let report = write(map, &options, &path);
+            let learned = report.learned.expect("learned");
+            blocks_within_the_cap(&path, &options);
+            let file = KvFile::open(&path, ReadMode::Buffered).expect("open");
+            let cache = BlockCache::new(0);
+            let mut reader = Reader::new(&file, &cache);
+            for (k, v) in map.iter().step_by(37) {
+                let before = reader.stats();
+                assert_eq!(reader.get(k).expect("get").as_ref(), Some(v));
+                let op = reader.stats().since(&before);
+                assert_eq!(
+                    (op.data_block_reads, op.index_block_reads),
+                    (1, 0),
+                    "{name}"
+                );
+            }
+            assert_eq!(verify(&file).expect("verify").records, map.len() as u64);
+            let info = info(&file).expect("info");
+            let l = info.learned.expect("learned");
+            assert_eq!(l.overflow_blocks, learned.overflow_blocks);
+            // Version 1 kept 8 bytes a data block (and one more offset); without
+            // overflow blocks (and their fence keys) the offsets take a third of that.
+            assert!(
+                l.overflow_blocks > 0 || l.locations_bytes * 3 < 8 * (info.footer.data_blocks + 1),
+                "{name} {model}: {} bytes for {} blocks",
+                l.locations_bytes,
+                info.footer.data_blocks
+            );
+            sizes.push((learned, report.data_blocks.max));
+        }
+        let (line, auto) = (sizes[0].0, sizes[1].0);
+        assert!(
+            line.overflow_blocks > 0,
+            "{name}: the line fits these keys: {line:?}"
+        );
+        assert!(line.largest_logical_block > 2 * tau, "{name}: {line:?}");
+        assert_eq!(auto.model, ModelKind::Pgm, "{name}");
+        // PGM's error bound keeps blocks near τ but for keys the key map sends to one
+        // integer (lognormal integers that differ only in their last bytes): far fewer
+        // overflow blocks than the line's.
+        assert!(
+            auto.overflow_blocks * 4 < line.overflow_blocks,
+            "{name}: {line:?} {auto:?}"
+        );
     }
 }

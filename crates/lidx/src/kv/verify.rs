@@ -182,6 +182,13 @@ pub struct LearnedInfo {
     pub prefix_bytes: u64,
     /// Character positions the key map reads.
     pub positions: u64,
+    /// Blocks the model names (its logical blocks, empty ones included).
+    pub logical_blocks: u64,
+    /// Data blocks past the first of their logical block, which the cap made.
+    pub overflow_blocks: u64,
+    /// Bytes in memory of the block-location table (Elias–Fano offsets, and with overflow
+    /// blocks the logical blocks' first data blocks and the fences).
+    pub locations_bytes: u64,
 }
 
 /// The figures of `file` (reads the level-1 blocks of an SSTable, no data block).
@@ -200,11 +207,14 @@ pub fn info(file: &KvFile) -> Result<KvInfo> {
         index_disk_bytes: file.index_disk_bytes(),
         index_blocks: file.index_blocks(),
         data_blocks: BlockSizes::of(&sizes),
-        learned: file.learned().map(|(keymap, model, _)| LearnedInfo {
-            model: model.kind(),
-            pieces: model.pieces() as u64,
-            prefix_bytes: keymap.prefix().len() as u64,
-            positions: keymap.positions() as u64,
+        learned: file.meta.learned().map(|m| LearnedInfo {
+            model: m.model.kind(),
+            pieces: m.model.pieces() as u64,
+            prefix_bytes: m.keymap.prefix().len() as u64,
+            positions: m.keymap.positions() as u64,
+            logical_blocks: m.blocks() as u64,
+            overflow_blocks: m.overflow_blocks() as u64,
+            locations_bytes: m.locations_bytes(),
         }),
     })
 }

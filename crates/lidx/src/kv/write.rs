@@ -11,6 +11,7 @@ use super::file::{Footer, Handle};
 use super::input::RecordInput;
 use super::keys::{KeyEncoding, display_key};
 use super::layers::Candidate;
+use super::layout::learned::LearnedBuild;
 use super::layout::{Layout, Meta, tuned};
 use super::model::ModelKind;
 use crate::files::AtomicFile;
@@ -51,6 +52,10 @@ pub struct BuildOptions {
     /// The tuned layout's storage: the cost of a read it is tuned for (default: the `ssd`
     /// profile's).
     pub profile: Option<AffineCost>,
+    /// The learned layout's cap: the most record bytes a data block holds, unless one
+    /// record is larger (default 2τ); a logical block the model fills past it continues
+    /// in overflow blocks.
+    pub max_block: Option<u64>,
 }
 
 impl Default for BuildOptions {
@@ -64,6 +69,7 @@ impl Default for BuildOptions {
             leaves: None,
             key_encoding: KeyEncoding::Bytes,
             profile: None,
+            max_block: None,
         }
     }
 }
@@ -131,6 +137,8 @@ pub struct BuildReport {
     pub key_positions: u64,
     /// What the tuner chose, and the best structure it found for each number of layers.
     pub tuned: Option<TunedReport>,
+    /// The learned layout's model, largest logical block and overflow blocks.
+    pub learned: Option<LearnedBuild>,
 }
 
 /// The tuned layout's choice.
@@ -166,7 +174,20 @@ impl BuildOptions {
         if let Some(profile) = &self.profile {
             profile.check()?;
         }
+        if let Some(cap) = self.max_block
+            && !(tau..=MAX_BLOCK_SIZE).contains(&cap)
+        {
+            return Err(Error::param(
+                "max block",
+                format!("{cap} bytes is outside the block size ({tau} bytes) to 1 GiB"),
+            ));
+        }
         Ok(())
+    }
+
+    /// The learned layout's cap in bytes: `max_block`, or twice the block size.
+    pub fn max_block_bytes(&self) -> u64 {
+        self.max_block.unwrap_or(2 * self.block_size)
     }
 }
 
@@ -194,6 +215,7 @@ pub fn build(records: &[Record<'_>], options: &BuildOptions, path: &Path) -> Res
     let mut meta_bytes = Vec::new();
     meta.encode(&mut meta_bytes);
     let footer = Footer {
+        version: crate::kv::file::VERSION,
         layout: options.layout,
         key_encoding: options.key_encoding,
         compression: options.compression,
@@ -224,6 +246,7 @@ pub fn build(records: &[Record<'_>], options: &BuildOptions, path: &Path) -> Res
         model_pieces: written.model_pieces,
         key_positions: written.key_positions,
         tuned: written.tuned,
+        learned: written.learned,
     })
 }
 

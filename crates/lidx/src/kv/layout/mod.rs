@@ -72,6 +72,8 @@ pub(crate) struct Written {
     pub(crate) key_positions: u64,
     /// The tuner's choice (tuned only).
     pub(crate) tuned: Option<TunedReport>,
+    /// The learned writer's model and overflow (learned only).
+    pub(crate) learned: Option<learned::LearnedBuild>,
 }
 
 /// What a scan hands blocks to: it returns whether it wants more.
