@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 use hdrhistogram::Histogram;
 use lidx::kv::{BlockCache, CacheStats, KvFile, OpStats, Reader};
+
+use crate::profiled_fs::{FileReads, ProfiledMount};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -161,8 +163,15 @@ pub struct Load {
 
 /// Runs `load.threads` closed-loop clients against `store`, each sending `load.op` for a
 /// key drawn uniformly from `keys` and the next when the reply comes. Nothing is counted
-/// during the warm-up; everything that starts and ends within the measured time is.
-pub fn closed_loop<S: Store>(store: &S, keys: &[&[u8]], load: &Load) -> anyhow::Result<Measured> {
+/// during the warm-up; everything that starts and ends within the measured time is. Where
+/// the store's files are read through `mount`, its reads and bytes are those that reached
+/// the mount over the measured time, for every store alike.
+pub fn closed_loop<S: Store>(
+    store: &S,
+    keys: &[&[u8]],
+    load: &Load,
+    mount: Option<&ProfiledMount>,
+) -> anyhow::Result<Measured> {
     if keys.is_empty() {
         bail!("no keys to query");
     }
@@ -202,6 +211,7 @@ pub fn closed_loop<S: Store>(store: &S, keys: &[&[u8]], load: &Load) -> anyhow::
     let (mut ops, mut rows, mut io) = (0, 0, OpStats::default());
     let mut elapsed = Duration::ZERO;
     let mut counters = StoreCounters::default();
+    let mut reached: Option<(FileReads, FileReads)> = None;
     std::thread::scope(|s| -> anyhow::Result<()> {
         let mut handles = Vec::with_capacity(load.threads);
         for t in 0..load.threads {
@@ -219,12 +229,17 @@ pub fn closed_loop<S: Store>(store: &S, keys: &[&[u8]], load: &Load) -> anyhow::
         }
         std::thread::sleep(load.warmup);
         store.begin_measuring();
+        let at_start = mount.map(ProfiledMount::total).transpose();
         phase.store(1, Ordering::Release);
         let t0 = Instant::now();
         std::thread::sleep(load.measure);
         phase.store(2, Ordering::Release);
         elapsed = t0.elapsed();
         counters = store.counters();
+        let at_end = mount.map(ProfiledMount::total).transpose();
+        if let (Ok(Some(a)), Ok(Some(b))) = (&at_start, &at_end) {
+            reached = Some((*a, *b));
+        }
         let mut first_error = None;
         for h in handles {
             match h.join() {
@@ -240,7 +255,8 @@ pub fn closed_loop<S: Store>(store: &S, keys: &[&[u8]], load: &Load) -> anyhow::
                 }
             }
         }
-        first_error.map_or(Ok(()), Err)
+        first_error.map_or(Ok(()), Err)?;
+        at_start.and(at_end).map(|_| ())
     })?;
     if let Some(index) = counters.index_block_reads {
         // The store counted index blocks as a whole; the clients counted every block.
@@ -250,6 +266,13 @@ pub fn closed_loop<S: Store>(store: &S, keys: &[&[u8]], load: &Load) -> anyhow::
     if let Some((reads, bytes)) = counters.os_reads {
         io.io.reads = reads;
         io.io.bytes = bytes;
+    }
+    if let Some((start, end)) = reached {
+        let r = end.io().since(&start.io());
+        io.io.reads = r.reads;
+        io.io.bytes = r.bytes;
+        io.io.blocks = r.blocks;
+        io.io.modelled_ns = r.modelled_ns;
     }
     Ok(Measured {
         ops,

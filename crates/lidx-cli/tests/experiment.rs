@@ -585,6 +585,62 @@ fn bigtable_measures_every_cell_and_the_learned_layout_reads_no_index_block() {
     assert!(!d.join("bt/data").exists(), "generated data left behind");
 }
 
+/// `lidx experiment bigtable --profile ssd`: every system's files read through the mount,
+/// and their reads are the mount's: the learned layout's uncached get one read of one data
+/// block, the SSTable's two (its level-1 block, then the data block). (Operations that
+/// straddle the ends of the measured time make the counts approximate.)
+#[test]
+fn bigtable_under_a_profile_charges_every_system_through_the_mount() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "experiment",
+            "bigtable",
+            "--rows",
+            "3000",
+            "--value-size",
+            "200",
+            "--block-size",
+            "4KiB",
+            "--cache-sizes",
+            "0",
+            "--clients",
+            "2",
+            "--outstanding",
+            "2",
+            "--warmup",
+            "0.05",
+            "--seconds",
+            "0.5",
+            "--profile",
+            "ssd",
+            "--out-dir",
+            "bt",
+        ],
+    );
+    let rows = read_csv(&d.join("bt/bigtable.csv"));
+    let systems = if cfg!(feature = "rocksdb") { 3 } else { 2 };
+    assert_eq!(rows.len(), systems * 2, "systems x ops");
+    for r in &rows {
+        assert_eq!(r["storage"], "ssd", "{r:?}");
+        let f = |k: &str| r[k].parse::<f64>().unwrap();
+        assert!(f("ops") > 20.0, "{r:?}");
+        if r["op"] == "get" {
+            let expect = match r["layout"].as_str() {
+                "learned" => 1.0,
+                "sstable" => 2.0,
+                _ => continue,
+            };
+            let reads = f("reads_per_op");
+            assert!((reads - expect).abs() < 0.15 * expect, "{r:?}");
+        }
+    }
+    let summary = std::fs::read_to_string(d.join("bt/summary.md")).unwrap();
+    assert!(summary.contains("storage of the ssd profile"), "{summary}");
+}
+
 /// `lidx experiment airindex` at a small size, on the disk and under the ssd profile:
 /// every system and phase measured, every lookup found its position (the study checks
 /// each), cold lookups reading what each structure implies and a warm cache sparing

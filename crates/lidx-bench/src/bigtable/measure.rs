@@ -11,6 +11,7 @@ use super::rows::{Row, RunId, row};
 use super::systems::{Built, Served, System, build_kv, rocks_build, rocks_served, serve};
 use crate::clients::{Load, Op};
 use crate::harness::Experiment;
+use crate::profiled_fs::ProfiledMount;
 use crate::progress::Progress;
 use crate::text::human_bytes;
 
@@ -18,15 +19,23 @@ use crate::text::human_bytes;
 pub(super) struct Measuring<'a> {
     o: &'a Options,
     data_dir: &'a Path,
+    /// `data_dir` under the profile's cost, where there is one.
+    mount: Option<&'a ProfiledMount>,
     machine: &'a str,
 }
 
 impl<'a> Measuring<'a> {
-    /// The study of `o`, its files in `data_dir`.
-    pub(super) fn new(o: &'a Options, data_dir: &'a Path, machine: &'a str) -> Measuring<'a> {
+    /// The study of `o`, its files in `data_dir`, read through `mount` where given.
+    pub(super) fn new(
+        o: &'a Options,
+        data_dir: &'a Path,
+        mount: Option<&'a ProfiledMount>,
+        machine: &'a str,
+    ) -> Measuring<'a> {
         Measuring {
             o,
             data_dir,
+            mount,
             machine,
         }
     }
@@ -42,13 +51,17 @@ impl<'a> Measuring<'a> {
         for layout in [Layout::Learned, Layout::Sstable] {
             progress.message(&format!("building {layout} ({rows} rows)"));
             let path = self.data_dir.join(format!("records-{rows}-{layout}.kv"));
-            let (served, built) = build_kv(records, layout, &path, self.o)?;
+            let (served, built) = build_kv(records, layout, &path, self.o, self.mount)?;
             systems.push((System::Kv(layout), served, built));
         }
         if self.o.rocksdb {
             progress.message(&format!("loading RocksDB ({rows} rows)"));
             let dir = self.data_dir.join(format!("records-{rows}-rocksdb"));
             let built = rocks_build(records, &dir, self.o)?;
+            let dir = match self.mount {
+                Some(mount) => mount.view(&dir)?,
+                None => dir,
+            };
             systems.push((System::RocksDb, rocks_served(dir)?, built));
         }
         Ok(systems)
@@ -104,7 +117,7 @@ impl Experiment for Measuring<'_> {
                             measure: o.measure,
                             seed: o.seed ^ repeat as u64,
                         };
-                        let m = serve(served, cache_bytes, &keys, &load, o)?;
+                        let m = serve(served, cache_bytes, &keys, &load, o, self.mount)?;
                         let run = RunId {
                             rows,
                             system: *system,

@@ -26,6 +26,7 @@ use lidx::kv::{Compression, ModelKind};
 
 use crate::csv_rows::write_rows;
 use crate::harness::{Places, measure};
+use crate::profiled_fs::ProfiledMount;
 use crate::progress::Progress;
 use measure::Measuring;
 use plots::plots;
@@ -70,6 +71,12 @@ pub struct Options {
     pub rocksdb_bloom_bits: u32,
     /// Where the data and the results go.
     pub places: Places,
+    /// The storage every system reads its files from: `None` the local disk; else a
+    /// profile `resolve_profile` knows (`ssd`, `nfs`, `hdd`, a saved file), served through
+    /// one FUSE mount (paper 4's setting is a distributed file system).
+    pub profile: Option<String>,
+    /// The `lidx` executable, whose `lidx bench mount` serves the files under a profile.
+    pub lidx_exe: Option<std::path::PathBuf>,
     /// Seed of the records and of the clients' keys.
     pub seed: u64,
 }
@@ -93,6 +100,8 @@ impl Default for Options {
             rocksdb: cfg!(feature = "rocksdb"),
             rocksdb_bloom_bits: 0,
             places: Places::default(),
+            profile: None,
+            lidx_exe: None,
             seed: 42,
         }
     }
@@ -107,8 +116,24 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
         .create("bigtable", ["bigtable.csv", "summary.md"])?;
     let machine = crate::machine::describe();
     let started = Instant::now();
-    let mut measuring = Measuring::new(options, data.path(), &machine);
+    // Under a profile every system reads its files through one mount of the data
+    // directory (beside it: never inside what it shows).
+    let mount = match &options.profile {
+        None => None,
+        Some(name) => {
+            let cost = lidx::storage::profile::resolve_profile(name)?.random;
+            let Some(exe) = &options.lidx_exe else {
+                bail!(
+                    "--profile needs the lidx executable, whose `lidx bench mount` serves the profiled storage"
+                );
+            };
+            Some(ProfiledMount::mount(exe, data.path(), data.dir(), cost)?)
+        }
+    };
+    let mut measuring = Measuring::new(options, data.path(), mount.as_ref(), &machine);
     let (_, rows) = measure(&mut measuring, "paper 4's study", "runs", progress)?;
+    drop(measuring);
+    drop(mount);
     drop(data);
     write_rows(results.file(0), &rows)?;
     plots(&results.dir, options, &rows)?;

@@ -33,6 +33,9 @@ pub struct Row {
     pub model: String,
     /// How blocks were read.
     pub reads_with: &'static str,
+    /// Where the files were read from: `local disk`, or the profile every system's files
+    /// were read through (a FUSE mount; reads and bytes are then what reached it).
+    pub storage: String,
     /// The block cache budget in bytes.
     pub cache_bytes: u64,
     /// get or scan.
@@ -142,6 +145,7 @@ pub(super) fn row(o: &Options, machine: &str, c: &RunId, m: &Measured, built: &B
             _ => String::new(),
         },
         reads_with: if o.buffered { "buffered" } else { "O_DIRECT" },
+        storage: o.profile.clone().unwrap_or_else(|| "local disk".into()),
         cache_bytes,
         op: op.name().to_string(),
         rows_per_op,

@@ -18,7 +18,7 @@ pub(super) fn summary(o: &Options, machine: &str, rows: &[Row], took: Duration) 
     );
     let _ = writeln!(
         s,
-        "Machine: {machine}. Records: random u64 keys as 20-digit strings, values of {}; blocks of {} ({} compression), read with {}. Clients: {} x {} outstanding (threads), closed loop, {:.1} s measured after {:.1} s of warm-up, keys drawn uniformly. The learned layout's model: {}. Took {:.0} s.\n",
+        "Machine: {machine}. Records: random u64 keys as 20-digit strings, values of {}; blocks of {} ({} compression), read with {} from {}. Clients: {} x {} outstanding (threads), closed loop, {:.1} s measured after {:.1} s of warm-up, keys drawn uniformly. The learned layout's model: {}. Took {:.0} s.\n",
         human_bytes(o.value_size),
         human_bytes(o.block_size),
         o.compression,
@@ -26,6 +26,12 @@ pub(super) fn summary(o: &Options, machine: &str, rows: &[Row], took: Duration) 
             "the page cache"
         } else {
             "O_DIRECT"
+        },
+        match &o.profile {
+            None => "the local disk".to_string(),
+            Some(p) => format!(
+                "storage of the {p} profile (every system's files through one FUSE mount that makes each read take the profile's latency + bytes / bandwidth; reads and bytes are those that reached it)"
+            ),
         },
         o.clients,
         o.outstanding,
@@ -68,9 +74,17 @@ fn index_table(s: &mut String, o: &Options, rows: &[Row]) {
             }
         }
     }
+    let reads = match o.profile {
+        Some(_) => {
+            "its reads and bytes per operation, like every system's, are those that reached the mount"
+        }
+        None => {
+            "its reads and bytes per operation are the process's (RocksDB's own counters miss what its iterators read ahead)"
+        }
+    };
     let _ = writeln!(
         s,
-        "\nThe SSTable keeps level 0 in memory and reads level-1 index blocks through the cache; the learned layout keeps its model and block-location array (8 bytes a block) in memory and stores no key. RocksDB (one SST file, two-level index: the top level in memory, index partitions through the cache; with no cache every get reads a partition and a data block) reports its data block sizes on average only; its reads and bytes per operation are the process's (RocksDB's own counters miss what its iterators read ahead), its blocks per operation its perf context's, and it tells index from data blocks only through its cache (n/a without one).\n"
+        "\nThe SSTable keeps level 0 in memory and reads level-1 index blocks through the cache; the learned layout keeps its model and block locations (Elias–Fano, a few bytes a block, and the first key of any overflow block) in memory and stores no key. RocksDB (one SST file, two-level index: the top level in memory, index partitions through the cache; with no cache every get reads a partition and a data block) reports its data block sizes on average only; {reads}; its blocks per operation are its perf context's, and it tells index from data blocks only through its cache (n/a without one).\n"
     );
 }
 

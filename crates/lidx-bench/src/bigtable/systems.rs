@@ -11,6 +11,7 @@ use lidx::storage::ReadMode;
 
 use super::Options;
 use crate::clients::{KvStore, Load, Measured, closed_loop};
+use crate::profiled_fs::ProfiledMount;
 
 /// The systems the study compares, as the CSV's `layout` column names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +83,7 @@ pub(super) fn build_kv(
     layout: Layout,
     path: &Path,
     o: &Options,
+    mount: Option<&ProfiledMount>,
 ) -> anyhow::Result<(Served, Built)> {
     let build = BuildOptions {
         layout,
@@ -96,8 +98,11 @@ pub(super) fn build_kv(
     } else {
         ReadMode::Direct
     };
-    let file = KvFile::open(path, mode)?;
-    let built = Built::of(&lidx::kv::info(&file)?);
+    let built = Built::of(&lidx::kv::info(&KvFile::open(path, mode)?)?);
+    let file = match mount {
+        Some(mount) => KvFile::open(&mount.view(path)?, mode)?,
+        None => KvFile::open(path, mode)?,
+    };
     Ok((Served::Kv(Box::new(file)), built))
 }
 
@@ -108,6 +113,7 @@ pub(super) fn serve(
     keys: &[&[u8]],
     load: &Load,
     #[allow(unused_variables)] options: &Options,
+    mount: Option<&ProfiledMount>,
 ) -> anyhow::Result<Measured> {
     match served {
         Served::Kv(file) => {
@@ -115,13 +121,13 @@ pub(super) fn serve(
                 file,
                 cache: BlockCache::new(cache_bytes),
             };
-            closed_loop(&store, keys, load)
+            closed_loop(&store, keys, load, mount)
         }
         #[cfg(feature = "rocksdb")]
         Served::RocksDb(dir) => {
             let kv = lidx_lsm::RocksKv::open(dir, &rocks_options(options, cache_bytes))?;
             let store = crate::clients::rocks::RocksStore::new(kv, cache_bytes);
-            closed_loop(&store, keys, load)
+            closed_loop(&store, keys, load, mount)
         }
     }
 }

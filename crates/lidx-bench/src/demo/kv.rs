@@ -48,7 +48,7 @@ pub(super) fn key_value(say: &mut Say<'_>, dir: &Path) -> anyhow::Result<()> {
             measure: Duration::from_millis(250),
             seed: 42,
         };
-        let m = clients::closed_loop(&store, &keys, &load)?;
+        let m = clients::closed_loop(&store, &keys, &load, None)?;
         let b = &report.data_blocks;
         say!(
             say,

@@ -328,6 +328,12 @@ pub struct BigtableArgs {
     /// Block cache budgets, comma-separated (0: no cache).
     #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = "256KiB,1MiB,8MiB,64MiB")]
     cache_sizes: Vec<u64>,
+    /// Read every system's files through storage that behaves like this profile (a FUSE
+    /// mount: each read takes its latency + bytes / bandwidth): ssd, nfs, hdd, or a profile
+    /// saved by lidx bench disk [default: the local disk]. Paper 4 ran on a distributed
+    /// file system.
+    #[arg(long, value_name = "ssd|nfs|hdd|FILE.json")]
+    profile: Option<String>,
     /// Clients (the paper: 15).
     #[arg(long, default_value_t = 15)]
     clients: usize,
@@ -503,6 +509,8 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 rocksdb: cfg!(feature = "rocksdb") && !a.no_rocksdb,
                 rocksdb_bloom_bits: a.rocksdb_bloom_bits,
                 places: a.places.into(),
+                profile: a.profile,
+                lidx_exe: Some(std::env::current_exe().context("cannot find the lidx executable")?),
                 seed: a.seed,
             };
             bigtable::run(&options, &progress)?
