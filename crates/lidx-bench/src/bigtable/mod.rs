@@ -132,7 +132,6 @@ pub fn run(options: &Options, progress: &dyn Progress) -> anyhow::Result<String>
     };
     let mut measuring = Measuring::new(options, data.path(), mount.as_ref(), &machine);
     let (_, rows) = measure(&mut measuring, "paper 4's study", "runs", progress)?;
-    drop(measuring);
     drop(mount);
     drop(data);
     write_rows(results.file(0), &rows)?;
