@@ -36,8 +36,10 @@ pub enum Command {
     Gen(GenArgs),
     /// Build a key-value file from TSV records or an SOSD key file.
     Build(BuildArgs),
-    /// Print the value of a key (exit 1 with `not found` on stderr when absent). The key is
-    /// taken as the bytes given (any bytes, not only UTF-8), or as hex digits with --hex.
+    /// Print the value of a key, or of many in one process (exit 1 with `not found` on
+    /// stderr when one is absent). A key is taken as the bytes given (any bytes, not only
+    /// UTF-8), or as hex digits with --hex: the keys `kv gen` writes are 20 zero-padded
+    /// digits, and must be given so (`00000000000000000042`, not `42`).
     Get(GetArgs),
     /// Print `key TAB value` lines in key order from the first key at least FROM (bytes as
     /// given, or hex digits with --hex).
