@@ -481,10 +481,8 @@ mod tests {
         let on_nfs = tune(&firsts, 4096, &nfs()).expect("nfs");
         let (l_ssd, l_nfs) = (on_ssd.index.layers.len(), on_nfs.index.layers.len());
         assert!(l_nfs < l_ssd, "nfs {l_nfs} layers, ssd {l_ssd}");
-        // The tuner's choice is no worse than any structure it sketched, under its profile.
-        for c in &on_nfs.per_layers {
-            assert!(lookup_cost_us(&on_nfs.index, &nfs()) <= c.cost_us);
-        }
+        // (Whether each choice is also the cheapest under its profile in the reads real
+        // files make is `kv::tests::each_profile_s_own_structure_reads_cheapest_under_it`.)
         let wide = |t: &Tuned| t.index.layers[0].delta;
         assert!(
             wide(&on_nfs) >= wide(&on_ssd),
