@@ -693,8 +693,8 @@ fn airindex_measures_every_system_cold_and_warm_under_each_profile() {
         &["airindex", "btree", "sstable", "learned", "rmi-mmap"]
     };
     // Curve points n = 1, 2, 4, ..., 256 and 300; one cold and one warm row, and under
-    // ssd a row of the warm lookups that slept.
-    assert_eq!(rows.len(), systems.len() * (12 + 13));
+    // ssd a row of the warm lookups that slept; AirIndex once per profile's file.
+    assert_eq!(rows.len(), (systems.len() + 1) * (12 + 13));
     for r in &rows {
         well_formed(r, &["mean_us", "p50_us", "p99_us", "open_us"]);
     }
@@ -703,7 +703,10 @@ fn airindex_measures_every_system_cold_and_warm_under_each_profile() {
             let of = |phase: &str| -> Vec<&HashMap<String, String>> {
                 rows.iter()
                     .filter(|r| {
-                        r["profile"] == profile && r["system"] == system && r["phase"] == phase
+                        r["profile"] == profile
+                            && r["system"] == system
+                            && r["phase"] == phase
+                            && (r["tuned_for"].is_empty() || r["tuned_for"] == profile)
                     })
                     .collect()
             };
@@ -779,6 +782,26 @@ fn airindex_measures_every_system_cold_and_warm_under_each_profile() {
     // The tuner's choices at the study's size and at the sketch size, per profile.
     assert!(summary.contains("| lognormal | 20000 | ssd |"), "{summary}");
     assert!(summary.contains("| lognormal | 40000 | nfs |"), "{summary}");
+    // Each profile's file under every profile, and a verdict for each.
+    assert!(
+        summary.contains("Each profile's structure under every profile"),
+        "{summary}"
+    );
+    for under in ["measured", "ssd"] {
+        assert!(
+            summary.contains(&format!("- lognormal under {under}: ")),
+            "{summary}"
+        );
+        for tuned in ["measured", "ssd"] {
+            let cold = rows.iter().filter(|r| {
+                r["system"] == "airindex"
+                    && r["profile"] == under
+                    && r["tuned_for"] == tuned
+                    && r["phase"] == "cold"
+            });
+            assert_eq!(cold.count(), 1, "{tuned} under {under}");
+        }
+    }
     assert!(!d.join("air/data").exists(), "generated data left behind");
 }
 

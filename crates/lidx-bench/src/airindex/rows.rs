@@ -157,7 +157,8 @@ impl FileRow {
     }
 }
 
-/// The rows of one profile, key set, system and phase.
+/// The rows of one profile, key set, system and phase; for `airindex`, those of the file
+/// tuned for that profile (the others are [`matrix`]'s).
 pub(super) fn find<'r>(
     rows: &'r [Row],
     profile: &str,
@@ -167,9 +168,30 @@ pub(super) fn find<'r>(
 ) -> Vec<&'r Row> {
     rows.iter()
         .filter(|r| {
-            r.profile == profile && r.key_set == set && r.system == system && r.phase == phase
+            r.profile == profile
+                && r.key_set == set
+                && r.system == system
+                && r.phase == phase
+                && (r.tuned_for.is_empty() || r.tuned_for == profile)
         })
         .collect()
+}
+
+/// The AirIndex row of `set` and `phase` for the file tuned for `tuned_for`, run under
+/// `profile`.
+pub(super) fn matrix<'r>(
+    rows: &'r [Row],
+    (profile, tuned_for): (&str, &str),
+    set: &str,
+    phase: &str,
+) -> Option<&'r Row> {
+    rows.iter().find(|r| {
+        r.system == "airindex"
+            && r.profile == profile
+            && r.tuned_for == tuned_for
+            && r.key_set == set
+            && r.phase == phase
+    })
 }
 
 /// The distinct values `f` gives the rows, in the order they first appear.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::Options;
 use super::measure::RunProfile;
-use super::rows::{Row, find, unique};
+use super::rows::{Row, find, matrix, unique};
 use super::systems::{Sketch, structure_of};
 use crate::text::{human_bytes, times};
 
@@ -79,9 +79,86 @@ pub(super) fn summary(
         );
     }
     tuner_choices(&mut s, sketches);
+    own_structures(&mut s, profiles, rows);
     fig2(&mut s, profiles, rows);
     fig3(&mut s, o, profiles, rows);
     s
+}
+
+/// Paper 2's claim, measured: every profile's AirIndex structure run under every profile,
+/// cold (open and one lookup, ms); whether each profile's own structure is the fastest
+/// under it.
+fn own_structures(s: &mut String, profiles: &[RunProfile], rows: &[Row]) {
+    if profiles.len() < 2 {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n## Each profile's structure under every profile (cold, ms)\n"
+    );
+    let _ = writeln!(
+        s,
+        "Paper 2: the structure tuned for a storage should be the fastest on it (shallow and wide for slow round trips, deeper and finer for a fast device).\n"
+    );
+    let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+    let _ = writeln!(
+        s,
+        "| key set | tuned for | structure | {} |",
+        names
+            .iter()
+            .map(|n| format!("under {n}"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(s, "|---|---|---|{}", "---:|".repeat(names.len()));
+    let sets = unique(rows, |r| &r.key_set);
+    let mut verdicts = Vec::new();
+    for &set in &sets {
+        for &tuned in &names {
+            let structure =
+                matrix(rows, (tuned, tuned), set, "cold").map_or("", |r| r.structure.as_str());
+            let cells: Vec<String> = names
+                .iter()
+                .map(|&under| {
+                    matrix(rows, (under, tuned), set, "cold")
+                        .map_or("".into(), |r| format!("{:.3}", r.mean_us.0 / 1e3))
+                })
+                .collect();
+            let _ = writeln!(
+                s,
+                "| {set} | {tuned} | {structure} | {} |",
+                cells.join(" | ")
+            );
+        }
+        for &under in &names {
+            let cold = |tuned: &str| matrix(rows, (under, tuned), set, "cold").map(|r| r.mean_us.0);
+            let Some(own) = cold(under) else { continue };
+            let others: Vec<(&str, f64)> = names
+                .iter()
+                .filter(|&&t| t != under)
+                .filter_map(|&t| cold(t).map(|c| (t, c)))
+                .collect();
+            let same = |t: &str| {
+                matrix(rows, (under, t), set, "cold").map(|r| &r.structure)
+                    == matrix(rows, (under, under), set, "cold").map(|r| &r.structure)
+            };
+            let text = match others.iter().find(|(_, c)| *c < own) {
+                None => "its own structure is the fastest".to_string(),
+                Some((t, c)) if same(t) => format!(
+                    "the {t} file is the same structure ({:.3} against {:.3} ms: noise between two runs of one structure)",
+                    c / 1e3,
+                    own / 1e3
+                ),
+                Some((t, c)) => format!(
+                    "the {t} file's structure was faster ({:.3} against {:.3} ms)",
+                    c / 1e3,
+                    own / 1e3
+                ),
+            };
+            verdicts.push(format!("- {set} under {under}: {text}."));
+        }
+    }
+    let _ = writeln!(s, "\n{}", verdicts.join("\n"));
 }
 
 /// Paper 2, section 2: the tuner's choice per profile, and how NFS's compares with SSD's.
