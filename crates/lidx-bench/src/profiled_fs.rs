@@ -88,6 +88,17 @@ impl FileReads {
         self.charged_ns += charged_ns;
     }
 
+    /// These reads and `other`'s together.
+    fn plus(self, other: &FileReads) -> FileReads {
+        FileReads {
+            reads: self.reads + other.reads,
+            bytes: self.bytes + other.bytes,
+            empty: self.empty + other.empty,
+            blocks: self.blocks + other.blocks,
+            charged_ns: self.charged_ns + other.charged_ns,
+        }
+    }
+
     /// As the library's read counter: reads, bytes, blocks and their modelled time.
     pub fn io(&self) -> IoStats {
         IoStats {
@@ -491,15 +502,9 @@ impl Server {
     }
 
     fn total(&self) -> FileReads {
-        let files = lock(&self.shared.reads);
-        files.values().fold(FileReads::default(), |mut all, f| {
-            all.reads += f.reads;
-            all.bytes += f.bytes;
-            all.empty += f.empty;
-            all.blocks += f.blocks;
-            all.charged_ns += f.charged_ns;
-            all
-        })
+        lock(&self.shared.reads)
+            .values()
+            .fold(FileReads::default(), |all, f| all.plus(f))
     }
 
     fn by_file(&self) -> BTreeMap<PathBuf, FileReads> {

@@ -587,8 +587,8 @@ fn bigtable_measures_every_cell_and_the_learned_layout_reads_no_index_block() {
 
 /// `lidx experiment bigtable --profile ssd`: every system's files read through the mount,
 /// and their reads are the mount's: the learned layout's uncached get one read of one data
-/// block, the SSTable's two (its level-1 block, then the data block). (Operations that
-/// straddle the ends of the measured time make the counts approximate.)
+/// block, the SSTable's two (its level-1 block, then the data block), but for the
+/// operations that straddle the ends of the measured time.
 #[test]
 fn bigtable_under_a_profile_charges_every_system_through_the_mount() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -626,15 +626,17 @@ fn bigtable_under_a_profile_charges_every_system_through_the_mount() {
     for r in &rows {
         assert_eq!(r["storage"], "ssd", "{r:?}");
         let f = |k: &str| r[k].parse::<f64>().unwrap();
-        assert!(f("ops") > 20.0, "{r:?}");
         if r["op"] == "get" {
             let expect = match r["layout"].as_str() {
                 "learned" => 1.0,
                 "sstable" => 2.0,
                 _ => continue,
             };
-            let reads = f("reads_per_op");
-            assert!((reads - expect).abs() < 0.15 * expect, "{r:?}");
+            // The mount's reads over the measured time: `expect` per get, give or take
+            // the reads of the 4 gets in flight at each end (and the CSV's rounding).
+            let ops = f("ops");
+            let off = (f("reads_per_op") - expect).abs() * ops;
+            assert!(off <= 2.0 * 4.0 * expect + 0.001 * ops, "{r:?}");
         }
     }
     let summary = std::fs::read_to_string(d.join("bt/summary.md")).unwrap();

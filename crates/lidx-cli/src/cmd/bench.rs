@@ -1,6 +1,7 @@
 //! `lidx bench disk`: read bandwidth and latency of a device with `O_DIRECT`, saved as the
 //! storage profile (paper 1's affine I/O cost model, section 3.3) that later commands read;
-//! the measuring is lidx-bench's.
+//! `lidx bench mount`: a directory served as storage of a profile (`profiled_fs`). The
+//! measuring and the serving are lidx-bench's.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -78,7 +79,7 @@ pub enum Command {
 }
 
 pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
-    let (dir, file_size, read_sizes, ms_per_point, queue_depths, csv, profile) = match command {
+    match command {
         Command::Disk {
             dir,
             file_size,
@@ -87,15 +88,21 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
             queue_depths,
             csv,
             profile,
-        } => (
-            dir,
-            file_size,
-            read_sizes,
-            ms_per_point,
-            queue_depths,
-            csv,
-            profile,
-        ),
+        } => {
+            let options = DiskBenchOptions {
+                dir: dir.clone(),
+                file_size,
+                read_sizes,
+                time_per_point: Duration::from_millis(ms_per_point),
+                seed: 42,
+                queue_depths,
+            };
+            let profile_path = profile.unwrap_or_else(|| dir.join("lidx-profile.json"));
+            let csv_path = csv.unwrap_or_else(|| dir.join("lidx-bench-disk.csv"));
+            let (_, report) = disk::run(&options, &csv_path, &profile_path, &ctx.progress())?;
+            say_text!(report);
+            Ok(())
+        }
         Command::Mount {
             source,
             mount_point,
@@ -111,26 +118,13 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 },
                 _ => anyhow::bail!("give --profile, or --latency-us and --bandwidth-mb-s"),
             };
-            return profiled_fs::serve(
+            profiled_fs::serve(
                 &source,
                 &mount_point,
                 cost,
                 std::io::stdin().lock(),
                 std::io::stdout().lock(),
-            );
+            )
         }
-    };
-    let options = DiskBenchOptions {
-        dir: dir.clone(),
-        file_size,
-        read_sizes,
-        time_per_point: Duration::from_millis(ms_per_point),
-        seed: 42,
-        queue_depths,
-    };
-    let profile_path = profile.unwrap_or_else(|| dir.join("lidx-profile.json"));
-    let csv_path = csv.unwrap_or_else(|| dir.join("lidx-bench-disk.csv"));
-    let (_, report) = disk::run(&options, &csv_path, &profile_path, &ctx.progress())?;
-    say_text!(report);
-    Ok(())
+    }
 }
