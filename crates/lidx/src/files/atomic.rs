@@ -339,7 +339,18 @@ impl ScratchDir {
     /// be replaced. On any error the scratch directory is removed, as on drop.
     pub fn persist(mut self, dest: &Path) -> Result<()> {
         sync_tree(&self.path)?;
-        rename_noreplace(&self.path, dest)?;
+        {
+            // A signal handler removes the pending trees holding this lock: renamed and
+            // struck off under it, the directory is either removed whole before the rename
+            // (which then fails) or published whole, never emptied after it appears.
+            let mut pending = PENDING
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            rename_noreplace(&self.path, dest)?;
+            if let Some(i) = pending.iter().position(|(p, _)| *p == self.path) {
+                pending.swap_remove(i);
+            }
+        }
         // Renamed: nothing is left to remove, at the old name or by a signal.
         self.pending = None;
         let dest_parent = super::parent_dir(dest);
