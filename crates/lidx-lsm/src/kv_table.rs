@@ -464,3 +464,74 @@ mod lz4_tests {
         assert_eq!(value, records[321].value);
     }
 }
+
+#[cfg(test)]
+mod index_size_tests {
+    use lidx::kv::{BuildOptions, KvFile, Layout};
+    use lidx::storage::ReadMode;
+
+    use super::*;
+
+    /// On the same records, lidx's SSTable index (separators, prefix compression, delta
+    /// handles) takes at most 1.2× the bytes of RocksDB's two-level index.
+    #[test]
+    fn the_sstable_index_is_within_a_fifth_of_rocksdb_s() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        // Paper 4's keys: random integers written as 20 digits (a splitmix sequence).
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut keys: Vec<String> = (0..40_000)
+            .map(|_| {
+                x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = x;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                format!("{:020}", z ^ (z >> 31))
+            })
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let value = [b'v'; 100];
+        let records: Vec<Record<'_>> = keys
+            .iter()
+            .map(|k| Record {
+                key: k.as_bytes(),
+                value: &value,
+            })
+            .collect();
+        for block_size in [4096usize, 32 * 1024] {
+            let o = RocksKvOptions {
+                block_size,
+                compression: Compression::None,
+                cache_bytes: 0,
+                direct: false,
+                filter_bits_per_key: 0,
+                statistics: false,
+            };
+            let db = dir.path().join(format!("db{block_size}"));
+            RocksKv::build(&records, &db, &o).expect("build");
+            let rocks = RocksKv::open(&db, &o).expect("open").table_figures();
+            let path = dir.path().join(format!("sst{block_size}.kv"));
+            let build = BuildOptions {
+                layout: Layout::Sstable,
+                block_size: block_size as u64,
+                ..BuildOptions::default()
+            };
+            lidx::kv::build(&records, &build, &path).expect("build");
+            let file = KvFile::open(&path, ReadMode::Buffered).expect("open");
+            let info = lidx::kv::info(&file).expect("info");
+            let ratio = info.index_disk_bytes as f64 / rocks.index_bytes as f64;
+            assert!(
+                ratio <= 1.2,
+                "{block_size} B blocks: lidx {} B over {} blocks, RocksDB {} B over {} blocks",
+                info.index_disk_bytes,
+                info.data_blocks.blocks,
+                rocks.index_bytes,
+                rocks.data_blocks
+            );
+            eprintln!(
+                "{block_size} B blocks: lidx {} B, RocksDB {} B ({ratio:.2}×)",
+                info.index_disk_bytes, rocks.index_bytes
+            );
+        }
+    }
+}

@@ -57,7 +57,7 @@ pub fn record_bytes(key: &[u8], value: &[u8]) -> u64 {
         as u64
 }
 
-fn varint_len(mut v: u64) -> usize {
+pub(crate) fn varint_len(mut v: u64) -> usize {
     let mut n = 1;
     while v >= 0x80 {
         v >>= 7;
@@ -66,7 +66,7 @@ fn varint_len(mut v: u64) -> usize {
     n
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -135,18 +135,58 @@ impl BlockBuilder {
         }
         self.body
             .extend_from_slice(&(self.offsets.len() as u32).to_le_bytes());
-        out.clear();
-        match compression {
-            Compression::None => out.extend_from_slice(&self.body),
-            Compression::Lz4 => out.extend_from_slice(&lz4_flex::compress_prepend_size(&self.body)),
-        }
-        out.push(compression.tag());
-        let crc = crc32c::crc32c(out);
-        out.extend_from_slice(&crc.to_le_bytes());
+        seal(&self.body, compression, out);
         self.body.clear();
         self.offsets.clear();
         Ok(())
     }
+}
+
+/// Seals `body`: stored with `compression`, then the compression byte and the CRC32C of
+/// both, into `out` (cleared first).
+pub(crate) fn seal(body: &[u8], compression: Compression, out: &mut Vec<u8>) {
+    out.clear();
+    match compression {
+        Compression::None => out.extend_from_slice(body),
+        Compression::Lz4 => out.extend_from_slice(&lz4_flex::compress_prepend_size(body)),
+    }
+    out.push(compression.tag());
+    let crc = crc32c::crc32c(out);
+    out.extend_from_slice(&crc.to_le_bytes());
+}
+
+/// The body of a sealed block: its CRC checked, decompressed.
+pub(crate) fn unseal(sealed: &[u8]) -> Result<Vec<u8>, BlockProblem> {
+    let Some(split) = sealed.len().checked_sub(4) else {
+        return Err(BlockProblem::Malformed("shorter than its trailer"));
+    };
+    let (data, crc) = sealed.split_at(split);
+    let expected = u32::from_le_bytes(crc.try_into().unwrap_or_default());
+    let got = crc32c::crc32c(data);
+    if expected != got {
+        return Err(BlockProblem::Checksum { expected, got });
+    }
+    let Some((&tag, stored)) = data.split_last() else {
+        return Err(BlockProblem::Malformed("shorter than its trailer"));
+    };
+    Ok(match Compression::from_tag(tag) {
+        Some(Compression::None) => stored.to_vec(),
+        Some(Compression::Lz4) => {
+            // Refuse a length LZ4 could not reach from these bytes before allocating.
+            let claimed = stored
+                .first_chunk::<4>()
+                .map(|b| u32::from_le_bytes(*b) as usize)
+                .ok_or(BlockProblem::Malformed(
+                    "compressed block without its length",
+                ))?;
+            if claimed > stored.len().saturating_mul(255).saturating_add(64) {
+                return Err(BlockProblem::Malformed("compressed length out of reach"));
+            }
+            lz4_flex::decompress_size_prepended(stored)
+                .map_err(|_| BlockProblem::Malformed("LZ4 data does not decompress"))?
+        }
+        None => return Err(BlockProblem::Malformed("unknown compression byte")),
+    })
 }
 
 /// What is wrong with a sealed block, before a file's path and block number are added.
@@ -176,37 +216,7 @@ pub struct Block {
 impl Block {
     /// Checks and decodes a sealed block.
     pub fn open(sealed: &[u8]) -> Result<Block, BlockProblem> {
-        let Some(split) = sealed.len().checked_sub(4) else {
-            return Err(BlockProblem::Malformed("shorter than its trailer"));
-        };
-        let (data, crc) = sealed.split_at(split);
-        let expected = u32::from_le_bytes(crc.try_into().unwrap_or_default());
-        let got = crc32c::crc32c(data);
-        if expected != got {
-            return Err(BlockProblem::Checksum { expected, got });
-        }
-        let Some((&tag, stored)) = data.split_last() else {
-            return Err(BlockProblem::Malformed("shorter than its trailer"));
-        };
-        let body = match Compression::from_tag(tag) {
-            Some(Compression::None) => stored.to_vec(),
-            Some(Compression::Lz4) => {
-                // Refuse a length LZ4 could not reach from these bytes before allocating.
-                let claimed = stored
-                    .first_chunk::<4>()
-                    .map(|b| u32::from_le_bytes(*b) as usize)
-                    .ok_or(BlockProblem::Malformed(
-                        "compressed block without its length",
-                    ))?;
-                if claimed > stored.len().saturating_mul(255).saturating_add(64) {
-                    return Err(BlockProblem::Malformed("compressed length out of reach"));
-                }
-                lz4_flex::decompress_size_prepended(stored)
-                    .map_err(|_| BlockProblem::Malformed("LZ4 data does not decompress"))?
-            }
-            None => return Err(BlockProblem::Malformed("unknown compression byte")),
-        };
-        Block::from_body(body)
+        Block::from_body(unseal(sealed)?)
     }
 
     /// Checks a body's structure: the count, the offsets in increasing order and in range,

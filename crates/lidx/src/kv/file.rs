@@ -27,7 +27,12 @@ use crate::{Error, FormatError, Result};
 /// The footer's first 8 bytes.
 pub const MAGIC: [u8; 8] = *b"LIDXKV\0\0";
 /// The format version this build writes (it reads [`OLDEST_VERSION`] on).
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
+
+/// The first version whose SSTable level-1 blocks are index blocks
+/// ([`IndexBlock`](super::index_block::IndexBlock): separators, prefix compression, restart
+/// points); before it they are blocks of records, each a data block's last key and handle.
+pub const SEPARATOR_INDEX_VERSION: u32 = 3;
 /// The oldest format version this build reads.
 pub const OLDEST_VERSION: u32 = 1;
 /// Bytes of the footer.

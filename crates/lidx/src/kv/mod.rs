@@ -14,6 +14,8 @@
 //! - [`layers`]: paper 2's layered index (AirIndex) over fixed pages, and its tuner; the
 //!   same pages also sit under a disk B+tree, paper 2's baseline ([`Layout::Btree`]).
 //! - [`block`]: a block's records and its sealed form (compression byte, CRC32C).
+//! - [`index_block`]: the SSTable's level-1 index blocks (separators, prefix compression,
+//!   restart points, delta-encoded handles), as LevelDB and RocksDB build them.
 //! - [`write`], [`file`], [`read`], [`verify`]: writing, opening (footer), reading (gets
 //!   and scans through the shared [`BlockCache`] of `storage::cache`, counting blocks and
 //!   reads by level, under an optional latency model) and checking a file; each asks the
@@ -23,6 +25,7 @@
 pub mod block;
 pub mod elias_fano;
 pub mod file;
+pub mod index_block;
 pub mod input;
 pub mod keymap;
 pub mod keys;

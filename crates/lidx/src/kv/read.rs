@@ -10,8 +10,10 @@
 
 use std::sync::Arc;
 
-use super::block::{Block, BlockProblem, TRAILER};
+use super::block::{Block, BlockProblem};
+use super::file::SEPARATOR_INDEX_VERSION;
 use super::file::{Handle, KvFile};
+use super::index_block::IndexBlock;
 use super::layout::open_page;
 use crate::storage::IoStats;
 use crate::storage::cache::{BlockCache, CacheKey};
@@ -254,11 +256,15 @@ impl<'a> Reader<'a> {
                             .and_then(|r| open_page(r).map_err(|e| problem(file, h, e)))?,
                     );
                     if keep {
-                        self.cache.insert_decoded(
-                            key(p),
-                            Arc::clone(&block),
-                            block.body_bytes() as u64,
-                        );
+                        let bytes = block.body_bytes() as u64;
+                        match kind {
+                            Kind::Index => {
+                                self.cache.insert_index(key(p), Arc::clone(&block), bytes)
+                            }
+                            Kind::Data => {
+                                self.cache.insert_decoded(key(p), Arc::clone(&block), bytes)
+                            }
+                        }
                     }
                     pages[(p - start) as usize] = Some(block);
                 }
@@ -266,17 +272,6 @@ impl<'a> Reader<'a> {
             self.batch = bytes;
         }
         Ok(pages.into_iter().flatten().collect())
-    }
-
-    /// Entry `j`'s data block handle in level-1 block `index` (at `ih`), checked.
-    pub(crate) fn entry_handle(&self, index: &Block, ih: Handle, j: usize) -> Result<Handle> {
-        let data_bytes = self.file.footer().data_bytes;
-        Handle::decode(index.record(j).1)
-            .filter(|h| h.size > TRAILER as u64 + 4 && h.end() <= data_bytes)
-            .ok_or_else(|| {
-                self.file
-                    .bad_block(ih, format!("holds a bad data block handle at entry {j}"))
-            })
     }
 
     /// Visits up to `rows` records in key order from the first key at least `from`;
@@ -328,22 +323,39 @@ impl<'a> Reader<'a> {
         self.prefetch
     }
 
-    /// Every data block handle level-1 block `index` (at `ih`) holds, checked.
-    pub(crate) fn entry_handles(&self, index: &Block, ih: Handle) -> Result<Vec<Handle>> {
-        (0..index.len())
-            .map(|j| self.entry_handle(index, ih, j))
-            .collect()
-    }
-
     /// Reads and decodes a data block, without the cache (for checks of the whole file).
     pub fn read_data_block(&mut self, h: Handle) -> Result<Block> {
         let bytes = self.read(h.offset, h.size, Kind::Data, 1)?;
         Block::open(bytes).map_err(|p| problem(self.file, h, p))
     }
 
-    /// The level-1 block at `h` (SSTable), through the cache.
-    pub fn index_block(&mut self, h: Handle) -> Result<Arc<Block>> {
-        self.block(h, Kind::Index, None)
+    /// The SSTable's level-1 block at `h`, checked whole, from the cache or the file (and
+    /// kept in the cache ahead of data blocks, as RocksDB keeps index blocks at high
+    /// priority). Blocks of files before version 3, records of last keys and handles, are
+    /// read into the same form.
+    pub fn level1_block(&mut self, h: Handle) -> Result<Arc<IndexBlock>> {
+        let key = CacheKey::Block {
+            file: self.file.id(),
+            offset: h.offset,
+        };
+        if let Some(block) = self.cache.get_decoded::<IndexBlock>(key) {
+            self.stats.io.cache_hits += 1;
+            return Ok(block);
+        }
+        self.stats.io.cache_misses += 1;
+        let file = self.file;
+        let footer = file.footer();
+        let bytes = self.read(h.offset, h.size, Kind::Index, 1)?;
+        let block = match footer.version >= SEPARATOR_INDEX_VERSION {
+            true => IndexBlock::open(bytes, footer.data_bytes),
+            false => {
+                Block::open(bytes).and_then(|b| IndexBlock::from_records(&b, footer.data_bytes))
+            }
+        };
+        let block = Arc::new(block.map_err(|p| problem(file, h, p))?);
+        self.cache
+            .insert_index(key, Arc::clone(&block), block.body_bytes() as u64);
+        Ok(block)
     }
 
     /// The block at `h`, from the prefetched one, the cache or the file; `next`, when

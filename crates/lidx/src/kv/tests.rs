@@ -340,8 +340,9 @@ fn truncated_foreign_and_newer_files_give_one_clear_error() {
     assert!(open(b"").contains("truncated"));
     let mut newer = bytes.clone();
     let v = bytes.len() - FOOTER_BYTES + 8;
-    newer[v..v + 4].copy_from_slice(&3u32.to_le_bytes());
-    assert!(open(&newer).contains("format version 3 is not supported"));
+    let next = file::VERSION + 1;
+    newer[v..v + 4].copy_from_slice(&next.to_le_bytes());
+    assert!(open(&newer).contains(&format!("format version {next} is not supported")));
     let foreign = vec![b'#'; 200];
     assert!(open(&foreign).contains("not a lidx key-value file"));
 }

@@ -35,7 +35,8 @@ pub fn verify(file: &KvFile) -> Result<VerifyReport> {
 }
 
 /// The check of a layout of data blocks (learned, SSTable): `handles` hold each data
-/// block's place and, for an SSTable, the last key its level-1 entry names. The blocks
+/// block's place and, for an SSTable, its level-1 key: at least the block's last key and
+/// below the next block's first (from version 3 a separator, before it the last key). The blocks
 /// must lie one after another from 0 to the footer's data bytes, as many as it counts,
 /// each with a record unless it is empty, keys strictly increasing across the file, and
 /// each key in the block `place` gives (when it gives one).
@@ -63,6 +64,8 @@ pub(crate) fn check_blocks(
     }
     let mut expected_offset = 0;
     let mut previous: Option<Vec<u8>> = None;
+    // The level-1 key of the last block read, which must be below the next block's keys.
+    let mut pending_separator: Option<(Handle, Vec<u8>)> = None;
     for (b, (h, named_last)) in handles.iter().enumerate() {
         let h = *h;
         if h.offset != expected_offset {
@@ -79,6 +82,18 @@ pub(crate) fn check_blocks(
         let block: Block = reader.read_data_block(h)?;
         if block.is_empty() {
             return Err(file.bad_block(h, "holds no record, yet has a size".into()));
+        }
+        if let Some((ph, separator)) = pending_separator.take()
+            && separator.as_slice() >= block.key(0)
+        {
+            return Err(file.bad_block(
+                ph,
+                format!(
+                    "has level-1 key {}, not below the next block's first key {}",
+                    display_key(&separator),
+                    display_key(block.key(0))
+                ),
+            ));
         }
         for i in 0..block.len() {
             let key = block.key(i);
@@ -108,17 +123,18 @@ pub(crate) fn check_blocks(
             previous = Some(key.to_vec());
             report.records += 1;
         }
-        if let Some(named) = named_last
-            && named.as_slice() != block.key(block.len() - 1)
-        {
-            return Err(file.bad_block(
-                h,
-                format!(
-                    "ends with key {}, but its level-1 entry names {}",
-                    display_key(block.key(block.len() - 1)),
-                    display_key(named)
-                ),
-            ));
+        if let Some(named) = named_last {
+            if named.as_slice() < block.key(block.len() - 1) {
+                return Err(file.bad_block(
+                    h,
+                    format!(
+                        "ends with key {}, above its level-1 key {}",
+                        display_key(block.key(block.len() - 1)),
+                        display_key(named)
+                    ),
+                ));
+            }
+            pending_separator = Some((h, named.clone()));
         }
     }
     if expected_offset != footer.data_bytes {

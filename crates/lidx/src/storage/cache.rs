@@ -51,6 +51,9 @@ enum Entry {
     Decoded {
         value: Arc<dyn Any + Send + Sync>,
         bytes: u64,
+        /// Kept ahead of other entries: never evicted (an index block within the high-
+        /// priority share).
+        pinned: bool,
     },
 }
 
@@ -75,6 +78,10 @@ impl Lifecycle<CacheKey, Entry> for CountEvictions {
 
     fn begin_request(&self) -> Self::RequestState {}
 
+    fn is_pinned(&self, _key: &CacheKey, entry: &Entry) -> bool {
+        matches!(entry, Entry::Decoded { pinned: true, .. })
+    }
+
     fn on_evict(&self, _state: &mut (), _key: CacheKey, _entry: Entry) {
         self.0.fetch_add(1, Ordering::Relaxed);
     }
@@ -96,7 +103,13 @@ pub struct BlockCache {
     hits: AtomicU64,
     misses: AtomicU64,
     evictions: Arc<AtomicU64>,
+    /// Bytes of the entries kept at high priority.
+    high_priority: AtomicU64,
 }
+
+/// The share of the budget index blocks may hold ahead of other entries: RocksDB's LRU
+/// cache's `high_pri_pool_ratio` default.
+pub const HIGH_PRIORITY_SHARE: f64 = 0.5;
 
 /// What a cache has done since it was made or last [`reset`](BlockCache::reset_stats).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -142,6 +155,7 @@ impl BlockCache {
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             evictions,
+            high_priority: AtomicU64::new(0),
         }
     }
 
@@ -174,8 +188,50 @@ impl BlockCache {
     /// Keeps `value`, charged `bytes`, under `key`, evicting others as the budget requires.
     pub fn insert_decoded<T: Any + Send + Sync>(&self, key: CacheKey, value: Arc<T>, bytes: u64) {
         if let Some(c) = &self.inner {
-            c.insert(key, Entry::Decoded { value, bytes });
+            let pinned = false;
+            c.insert(
+                key,
+                Entry::Decoded {
+                    value,
+                    bytes,
+                    pinned,
+                },
+            );
         }
+    }
+
+    /// Keeps an index block as [`insert_decoded`](Self::insert_decoded) does, at high
+    /// priority while the entries so kept stay within [`HIGH_PRIORITY_SHARE`] of the budget:
+    /// such an entry is never evicted to make room (RocksDB's
+    /// `cache_index_and_filter_blocks_with_high_priority`, whose high-priority pool keeps
+    /// index blocks ahead of data blocks). Past that share it is kept like any block.
+    pub fn insert_index<T: Any + Send + Sync>(&self, key: CacheKey, value: Arc<T>, bytes: u64) {
+        let Some(c) = &self.inner else { return };
+        if c.contains_key(&key) {
+            // Another reader kept it meanwhile; replacing it would count it twice.
+            return;
+        }
+        let weight = ENTRY_OVERHEAD + bytes;
+        let share = (self.capacity as f64 * HIGH_PRIORITY_SHARE) as u64;
+        let pinned = self
+            .high_priority
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                (held + weight <= share).then_some(held + weight)
+            })
+            .is_ok();
+        c.insert(
+            key,
+            Entry::Decoded {
+                value,
+                bytes,
+                pinned,
+            },
+        );
+    }
+
+    /// Bytes held at high priority ([`insert_index`](Self::insert_index)).
+    pub fn high_priority_bytes(&self) -> u64 {
+        self.high_priority.load(Ordering::Relaxed)
     }
 
     /// The page under `key`, counting a hit or a miss.
@@ -204,6 +260,7 @@ impl BlockCache {
         if let Some(c) = &self.inner {
             c.clear();
         }
+        self.high_priority.store(0, Ordering::Relaxed);
     }
 
     /// The counters, and the bytes held now.
@@ -268,5 +325,33 @@ mod tests {
         let s = small.stats();
         assert!(s.used <= 16 * 1024, "{s:?}");
         assert!(s.evictions >= 96, "{s:?}");
+    }
+
+    #[test]
+    fn index_blocks_within_the_high_priority_share_outlive_a_flood_of_data() {
+        let budget = 256 * 1024;
+        let cache = BlockCache::new(budget);
+        let index = |i: u64| CacheKey::Block { file: 9, offset: i };
+        // 40 index blocks of 4 KiB: the first 30 fit in half the budget (with overhead).
+        for i in 0..40 {
+            cache.insert_index(index(i), Arc::new(i), 4096);
+        }
+        let share = (budget as f64 * HIGH_PRIORITY_SHARE) as u64;
+        assert_eq!(cache.high_priority_bytes(), 31 * (4096 + ENTRY_OVERHEAD));
+        assert!(cache.high_priority_bytes() <= share);
+        for page in 0..1000 {
+            cache.insert_page(CacheKey::Page { file: 1, page }, &[3; 4096]);
+        }
+        let kept = (0..40).filter(|&i| cache.contains(index(i))).count();
+        assert!(kept >= 31, "{kept}");
+        for i in 0..31 {
+            assert!(cache.contains(index(i)), "index block {i} was evicted");
+        }
+        assert!(cache.stats().used <= budget, "{:?}", cache.stats());
+        // Kept again, an index block is not counted twice.
+        cache.insert_index(index(0), Arc::new(0u64), 4096);
+        assert_eq!(cache.high_priority_bytes(), 31 * (4096 + ENTRY_OVERHEAD));
+        cache.clear();
+        assert_eq!(cache.high_priority_bytes(), 0);
     }
 }

@@ -1,8 +1,11 @@
 //! The SSTable layout, Bigtable's baseline (paper 4, section 3; FORMAT.md section 8):
 //! blocks are filled to τ (a record that would pass τ starts the next block, and a block
-//! holds at least one record); each block's last key and handle go to level-1 index
-//! blocks of τ, whose last keys and handles form level 0, kept in memory. A get reads
-//! one level-1 block and one data block, each from the cache when it holds them.
+//! holds at least one record); each block's separator (a short key between its last key
+//! and the next block's first) and handle go to level-1 index blocks of τ, prefix-compressed
+//! with restart points as RocksDB's are ([`index_block`](crate::kv::index_block)), whose
+//! last keys and handles form level 0, kept in memory. A get reads one level-1 block and
+//! one data block, each from the cache when it holds them (level-1 blocks ahead of data
+//! blocks, as RocksDB keeps index blocks at high priority).
 
 #![deny(clippy::indexing_slicing)]
 
@@ -12,6 +15,7 @@ use super::{Emit, LayoutIndex, Locate, Written, Wrote};
 use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::kv::block::{Block, TRAILER, record_bytes};
 use crate::kv::file::{Footer, Handle};
+use crate::kv::index_block::{IndexBlockBuilder, short_successor, shortest_separator};
 use crate::kv::read::{Kind, Reader};
 use crate::kv::verify::{VerifyReport, check_blocks};
 use crate::kv::write::{BuildOptions, Record, Writer};
@@ -38,26 +42,23 @@ impl Locate for SstableMeta {
         let Some(&(_, ih)) = self.entries_from(key).next() else {
             return Ok(None);
         };
-        let index = r.block(ih, Kind::Index, None)?;
-        let j = index.lower_bound(key);
-        if j == index.len() {
+        let index = r.level1_block(ih)?;
+        let entry = index.seek(key);
+        if !entry.valid() {
             return Err(r
                 .file()
                 .bad_block(ih, "ends below the level-0 key that points at it".into()));
         }
-        let h = r.entry_handle(&index, ih, j)?;
-        r.block(h, Kind::Data, None).map(Some)
+        r.block(entry.handle(), Kind::Data, None).map(Some)
     }
 
     fn scan(&self, r: &mut Reader<'_>, from: &[u8], emit: &mut Emit<'_>) -> Result<()> {
         for &(_, ih) in self.entries_from(from) {
-            let index = r.block(ih, Kind::Index, None)?;
-            for j in index.lower_bound(from)..index.len() {
-                let h = r.entry_handle(&index, ih, j)?;
-                let next = match j + 1 < index.len() {
-                    true => Some(r.entry_handle(&index, ih, j + 1)?),
-                    false => None,
-                };
+            let index = r.level1_block(ih)?;
+            let mut entry = index.seek(from);
+            while entry.valid() {
+                let h = entry.handle();
+                let next = entry.advance().then(|| entry.handle());
                 let block = r.block(h, Kind::Data, next)?;
                 if !emit(&block) {
                     return Ok(());
@@ -71,8 +72,8 @@ impl Locate for SstableMeta {
     fn data_handles(&self, r: &mut Reader<'_>) -> Result<Vec<Handle>> {
         let mut out = Vec::new();
         for &(_, ih) in &self.level0 {
-            let index = r.block(ih, Kind::Index, None)?;
-            out.extend(r.entry_handles(&index, ih)?);
+            let index = r.level1_block(ih)?;
+            out.extend(index.entries().into_iter().map(|(_, h)| h));
         }
         Ok(out)
     }
@@ -81,8 +82,9 @@ impl Locate for SstableMeta {
 impl LayoutIndex for SstableMeta {
     fn write(w: &mut Writer, records: &[Record<'_>], options: &BuildOptions) -> Wrote<Self> {
         let tau = options.block_size;
-        // Level 1: (last key of a data block, its handle), collected, then written.
-        let mut level1: Vec<(&[u8], Handle)> = Vec::new();
+        // Level 1: (separator of a data block, its handle), collected, then written. A
+        // block's separator lies between its last key and the next block's first key.
+        let mut level1: Vec<(Vec<u8>, Handle)> = Vec::new();
         let mut previous: Option<&[u8]> = None;
         for r in records {
             let size = record_bytes(r.key, r.value);
@@ -91,38 +93,35 @@ impl LayoutIndex for SstableMeta {
                 && w.block.body_bytes() as u64 + size > tau
             {
                 let h = w.close_data_block()?;
-                level1.push((last, h));
+                level1.push((shortest_separator(last, r.key), h));
             }
             w.add(r)?;
             previous = Some(r.key);
         }
         if let Some(last) = records.last() {
             let h = w.close_data_block()?;
-            level1.push((last.key, h));
+            level1.push((short_successor(last.key), h));
         }
         w.data_bytes = w.written;
+        // Level-1 blocks are filled to τ like data blocks; each one's last separator and
+        // handle go to level 0.
         let mut level0 = Vec::new();
-        let mut handle = Vec::with_capacity(Handle::BYTES);
-        let mut previous: Option<&[u8]> = None;
-        for &(key, h) in &level1 {
-            handle.clear();
-            h.encode(&mut handle);
-            let size = record_bytes(key, &handle);
-            if let Some(last) = previous
-                && !w.block.is_empty()
-                && w.block.body_bytes() as u64 + size > tau
+        let mut block = IndexBlockBuilder::default();
+        let mut last: Option<&[u8]> = None;
+        for (key, h) in &level1 {
+            if let Some(last) = last
+                && !block.is_empty()
+                && block.body_bytes_with(key, *h) as u64 > tau
             {
-                let ih = w.flush()?;
-                level0.push((last.into(), ih));
+                level0.push((last.into(), write_index_block(w, &mut block)?));
             }
-            w.block
-                .add(key, &handle)
+            block
+                .add(key, *h)
                 .map_err(|e| Error::param("block size", e))?;
-            previous = Some(key);
+            last = Some(key);
         }
-        if let Some(&(last, _)) = level1.last() {
-            let ih = w.flush()?;
-            level0.push((last.into(), ih));
+        if let Some(last) = last {
+            level0.push((last.into(), write_index_block(w, &mut block)?));
         }
         let written = Written {
             block_size: tau,
@@ -188,21 +187,33 @@ impl LayoutIndex for SstableMeta {
         self.level0.len() as u64
     }
 
-    /// Every block in order, each level-1 entry naming its block's last key, and each
-    /// level-0 key the last key of its level-1 block.
+    /// Every block in order, each level-1 entry's key a separator of its block (at least
+    /// its last key, below the next block's first), and each level-0 key the last key of
+    /// its level-1 block.
     fn verify(&self, r: &mut Reader<'_>) -> Result<VerifyReport> {
         let mut handles = Vec::new();
         for (i, (l0_key, ih)) in self.level0.iter().enumerate() {
-            let index = r.index_block(*ih)?;
-            if index.is_empty() || index.key(index.len() - 1) != &**l0_key {
+            let index = r.level1_block(*ih)?;
+            if index.is_empty() || index.last_key() != &**l0_key {
                 return Err(r.file().corrupt(format!(
                     "level-0 entry {i} does not name the last key of its level-1 block"
                 )));
             }
-            for (j, h) in r.entry_handles(&index, *ih)?.into_iter().enumerate() {
-                handles.push((h, Some(index.key(j).to_vec())));
-            }
+            handles.extend(index.entries().into_iter().map(|(k, h)| (h, Some(k))));
         }
         check_blocks(r, handles, &|_| None)
     }
+}
+
+/// Seals the level-1 block `block` holds and appends it; its handle.
+fn write_index_block(w: &mut Writer, block: &mut IndexBlockBuilder) -> Result<Handle> {
+    let offset = w.written;
+    block
+        .finish(w.compression, &mut w.sealed)
+        .map_err(|e| Error::param("block size", e))?;
+    w.write_sealed()?;
+    Ok(Handle {
+        offset,
+        size: w.sealed.len() as u64,
+    })
 }
