@@ -140,10 +140,28 @@ pub struct Measured {
     pub elapsed: Duration,
     /// Latency of every operation, microseconds.
     pub latency: Histogram<u64>,
-    /// Blocks, reads and bytes of the measured operations.
+    /// Blocks, reads and bytes of the operations counted.
     pub io: OpStats,
-    /// The store's counters over the measured time.
+    /// The store's counters over the time counted.
     pub counters: StoreCounters,
+    /// Operations `io` and `counters` cover: `ops`, or those of a separate counting run
+    /// ([`take_counts`](Self::take_counts)).
+    pub counted_ops: u64,
+}
+
+impl Measured {
+    /// Takes `io`, `counters` and `counted_ops` from `counting`, a run of the same load
+    /// with the store's counters on (this run's were off, so as not to slow it).
+    pub fn take_counts(&mut self, counting: Measured) {
+        self.io = counting.io;
+        self.counters = counting.counters;
+        self.counted_ops = counting.counted_ops;
+    }
+
+    /// `v` per counted operation.
+    pub fn per_counted_op(&self, v: u64) -> f64 {
+        v as f64 / self.counted_ops.max(1) as f64
+    }
 }
 
 /// How a closed-loop run goes.
@@ -281,6 +299,7 @@ pub fn closed_loop<S: Store>(
         latency,
         io,
         counters,
+        counted_ops: ops,
     })
 }
 
@@ -300,6 +319,8 @@ pub mod rocks {
         pub kv: RocksKv,
         /// Its block cache budget (0: none).
         pub cache_bytes: u64,
+        /// Whether clients count their block reads (RocksDB's per-thread perf context).
+        counting: bool,
         base: Mutex<(Option<RocksReads>, (u64, u64))>,
     }
 
@@ -310,11 +331,14 @@ pub mod rocks {
     }
 
     impl RocksStore {
-        /// The store of `kv`, opened with a cache of `cache_bytes`.
-        pub fn new(kv: RocksKv, cache_bytes: u64) -> RocksStore {
+        /// The store of `kv`, opened with a cache of `cache_bytes`; `counting`: its clients
+        /// count their block reads through RocksDB's perf context (which costs some CPU
+        /// an operation; off while timing).
+        pub fn new(kv: RocksKv, cache_bytes: u64, counting: bool) -> RocksStore {
             RocksStore {
                 kv,
                 cache_bytes,
+                counting,
                 base: Mutex::new((None, (0, 0))),
             }
         }
@@ -323,7 +347,7 @@ pub mod rocks {
     /// One thread's handle: RocksDB's per-thread perf context counts its block reads.
     pub struct RocksClient<'s> {
         kv: &'s RocksKv,
-        perf: ThreadReads,
+        perf: Option<ThreadReads>,
         totals: OpStats,
     }
 
@@ -333,7 +357,7 @@ pub mod rocks {
         fn client(&self, _prefetch: bool) -> RocksClient<'_> {
             RocksClient {
                 kv: &self.kv,
-                perf: ThreadReads::start(),
+                perf: self.counting.then(ThreadReads::start),
                 totals: OpStats::default(),
             }
         }
@@ -363,7 +387,7 @@ pub mod rocks {
                     ..CacheStats::default()
                 },
                 index_block_reads: index.filter(|_| cached).map(|i| i.index_block_reads),
-                blocks_split: cached,
+                blocks_split: cached && index.is_some(),
                 os_reads: Some((calls - calls0, bytes - bytes0)),
             }
         }
@@ -381,7 +405,10 @@ pub mod rocks {
         /// Every block RocksDB read for this thread counts as a data block and a read here;
         /// [`closed_loop`](super::closed_loop) moves the index blocks apart.
         fn stats(&mut self) -> OpStats {
-            let (blocks, bytes) = self.perf.take();
+            let Some(perf) = &mut self.perf else {
+                return self.totals;
+            };
+            let (blocks, bytes) = perf.take();
             self.totals.data_block_reads += blocks;
             self.totals.io.reads += blocks;
             self.totals.io.bytes += bytes;

@@ -213,17 +213,22 @@ impl RocksKv {
     /// The bytes of the index RocksDB holds in memory outside the block cache (table
     /// readers), and the bytes the block cache holds pinned (the top level of the index).
     pub fn index_memory_bytes(&self) -> u64 {
-        let readers = self
-            .db
-            .property_int_value("rocksdb.estimate-table-readers-mem")
-            .ok()
-            .flatten()
-            .unwrap_or(0);
-        readers
+        self.table_reader_bytes()
             + self
                 .cache
                 .as_ref()
                 .map_or(0, |c| c.get_pinned_usage() as u64)
+    }
+
+    /// The bytes RocksDB's table readers hold outside the block cache (with a cache and
+    /// `cache_index_and_filter_blocks`, their properties and bookkeeping, not the index;
+    /// without one, the whole index and filter).
+    pub fn table_reader_bytes(&self) -> u64 {
+        self.db
+            .property_int_value("rocksdb.estimate-table-readers-mem")
+            .ok()
+            .flatten()
+            .unwrap_or(0)
     }
 
     /// The SST files' data blocks, data bytes and index bytes, from RocksDB's aggregated

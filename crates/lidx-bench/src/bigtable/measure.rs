@@ -1,5 +1,5 @@
 //! One cell of the study (a table size): its records generated, every system built on
-//! them, then each serving gets and scans of every cache size in turn (paper 4, Fig. 1).
+//! them, then each serving gets and scans at every memory budget in turn (paper 4, Fig. 1).
 
 use std::path::Path;
 
@@ -79,7 +79,7 @@ impl Experiment for Measuring<'_> {
     /// Every system serving gets and scans at every cache size, each `repeat` times.
     fn steps(&self, _: &u64) -> u64 {
         let o = self.o;
-        (o.cache_sizes.len() * 2 * o.repeat * System::all(o).len()) as u64
+        (o.memory_budgets.len() * 2 * o.repeat * System::all(o).len()) as u64
     }
 
     fn run_cell(&mut self, &rows: &u64, progress: &dyn Progress) -> anyhow::Result<Vec<Row>> {
@@ -95,7 +95,7 @@ impl Experiment for Measuring<'_> {
         let threads = o.clients * o.outstanding;
         let ops = [Op::Get, Op::Scan { rows: o.scan_rows }];
         let mut out = Vec::new();
-        for &cache_bytes in &o.cache_sizes {
+        for &budget in &o.memory_budgets {
             for op in ops {
                 for repeat in 0..o.repeat {
                     // The systems take turns going first, so a drift of the machine
@@ -104,10 +104,17 @@ impl Experiment for Measuring<'_> {
                     order.rotate_left(repeat % systems.len());
                     for i in order {
                         let (system, served, built) = &systems[i];
+                        // Equal memory: the cache is what the budget leaves beside the
+                        // index the system keeps in memory.
+                        let Some(cache_bytes) = built.cache_within(budget) else {
+                            progress.step();
+                            continue;
+                        };
                         progress.message(&format!(
-                            "{} {} cache {}",
+                            "{} {} memory {} (cache {})",
                             system.name(),
                             op.name(),
+                            human_bytes(budget),
                             human_bytes(cache_bytes)
                         ));
                         let load = Load {
@@ -121,6 +128,7 @@ impl Experiment for Measuring<'_> {
                         let run = RunId {
                             rows,
                             system: *system,
+                            memory_budget: budget,
                             cache_bytes,
                             op,
                             repeat,

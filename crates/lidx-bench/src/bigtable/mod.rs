@@ -5,8 +5,9 @@
 //! The records are the paper's: random integer keys written as strings (20 digits), each
 //! with a value of `--value-size` (1 KiB), in blocks of 32 KiB. For every table size, both
 //! layouts are built from the same records, and (with the `rocksdb` feature) the records are
-//! loaded into RocksDB as one SST file with a two-level index. Then, for every block cache
-//! size, each system serves two closed-loop workloads ([`clients`](crate::clients), paper 4
+//! loaded into RocksDB as one SST file with a two-level index. Then, for every memory
+//! budget (each system's in-memory index plus its block cache), each system serves two
+//! closed-loop workloads ([`clients`](crate::clients), paper 4
 //! section 5): gets of one row, and scans of 100 consecutive rows.
 //!
 //! Keys are drawn uniformly from the records. Blocks are read with `O_DIRECT` (the OS page
@@ -46,8 +47,13 @@ pub struct Options {
     pub compression: Compression,
     /// The learned layout's model.
     pub model: ModelKind,
-    /// Block cache budgets in bytes (0: no cache).
-    pub cache_sizes: Vec<u64>,
+    /// Memory budgets in bytes, one cell each: every system gets a block cache of the
+    /// budget less the index it keeps in memory outside the cache (the learned layout's
+    /// model and block locations, the SSTable's level 0, RocksDB's table readers), so all
+    /// hold the same bytes; a system whose index alone passes the budget sits the cell
+    /// out. 0: no block cache for any system (each keeps its index as it does without
+    /// one; not at equal memory).
+    pub memory_budgets: Vec<u64>,
     /// Clients.
     pub clients: usize,
     /// Requests each client keeps in flight.
@@ -65,9 +71,9 @@ pub struct Options {
     pub buffered: bool,
     /// Measure RocksDB too (where built with the `rocksdb` feature).
     pub rocksdb: bool,
-    /// Bits a key of RocksDB's Bloom filter (partitioned like its index); 0: none. Every
-    /// key the study asks for exists, so a filter never spares a read here: without a
-    /// cache it costs a filter partition read per get, and with one it takes cache space.
+    /// Bits a key of RocksDB's Bloom filter (partitioned like its index, through the
+    /// cache); 0: none. RocksDB's documentation recommends 10 for point reads; every key
+    /// the study asks for exists, so here a filter spares no read and takes cache space.
     pub rocksdb_bloom_bits: u32,
     /// Where the data and the results go.
     pub places: Places,
@@ -89,7 +95,7 @@ impl Default for Options {
             block_size: 32 * 1024,
             compression: Compression::None,
             model: ModelKind::Linear,
-            cache_sizes: vec![256 << 10, 1 << 20, 8 << 20, 64 << 20],
+            memory_budgets: vec![256 << 10, 1 << 20, 8 << 20, 64 << 20],
             clients: 15,
             outstanding: 100,
             scan_rows: 100,
@@ -98,7 +104,7 @@ impl Default for Options {
             repeat: 1,
             buffered: false,
             rocksdb: cfg!(feature = "rocksdb"),
-            rocksdb_bloom_bits: 0,
+            rocksdb_bloom_bits: 10,
             places: Places::default(),
             profile: None,
             lidx_exe: None,
@@ -147,8 +153,11 @@ fn check(o: &Options) -> anyhow::Result<()> {
     if o.rows.is_empty() || o.rows.contains(&0) {
         bail!("invalid rows: give at least one table size, each at least 1 row");
     }
-    if o.cache_sizes.is_empty() {
-        bail!("invalid cache-sizes: give at least one (0 for no cache)");
+    if o.memory_budgets.is_empty() {
+        bail!("invalid memory: give at least one budget (0 for no cache)");
+    }
+    if o.memory_budgets.iter().any(|&b| b > 1 << 40) {
+        bail!("invalid memory: a budget of at most 1 TiB");
     }
     if o.clients == 0 || o.outstanding == 0 {
         bail!("invalid clients/outstanding: at least 1 each");

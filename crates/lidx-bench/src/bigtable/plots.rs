@@ -7,13 +7,13 @@ use super::rows::{Cell, Row, cell, system_names};
 use crate::plot::{Scale, Series, chart};
 use crate::text::human_bytes;
 
-/// Fig. 1 (a–d) at the largest table: latency (mean, p99) and throughput against the cache
-/// size, for gets and scans; and gets' latency against the table size at the smallest cache.
+/// Fig. 1 (a–d) at the largest table: latency (mean, p99) and throughput against the memory
+/// budget, for gets and scans; and gets' latency against the table size at the smallest budget.
 pub(super) fn plots(dir: &Path, o: &Options, rows: &[Row]) -> anyhow::Result<()> {
     let largest = o.rows.iter().copied().max().unwrap_or(0);
     let mib = |b: u64| b as f64 / (1 << 20) as f64;
     // A log axis has no place for "no cache": with one, the cache axis is linear.
-    let cache_axis = match o.cache_sizes.contains(&0) {
+    let cache_axis = match o.memory_budgets.contains(&0) {
         true => Scale::Linear,
         false => Scale::Log,
     };
@@ -22,7 +22,7 @@ pub(super) fn plots(dir: &Path, o: &Options, rows: &[Row]) -> anyhow::Result<()>
         let mut throughput = Vec::new();
         for system in system_names(o) {
             let of = |f: &dyn Fn(&Cell) -> f64| -> Vec<(f64, f64)> {
-                o.cache_sizes
+                o.memory_budgets
                     .iter()
                     .filter_map(|&c| cell(rows, largest, system, c, op).map(|r| (mib(c), f(&r))))
                     .collect()
@@ -51,7 +51,7 @@ pub(super) fn plots(dir: &Path, o: &Options, rows: &[Row]) -> anyhow::Result<()>
         chart(
             &dir.join(format!("fig1_{op}_latency.png")),
             &format!("Latency of {what} ({setting})"),
-            ("block cache (MiB)", cache_axis),
+            ("memory: index + block cache (MiB)", cache_axis),
             ("latency (µs)", Scale::Log),
             &latency,
             true,
@@ -59,14 +59,14 @@ pub(super) fn plots(dir: &Path, o: &Options, rows: &[Row]) -> anyhow::Result<()>
         chart(
             &dir.join(format!("fig1_{op}_throughput.png")),
             &format!("Throughput of {what} ({setting})"),
-            ("block cache (MiB)", cache_axis),
+            ("memory: index + block cache (MiB)", cache_axis),
             ("rows per second", Scale::Log),
             &throughput,
             true,
         )?;
     }
     if o.rows.len() > 1 {
-        let smallest_cache = o.cache_sizes.iter().copied().min().unwrap_or(0);
+        let smallest_cache = o.memory_budgets.iter().copied().min().unwrap_or(0);
         let mut series = Vec::new();
         for system in system_names(o) {
             let pts = |f: &dyn Fn(&Cell) -> f64| -> Vec<(f64, f64)> {
@@ -89,7 +89,7 @@ pub(super) fn plots(dir: &Path, o: &Options, rows: &[Row]) -> anyhow::Result<()>
         chart(
             &dir.join("table_sizes.png"),
             &format!(
-                "Point lookups against table size (cache {})",
+                "Point lookups against table size (memory {})",
                 human_bytes(smallest_cache)
             ),
             ("rows", Scale::Log),

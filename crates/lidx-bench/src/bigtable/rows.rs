@@ -10,7 +10,7 @@ use crate::clients::{Measured, Op};
 use crate::csv_rows::{Fixed, LIDX_VERSION};
 use crate::stats::median;
 
-/// One CSV row: one layout, table size, cache size and operation.
+/// One CSV row: one layout, table size, memory budget and operation.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Row {
     /// The experiment.
@@ -36,7 +36,10 @@ pub struct Row {
     /// Where the files were read from: `local disk`, or the profile every system's files
     /// were read through (a FUSE mount; reads and bytes are then what reached it).
     pub storage: String,
-    /// The block cache budget in bytes.
+    /// The memory budget in bytes: the system's resident index plus its block cache
+    /// (0: no cache for any system, not at equal memory).
+    pub memory_budget: u64,
+    /// The block cache the system was given: the budget less its resident index.
     pub cache_bytes: u64,
     /// get or scan.
     pub op: String,
@@ -68,6 +71,9 @@ pub struct Row {
     pub max_us: u64,
     /// Mean latency per 1 KiB row returned, µs.
     pub mean_us_per_kib_row: Fixed<2>,
+    /// Operations the counts per operation below come from: `ops`, or (RocksDB, timed with
+    /// its statistics and perf counters off) those of a separate counting run.
+    pub counted_ops: u64,
     /// Read calls per operation (RocksDB: the process's read system calls).
     pub reads_per_op: Fixed<3>,
     /// Bytes read per operation (RocksDB: the process's bytes read from storage).
@@ -86,10 +92,14 @@ pub struct Row {
     pub cache_misses: u64,
     /// Cache evictions.
     pub cache_evictions: u64,
-    /// Bytes of the index in memory.
-    pub index_memory_bytes: u64,
+    /// Bytes of index the system keeps in memory outside its cache (charged to its budget).
+    pub resident_index_bytes: u64,
+    /// Every byte that must be in memory for a get to read no index block.
+    pub full_index_bytes: u64,
     /// Bytes of the index on disk.
     pub index_disk_bytes: u64,
+    /// Bytes of the Bloom filter (RocksDB; 0 for none).
+    pub filter_bytes: u64,
     /// Data blocks.
     pub data_blocks: u64,
     /// Empty data blocks.
@@ -102,12 +112,15 @@ pub struct Row {
     pub block_max: u64,
     /// Bytes of the file.
     pub file_bytes: u64,
+    /// The store's settings (RocksDB's; empty for lidx's files, whose are the columns).
+    pub settings: String,
 }
 
 /// Which run a row is: its table size, system, cache size, operation and repeat.
 pub(super) struct RunId {
     pub(super) rows: u64,
     pub(super) system: System,
+    pub(super) memory_budget: u64,
     pub(super) cache_bytes: u64,
     pub(super) op: Op,
     pub(super) repeat: usize,
@@ -118,12 +131,13 @@ pub(super) fn row(o: &Options, machine: &str, c: &RunId, m: &Measured, built: &B
     let RunId {
         rows,
         system,
+        memory_budget,
         cache_bytes,
         op,
         repeat,
     } = *c;
     let secs = m.elapsed.as_secs_f64();
-    let per_op = |v: u64| v as f64 / m.ops.max(1) as f64;
+    let per_op = |v: u64| m.per_counted_op(v);
     let mean = m.latency.mean();
     let rows_per_op = match op {
         Op::Get => 1,
@@ -146,6 +160,7 @@ pub(super) fn row(o: &Options, machine: &str, c: &RunId, m: &Measured, built: &B
         },
         reads_with: if o.buffered { "buffered" } else { "O_DIRECT" },
         storage: o.profile.clone().unwrap_or_else(|| "local disk".into()),
+        memory_budget,
         cache_bytes,
         op: op.name().to_string(),
         rows_per_op,
@@ -162,6 +177,7 @@ pub(super) fn row(o: &Options, machine: &str, c: &RunId, m: &Measured, built: &B
         p999_us: m.latency.value_at_quantile(0.999),
         max_us: m.latency.max(),
         mean_us_per_kib_row: Fixed(mean / kib_rows),
+        counted_ops: m.counted_ops,
         reads_per_op: Fixed(per_op(m.io.io.reads)),
         bytes_per_op: Fixed(per_op(m.io.io.bytes)),
         blocks_per_op: Fixed(per_op(m.io.data_block_reads + m.io.index_block_reads)),
@@ -176,14 +192,17 @@ pub(super) fn row(o: &Options, machine: &str, c: &RunId, m: &Measured, built: &B
         cache_hits: m.counters.cache.hits,
         cache_misses: m.counters.cache.misses,
         cache_evictions: m.counters.cache.evictions,
-        index_memory_bytes: built.index_memory_bytes,
+        resident_index_bytes: built.resident_index_bytes,
+        full_index_bytes: built.full_index_bytes,
         index_disk_bytes: built.index_disk_bytes,
+        filter_bytes: built.filter_bytes,
         data_blocks: built.data_blocks,
         empty_blocks: built.empty_blocks,
         block_mean: Fixed(built.block_mean),
         block_p99: built.block_p99,
         block_max: built.block_max,
         file_bytes: built.file_bytes,
+        settings: built.settings.clone(),
     }
 }
 
@@ -197,11 +216,12 @@ pub(super) struct Cell {
     pub(super) runs: usize,
 }
 
-/// The median figures of the runs of one table size, system, cache size and operation, if any ran.
-pub(super) fn cell(rows: &[Row], n: u64, system: &str, cache: u64, op: &str) -> Option<Cell> {
+/// The median figures of the runs of one table size, system, memory budget and operation,
+/// if any ran.
+pub(super) fn cell(rows: &[Row], n: u64, system: &str, budget: u64, op: &str) -> Option<Cell> {
     let runs: Vec<&Row> = rows
         .iter()
-        .filter(|r| r.rows == n && r.layout == system && r.cache_bytes == cache && r.op == op)
+        .filter(|r| r.rows == n && r.layout == system && r.memory_budget == budget && r.op == op)
         .collect();
     let med = |f: &dyn Fn(&Row) -> f64| median(&mut runs.iter().map(|r| f(r)).collect::<Vec<_>>());
     (!runs.is_empty()).then(|| Cell {

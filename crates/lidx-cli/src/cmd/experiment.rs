@@ -45,7 +45,7 @@ pub enum Command {
     /// lookups and scans under closed-loop concurrent clients, at several table and block
     /// cache sizes.
     #[command(
-        after_help = "Examples:\n  lidx experiment bigtable\n  lidx experiment bigtable --rows 1M,4M --cache-sizes 0,1MiB,64MiB --dir /mnt/nvme/lidx\n  lidx experiment bigtable --clients 15 --outstanding 100 --seconds 10"
+        after_help = "Examples:\n  lidx experiment bigtable\n  lidx experiment bigtable --rows 1M,4M --memory 0,1MiB,64MiB --dir /mnt/nvme/lidx\n  lidx experiment bigtable --clients 15 --outstanding 100 --seconds 10"
     )]
     Bigtable(BigtableArgs),
     /// Paper 2's Figs. 2 and 3: AirIndex's tuned layers against a disk B+tree, the SSTable
@@ -325,9 +325,11 @@ pub struct BigtableArgs {
     /// The learned layout's model: linear (the paper's), pgm or rmi.
     #[arg(long, default_value = "linear")]
     model: lidx::kv::ModelKind,
-    /// Block cache budgets, comma-separated (0: no cache).
-    #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = "256KiB,1MiB,8MiB,64MiB")]
-    cache_sizes: Vec<u64>,
+    /// Memory budgets, comma-separated, each at most 1TiB: every system gets a block cache
+    /// of the budget less the index it keeps in memory outside the cache, so all hold the
+    /// same bytes (0: no cache for anyone, not at equal memory).
+    #[arg(long, visible_alias = "cache-sizes", value_delimiter = ',', value_parser = parse_size, default_value = "256KiB,1MiB,8MiB,64MiB")]
+    memory: Vec<u64>,
     /// Read every system's files through storage that behaves like this profile (a FUSE
     /// mount: each read takes its latency + bytes / bandwidth): ssd, nfs, hdd, or a profile
     /// saved by lidx bench disk [default: the local disk]. Paper 4 ran on a distributed
@@ -360,10 +362,10 @@ pub struct BigtableArgs {
     /// the rocksdb feature, the default).
     #[arg(long)]
     no_rocksdb: bool,
-    /// Bits a key of RocksDB's Bloom filter, partitioned like its index (RocksDB's usual
-    /// 10; 0: none, the default: every key asked for exists, so a filter spares no read
-    /// here and costs reads or cache space); at most 32.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=32))]
+    /// Bits a key of RocksDB's Bloom filter, partitioned like its index, at most 32 (0:
+    /// none). 10 is what RocksDB's documentation recommends for point reads; every key
+    /// asked for here exists, so a filter spares no read and costs reads or cache space.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=32))]
     rocksdb_bloom_bits: u32,
     #[command(flatten)]
     places: PlaceArgs,
@@ -420,10 +422,10 @@ pub struct AirindexArgs {
     /// Leave RocksDB out.
     #[arg(long)]
     no_rocksdb: bool,
-    /// Bits a key of RocksDB's Bloom filter, partitioned like its index (RocksDB's usual
-    /// 10; 0: none, the default: every key asked for exists, so a filter spares no read
-    /// here and costs reads or cache space); at most 32.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=32))]
+    /// Bits a key of RocksDB's Bloom filter, partitioned like its index, at most 32 (0:
+    /// none). 10 is what RocksDB's documentation recommends for point reads; every key
+    /// asked for here exists, so a filter spares no read and costs reads or cache space.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=32))]
     rocksdb_bloom_bits: u32,
     /// Read through the OS page cache instead of O_DIRECT (for file systems without it;
     /// each fresh start still drops the files' cached pages).
@@ -498,7 +500,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 block_size: a.block_size,
                 compression: a.compress,
                 model: a.model,
-                cache_sizes: a.cache_sizes,
+                memory_budgets: a.memory,
                 clients: a.clients,
                 outstanding: a.outstanding,
                 scan_rows: a.scan_rows,

@@ -719,7 +719,11 @@ fn info(args: FileArgs) -> anyhow::Result<()> {
         b.p99,
         b.max
     );
-    say!("index in memory: {} bytes", info.index_memory_bytes);
+    say!(
+        "index in memory: {} bytes (kept by the open file; {} bytes with the index blocks, so that a get reads no index block)",
+        info.index_memory_bytes,
+        info.full_index_bytes
+    );
     match f.layout {
         Layout::Sstable => say!(
             "index on disk: {} bytes ({} level-1 index block(s))",

@@ -305,11 +305,20 @@ impl KvFile {
         }
     }
 
-    /// Bytes of the index kept in memory: the learned layout's key map, model and
-    /// block-location array, the SSTable's level-0 entries, the tuned layout's key map and
-    /// layer places, or the B+tree's node counts.
+    /// Bytes of the index an open file keeps in memory, outside any cache: the learned
+    /// layout's key map, model and block locations, the SSTable's level-0 entries, the
+    /// tuned layout's key map and layer places, or the B+tree's node counts.
     pub fn index_memory_bytes(&self) -> u64 {
         self.meta.memory_bytes()
+    }
+
+    /// Every byte that must be in memory for a get to read no index block: what the open
+    /// file keeps ([`index_memory_bytes`](Self::index_memory_bytes)) and the index blocks
+    /// stored between the data and the meta (the SSTable's level-1 blocks, the tuned
+    /// layout's layers, the B+tree's nodes; none for the learned layout). The one
+    /// definition every layout and store is compared by.
+    pub fn full_index_bytes(&self) -> u64 {
+        self.index_memory_bytes() + (self.footer.meta_offset - self.footer.data_bytes)
     }
 
     /// Bytes of the index on disk: the meta, and the level-1 index blocks (SSTable), the

@@ -174,8 +174,11 @@ pub struct KvInfo {
     pub footer: Footer,
     /// Bytes of the file.
     pub file_bytes: u64,
-    /// Bytes of the index held in memory.
+    /// Bytes of the index an open file keeps in memory, outside any cache.
     pub index_memory_bytes: u64,
+    /// Every byte that must be in memory for a get to read no index block
+    /// ([`KvFile::full_index_bytes`]).
+    pub full_index_bytes: u64,
     /// Bytes of the index on disk (level-1 blocks and the meta).
     pub index_disk_bytes: u64,
     /// Index blocks on disk: level-1 blocks (SSTable), layer pieces (tuned), nodes
@@ -220,6 +223,7 @@ pub fn info(file: &KvFile) -> Result<KvInfo> {
         footer,
         file_bytes: footer.meta_offset + footer.meta_len + super::file::FOOTER as u64,
         index_memory_bytes: file.index_memory_bytes(),
+        full_index_bytes: file.full_index_bytes(),
         index_disk_bytes: file.index_disk_bytes(),
         index_blocks: file.index_blocks(),
         data_blocks: BlockSizes::of(&sizes),
