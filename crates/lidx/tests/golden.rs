@@ -554,6 +554,21 @@ fn kv_layouts() -> Vec<(&'static str, BuildOptions)> {
             },
         ),
         (
+            "tuned-steps",
+            BuildOptions {
+                layout: Layout::Tuned,
+                profile: Some(AffineCost {
+                    latency_us: 100.0,
+                    bandwidth_mb_s: 500.0,
+                }),
+                families: lidx::kv::layers::Families {
+                    pgm: false,
+                    step: true,
+                },
+                ..small
+            },
+        ),
+        (
             "btree",
             BuildOptions {
                 layout: Layout::Btree,
@@ -578,6 +593,10 @@ fn kv_files_of_every_version_read_back_and_the_newest_are_rewritten_byte_for_byt
             if name == "learned-capped" && version < 2 {
                 continue;
             }
+            // Step layers came with version 3.
+            if name == "tuned-steps" && version < 3 {
+                continue;
+            }
             let path = golden(&format!("v{version}-{name}.kv"));
             let file = KvFile::open(&path, ReadMode::Buffered).unwrap();
             let footer = file.footer();
@@ -596,6 +615,10 @@ fn kv_files_of_every_version_read_back_and_the_newest_are_rewritten_byte_for_byt
             if name == "learned-capped" {
                 let info = kv::info(&file).unwrap();
                 assert!(info.learned.unwrap().overflow_blocks > 0, "{name}");
+            }
+            if name == "tuned-steps" {
+                let (layers, _) = file.tuned().unwrap();
+                assert!(layers.iter().all(|l| l.step), "{name}");
             }
             let mut reader = kv::Reader::new(&file, &cache);
             let mut scanned = Vec::new();

@@ -207,14 +207,18 @@ pub(super) fn build_all(
     Ok(out)
 }
 
-/// "L = 2: Δ 1.0 KiB / 8.6 KiB, Δ 44 B / 88 B": a tuned structure's layers, each its
-/// error and bytes, layer 1 first.
+/// "L = 2: Δ 1.0 KiB / 8.6 KiB, step / 88 B": a tuned structure's layers, each its error
+/// (PGM) or "step", and bytes, layer 1 first.
 pub fn structure_of(c: &lidx::kv::layers::Candidate) -> String {
     let layers: Vec<String> = c
         .deltas
         .iter()
         .zip(&c.bytes)
-        .map(|(d, b)| format!("Δ {} / {}", human_bytes(*d), human_bytes(*b)))
+        .zip(&c.steps)
+        .map(|((d, b), &step)| match step {
+            true => format!("step / {}", human_bytes(*b)),
+            false => format!("Δ {} / {}", human_bytes(*d), human_bytes(*b)),
+        })
         .collect();
     format!("L = {}: {}", c.deltas.len(), layers.join(", "))
 }

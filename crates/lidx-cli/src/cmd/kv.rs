@@ -104,6 +104,10 @@ pub struct BuildArgs {
     /// through their first keys kept in memory (a warning says so).
     #[arg(long, value_parser = parse_size)]
     max_block: Option<u64>,
+    /// The tuned layout's model families, comma-separated: pgm (a piecewise-linear layer
+    /// within an error), step (B+tree-like runs of units), or both, the default.
+    #[arg(long, value_delimiter = ',', default_value = "pgm,step", value_parser = ["pgm", "step"])]
+    families: Vec<String>,
     /// The pgm model's error in bytes (default: a quarter of the block size).
     #[arg(long, value_parser = parse_size)]
     epsilon: Option<u64>,
@@ -267,9 +271,16 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
             None => None,
         },
         max_block: args.max_block,
+        families: lidx::kv::layers::Families {
+            pgm: args.families.iter().any(|f| f == "pgm"),
+            step: args.families.iter().any(|f| f == "step"),
+        },
     };
     if options.max_block.is_some() && args.layout != Layout::Learned {
         anyhow::bail!("--max-block caps the learned layout's blocks; give --layout learned");
+    }
+    if options.families != lidx::kv::layers::Families::ALL && args.layout != Layout::Tuned {
+        anyhow::bail!("--families chooses the tuned layout's layers; give --layout tuned");
     }
     if options.profile.is_some() && args.layout != Layout::Tuned {
         anyhow::bail!("--profile tunes the tuned layout; give --layout tuned");
@@ -683,8 +694,9 @@ fn info(args: FileArgs) -> anyhow::Result<()> {
         say!("layers: {}", layers.len());
         for (i, l) in layers.iter().enumerate() {
             say!(
-                "layer {}: error {} bytes, {} bytes ({} pieces)",
+                "layer {}: {}, error {} bytes, {} bytes ({} pieces)",
                 i + 1,
+                if l.step { "step" } else { "pgm" },
                 l.delta,
                 l.bytes(),
                 l.pieces

@@ -33,6 +33,10 @@ pub const VERSION: u32 = 3;
 /// ([`IndexBlock`](super::index_block::IndexBlock): separators, prefix compression, restart
 /// points); before it they are blocks of records, each a data block's last key and handle.
 pub const SEPARATOR_INDEX_VERSION: u32 = 3;
+
+/// The first version whose tuned layout says of each layer whether it is a step layer
+/// (before it every layer is a PGM layer).
+pub const STEP_LAYER_VERSION: u32 = 3;
 /// The oldest format version this build reads.
 pub const OLDEST_VERSION: u32 = 1;
 /// Bytes of the footer.

@@ -97,9 +97,21 @@ fn options_strategy() -> impl Strategy<Value = BuildOptions> {
         // The learned layout's cap: the default, or 1 to 3 block sizes (1: overflow
         // blocks wherever the model fills a block past τ).
         prop::option::of(1u64..4),
+        // The tuned layout's layers: either family or both.
+        prop::sample::select(vec![(true, true), (false, true), (true, false)]),
     )
         .prop_map(
-            |(layout, block_size, compression, model, epsilon, leaves, profile, cap)| {
+            |(
+                layout,
+                block_size,
+                compression,
+                model,
+                epsilon,
+                leaves,
+                profile,
+                cap,
+                (pgm, step),
+            )| {
                 BuildOptions {
                     layout,
                     block_size,
@@ -115,6 +127,7 @@ fn options_strategy() -> impl Strategy<Value = BuildOptions> {
                         }
                     }),
                     max_block: cap.map(|c| c * block_size),
+                    families: crate::kv::layers::Families { pgm, step },
                 }
             },
         )
@@ -411,8 +424,9 @@ fn a_tuned_get_reads_what_the_tuner_costs_under_its_profile() {
         assert_eq!(layers.len(), chosen.deltas.len());
         let cache = BlockCache::new(0);
         let mut reader = Reader::new(&file, &cache);
-        reader.set_latency(Some(LatencyModel::timed(cost)));
-        for (k, v) in map.iter().step_by(997) {
+        reader.set_latency(Some(LatencyModel::counted(cost)));
+        let mut modelled_us = 0.0;
+        for (k, v) in &map {
             let before = reader.stats();
             assert_eq!(reader.get(k).expect("get").as_ref(), Some(v));
             let s = reader.stats().since(&before);
@@ -423,12 +437,15 @@ fn a_tuned_get_reads_what_the_tuner_costs_under_its_profile() {
                 s.reads_by_level[..=layers.len()].iter().all(|&r| r == 1),
                 "{s:?}"
             );
-            let modelled_us = s.io.modelled_ns as f64 / 1e3;
-            assert!(
-                (modelled_us - chosen.cost_us).abs() < 0.01 * chosen.cost_us,
-                "{name}: {modelled_us} against {chosen:?}"
-            );
+            modelled_us += s.io.modelled_ns as f64 / 1e3;
         }
+        // A window's size depends on where the key falls; over every key, the reads cost
+        // what the tuner charged a lookup on average.
+        let mean_us = modelled_us / map.len() as f64;
+        assert!(
+            (mean_us - chosen.cost_us).abs() < 0.03 * chosen.cost_us,
+            "{name}: {mean_us} against {chosen:?}"
+        );
     }
 }
 
@@ -686,7 +703,7 @@ fn each_profile_s_own_structure_reads_cheapest_under_it() {
         nfs_layers < ssd_layers,
         "ssd {ssd_layers} layers, nfs {nfs_layers}"
     );
-    let probes: Vec<&Vec<u8>> = map.keys().step_by(9973).collect();
+    let probes: Vec<&Vec<u8>> = map.keys().step_by(97).collect();
     // cost[p][f]: mean modelled time of a cold lookup under profile p in file f.
     let cost: Vec<Vec<f64>> = profiles
         .iter()

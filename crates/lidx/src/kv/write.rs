@@ -10,7 +10,7 @@ use super::block::{BlockBuilder, Compression, MAX_KEY, record_bytes};
 use super::file::{Footer, Handle};
 use super::input::RecordInput;
 use super::keys::{KeyEncoding, display_key};
-use super::layers::Candidate;
+use super::layers::{Candidate, Families};
 use super::layout::learned::LearnedBuild;
 use super::layout::{Layout, Meta, tuned};
 use super::model::ModelKind;
@@ -56,6 +56,9 @@ pub struct BuildOptions {
     /// record is larger (default 2τ); a logical block the model fills past it continues
     /// in overflow blocks.
     pub max_block: Option<u64>,
+    /// The model families the tuned layout's layers are drawn from (default both, PGM
+    /// and step).
+    pub families: Families,
 }
 
 impl Default for BuildOptions {
@@ -70,6 +73,7 @@ impl Default for BuildOptions {
             key_encoding: KeyEncoding::Bytes,
             profile: None,
             max_block: None,
+            families: Families::ALL,
         }
     }
 }

@@ -13,9 +13,11 @@ use super::paged::{self, PageIndex};
 use super::{LayoutIndex, Written, Wrote};
 use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::kv::block::Block;
-use crate::kv::file::{Footer, Handle};
+use crate::kv::file::{Footer, Handle, STEP_LAYER_VERSION};
 use crate::kv::keymap::KeyMap;
-use crate::kv::layers::{Layer, Layered, STORED_PIECE, StoredPiece, lookup_in_memory, tune};
+use crate::kv::layers::{
+    Layer, Layered, STORED_PIECE, StoredPiece, lookup_in_memory, tune_families,
+};
 use crate::kv::read::{Kind, Reader};
 use crate::kv::verify::{VerifyReport, records_as_counted};
 use crate::kv::write::{BuildOptions, Record, TunedReport, Writer};
@@ -44,6 +46,8 @@ pub struct LayerPlace {
     pub unit: u64,
     /// Units in the layer below.
     pub units_below: u64,
+    /// A step layer (each piece names a run of units); else a PGM layer.
+    pub step: bool,
 }
 
 impl LayerPlace {
@@ -54,6 +58,7 @@ impl LayerPlace {
             delta: self.delta,
             unit: self.unit,
             units_below: self.units_below,
+            step: self.step,
         }
     }
 
@@ -95,7 +100,7 @@ pub(crate) fn write_tuned(
         sketched: 0,
     };
     if !firsts.is_empty() {
-        let tuned = tune(&firsts, page, &cost)?;
+        let tuned = tune_families(&firsts, page, &cost, options.families)?;
         for layer in &tuned.index.layers {
             let mut bytes = Vec::with_capacity(layer.bytes() as usize);
             for p in &layer.pieces {
@@ -107,6 +112,7 @@ pub(crate) fn write_tuned(
                 delta: layer.delta,
                 unit: layer.unit,
                 units_below: layer.units_below,
+                step: layer.step,
             });
             w.write_raw(&bytes)?;
         }
@@ -144,6 +150,7 @@ impl LayoutIndex for TunedMeta {
             for v in [l.offset, l.pieces, l.delta, l.unit, l.units_below] {
                 e.u64(v);
             }
+            e.u64(u64::from(l.step));
         }
     }
 
@@ -153,17 +160,27 @@ impl LayoutIndex for TunedMeta {
             latency_us: d.f64()?,
             bandwidth_mb_s: d.f64()?,
         };
-        let n = d.count(40)?;
+        // From version 3 each layer says whether it is a step layer.
+        let kinds = footer.version >= STEP_LAYER_VERSION;
+        let n = d.count(if kinds { 48 } else { 40 })?;
         let mut layers: Vec<LayerPlace> = Vec::with_capacity(n);
         let mut next = footer.data_bytes;
         for i in 0..n {
-            let l = LayerPlace {
+            let mut l = LayerPlace {
                 offset: d.u64()?,
                 pieces: d.u64()?,
                 delta: d.u64()?,
                 unit: d.u64()?,
                 units_below: d.u64()?,
+                step: false,
             };
+            if kinds {
+                l.step = match d.u64()? {
+                    0 => false,
+                    1 => true,
+                    kind => return Err(invalid("layer kind", kind, "0 (PGM) or 1 (step)")),
+                };
+            }
             let (unit, below) = match layers.last() {
                 None => (footer.block_size, footer.data_blocks),
                 Some(prev) => (STORED_PIECE, prev.pieces),
@@ -258,11 +275,13 @@ impl PageIndex for TunedMeta {
         // From the root down: each layer's window in the one below it.
         for (i, layer) in self.layers.iter().enumerate().rev() {
             let shape = layer.shape();
-            let start = shape.window_start(piece.map_or(0.0, |p| p.predict(x)));
-            let n = shape.window_units();
+            let Some(above) = piece else {
+                return Ok(None);
+            };
+            let (start, n) = shape.window(&above, x);
             let Some(below) = i.checked_sub(1).and_then(|b| self.layers.get(b)) else {
                 r.set_level(None);
-                return last_mile(r, key, start, n);
+                return last_mile(r, key, start, n, true);
             };
             r.set_level(Some(i));
             piece = covering(&read_pieces(r, below.offset + start * STORED_PIECE, n)?, x);
@@ -303,12 +322,14 @@ fn read_pieces(r: &mut Reader<'_>, offset: u64, n: u64) -> Result<Vec<StoredPiec
 /// first: one whose keys span `key` is the answer, one that starts above `key` rules
 /// out itself and those after it, one that ends below rules out those before it. The
 /// rest are read in one batch; only the page the key leads to is kept, since its
-/// neighbours were read only to find it and would crowd the cache.
+/// neighbours were read only to find it and would crowd the cache. With `step_back`, a
+/// key below the window's first page is looked for in the page before (one more read).
 fn last_mile(
     r: &mut Reader<'_>,
     key: &[u8],
     start: u64,
     n: u64,
+    step_back: bool,
 ) -> Result<Option<(u64, Arc<Block>)>> {
     let cached = r.cached_pages(start, n);
     let (mut lo, mut hi) = (start, start + n);
@@ -323,8 +344,11 @@ fn last_mile(
         }
     }
     if hi <= lo {
-        // Below the window's first page (then cached): the first page, as without
-        // the cache.
+        // Below the window's first page (then cached): the page before it (a key the key
+        // map ties with a step run's first key), or the first page.
+        if start > 0 && step_back {
+            return last_mile(r, key, start - 1, 1, false);
+        }
         return Ok(cached.into_iter().next().flatten().map(|b| (start, b)));
     }
     let pages: Vec<Option<Arc<Block>>> = cached
@@ -338,6 +362,11 @@ fn last_mile(
         return Ok(None);
     };
     let p = lo + within as u64;
+    if p == start && start > 0 && step_back && key < page.key(0) {
+        // Below the window: a key the key map sends to the first key of a step layer's
+        // run that sorts below it by its bytes; it is in the page before.
+        return last_mile(r, key, start - 1, 1, false);
+    }
     r.keep_page(p, &page);
     Ok(Some((p, page)))
 }
