@@ -95,7 +95,7 @@ impl Default for Options {
             block_size: 32 * 1024,
             compression: Compression::None,
             model: ModelKind::Linear,
-            memory_budgets: vec![256 << 10, 1 << 20, 8 << 20, 64 << 20],
+            memory_budgets: vec![128 << 10, 256 << 10, 1 << 20, 8 << 20, 64 << 20],
             clients: 15,
             outstanding: 100,
             scan_rows: 100,

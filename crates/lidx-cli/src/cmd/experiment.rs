@@ -328,7 +328,7 @@ pub struct BigtableArgs {
     /// Memory budgets, comma-separated, each at most 1TiB: every system gets a block cache
     /// of the budget less the index it keeps in memory outside the cache, so all hold the
     /// same bytes (0: no cache for anyone, not at equal memory).
-    #[arg(long, visible_alias = "cache-sizes", value_delimiter = ',', value_parser = parse_size, default_value = "256KiB,1MiB,8MiB,64MiB")]
+    #[arg(long, visible_alias = "cache-sizes", value_delimiter = ',', value_parser = parse_size, default_value = "128KiB,256KiB,1MiB,8MiB,64MiB")]
     memory: Vec<u64>,
     /// Read every system's files through storage that behaves like this profile (a FUSE
     /// mount: each read takes its latency + bytes / bandwidth): ssd, nfs, hdd, or a profile

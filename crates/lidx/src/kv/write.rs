@@ -349,13 +349,26 @@ impl Writer {
     /// Seals the block being built (if it holds a record) and appends it; returns its
     /// handle (size 0 when empty).
     pub(crate) fn flush(&mut self) -> Result<Handle> {
-        let offset = self.written;
         if self.block.is_empty() {
-            return Ok(Handle { offset, size: 0 });
+            return Ok(Handle {
+                offset: self.written,
+                size: 0,
+            });
         }
-        self.block
-            .finish(self.compression, &mut self.sealed)
-            .map_err(|e| Error::param("block size", e))?;
+        let mut block = std::mem::take(&mut self.block);
+        let h = self.append_sealed(|compression, out| block.finish(compression, out));
+        self.block = block;
+        h
+    }
+
+    /// Seals a block through `seal` (given the file's compression and the buffer to seal
+    /// into) and appends it; its handle.
+    pub(crate) fn append_sealed(
+        &mut self,
+        seal: impl FnOnce(Compression, &mut Vec<u8>) -> std::result::Result<(), String>,
+    ) -> Result<Handle> {
+        let offset = self.written;
+        seal(self.compression, &mut self.sealed).map_err(|e| Error::param("block size", e))?;
         self.write_sealed()?;
         Ok(Handle {
             offset,

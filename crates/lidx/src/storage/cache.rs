@@ -57,6 +57,15 @@ enum Entry {
     },
 }
 
+/// A decoded entry of `bytes`, `pinned` or not.
+fn decoded<T: Any + Send + Sync>(value: Arc<T>, bytes: u64, pinned: bool) -> Entry {
+    Entry::Decoded {
+        value,
+        bytes,
+        pinned,
+    }
+}
+
 #[derive(Clone)]
 struct EntryBytes;
 
@@ -188,15 +197,7 @@ impl BlockCache {
     /// Keeps `value`, charged `bytes`, under `key`, evicting others as the budget requires.
     pub fn insert_decoded<T: Any + Send + Sync>(&self, key: CacheKey, value: Arc<T>, bytes: u64) {
         if let Some(c) = &self.inner {
-            let pinned = false;
-            c.insert(
-                key,
-                Entry::Decoded {
-                    value,
-                    bytes,
-                    pinned,
-                },
-            );
+            c.insert(key, decoded(value, bytes, false));
         }
     }
 
@@ -219,14 +220,7 @@ impl BlockCache {
                 (held + weight <= share).then_some(held + weight)
             })
             .is_ok();
-        c.insert(
-            key,
-            Entry::Decoded {
-                value,
-                bytes,
-                pinned,
-            },
-        );
+        c.insert(key, decoded(value, bytes, pinned));
     }
 
     /// Bytes held at high priority ([`insert_index`](Self::insert_index)).

@@ -207,13 +207,5 @@ impl LayoutIndex for SstableMeta {
 
 /// Seals the level-1 block `block` holds and appends it; its handle.
 fn write_index_block(w: &mut Writer, block: &mut IndexBlockBuilder) -> Result<Handle> {
-    let offset = w.written;
-    block
-        .finish(w.compression, &mut w.sealed)
-        .map_err(|e| Error::param("block size", e))?;
-    w.write_sealed()?;
-    Ok(Handle {
-        offset,
-        size: w.sealed.len() as u64,
-    })
+    w.append_sealed(|compression, out| block.finish(compression, out))
 }
