@@ -197,14 +197,23 @@ pub struct ReadArgs {
 
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  lidx kv scan recs.kv 5 --rows 100\n  lidx kv scan --hex keys.kv ff --rows 10   (from the first key at least the byte 0xff)"
+    after_help = "Examples:\n  lidx kv scan recs.kv 5 --rows 100\n  lidx kv scan --hex keys.kv ff --rows 10   (from the first key at least the byte 0xff)\n  lidx kv scan recs.kv --keys-from starts.txt --rows 100 --cache 64MiB --json"
 )]
 pub struct ScanArgs {
     /// The key-value file.
     file: PathBuf,
     /// Where to start: the first key at least this (its bytes as given, any bytes; a u64
-    /// for u64 keys; hex digits with --hex).
-    from: OsString,
+    /// for u64 keys; hex digits with --hex). Several: one scan from each, in order.
+    from: Vec<OsString>,
+    /// Also scan from each key in this file, one per line as it would be given on the
+    /// command line (`-`: standard input). All scans run in one process, through one cache.
+    #[arg(long, value_name = "FILE")]
+    keys_from: Option<PathBuf>,
+    /// Print JSON lines: one per scan (its start, rows, first and last key, latency, reads
+    /// by level, bytes, cache hits), then one summary (latency percentiles and histogram,
+    /// reads in all); no records.
+    #[arg(long)]
+    json: bool,
     /// FROM is hex digits, two per byte: stored key bytes exactly (see `kv get --hex`).
     #[arg(long)]
     hex: bool,
@@ -475,21 +484,7 @@ fn get(args: GetArgs) -> anyhow::Result<()> {
     let model = latency(args.read.profile.as_deref())?;
     let file = open(&args.file, args.read.direct)?;
     let encoding = file.footer().key_encoding;
-    let mut keys = Vec::with_capacity(args.keys.len());
-    for k in &args.keys {
-        keys.push(key_bytes(encoding, k, args.hex)?);
-    }
-    if let Some(path) = &args.keys_from {
-        for k in key_lines(path)? {
-            keys.push(
-                key_bytes(encoding, OsStr::from_bytes(&k), args.hex)
-                    .with_context(|| format!("{}", path.display()))?,
-            );
-        }
-    }
-    if keys.is_empty() {
-        anyhow::bail!("no key: give KEY arguments or --keys-from FILE");
-    }
+    let keys = collect_keys(encoding, &args.keys, args.keys_from.as_deref(), args.hex)?;
     let one = keys.len() == 1 && args.keys_from.is_none();
     let cache = BlockCache::new(args.read.cache);
     let mut reader = Reader::new(&file, &cache);
@@ -506,20 +501,9 @@ fn get(args: GetArgs) -> anyhow::Result<()> {
         missing += u64::from(value.is_none());
         let shown = encoding.render(key);
         if args.json {
-            let op = reader.stats().since(&before);
-            let mut line = serde_json::json!({
-                "key": String::from_utf8_lossy(&shown),
-                "found": value.is_some(),
-                "latency_us": us,
-                "reads": op.io.reads,
-                "bytes": op.io.bytes,
-                "reads_by_level": op.reads_by_level,
-                "data_block_reads": op.data_block_reads,
-                "index_block_reads": op.index_block_reads,
-                "cache_hits": op.io.cache_hits,
-                "cache_misses": op.io.cache_misses,
-                "modelled_us": op.io.modelled_ns as f64 / 1e3,
-            });
+            let mut line = op_json(&reader.stats().since(&before), us);
+            line["key"] = String::from_utf8_lossy(&shown).into();
+            line["found"] = value.is_some().into();
             if let Some(v) = &value {
                 line["value"] = match std::str::from_utf8(v) {
                     Ok(text) => text.into(),
@@ -559,6 +543,46 @@ fn get(args: GetArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The keys given as arguments, then those of `keys_from`, as stored bytes; at least one.
+fn collect_keys(
+    encoding: KeyEncoding,
+    args: &[OsString],
+    keys_from: Option<&Path>,
+    hex: bool,
+) -> anyhow::Result<Vec<Vec<u8>>> {
+    let mut keys = Vec::with_capacity(args.len());
+    for k in args {
+        keys.push(key_bytes(encoding, k, hex)?);
+    }
+    if let Some(path) = keys_from {
+        for k in key_lines(path)? {
+            keys.push(
+                key_bytes(encoding, OsStr::from_bytes(&k), hex)
+                    .with_context(|| format!("{}", path.display()))?,
+            );
+        }
+    }
+    if keys.is_empty() {
+        anyhow::bail!("no key: give KEY arguments or --keys-from FILE");
+    }
+    Ok(keys)
+}
+
+/// One operation's JSON line: its latency and what it read.
+fn op_json(op: &lidx::kv::OpStats, us: f64) -> serde_json::Value {
+    serde_json::json!({
+        "latency_us": us,
+        "reads": op.io.reads,
+        "bytes": op.io.bytes,
+        "reads_by_level": op.reads_by_level,
+        "data_block_reads": op.data_block_reads,
+        "index_block_reads": op.index_block_reads,
+        "cache_hits": op.io.cache_hits,
+        "cache_misses": op.io.cache_misses,
+        "modelled_us": op.io.modelled_ns as f64 / 1e3,
+    })
+}
+
 /// The keys in `path` (`-`: standard input), one per line (the line's bytes without its
 /// newline).
 fn key_lines(path: &Path) -> anyhow::Result<Vec<Vec<u8>>> {
@@ -581,8 +605,9 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The summary line of `kv get --json`: keys, found, reads in all, latency percentiles
-/// and a histogram of latencies in power-of-two microsecond buckets.
+/// The summary line of `kv get --json` and `kv scan --json`: operations ("keys"), those
+/// that found something, reads in all, latency percentiles and a histogram of latencies in
+/// power-of-two microsecond buckets.
 fn get_summary(
     reader: &Reader<'_>,
     cache_bytes: u64,
@@ -639,22 +664,53 @@ fn scan(args: ScanArgs) -> anyhow::Result<()> {
     let model = latency(args.read.profile.as_deref())?;
     let file = open(&args.file, args.read.direct)?;
     let encoding = file.footer().key_encoding;
-    let from = key_bytes(encoding, &args.from, args.hex)?;
+    let starts = collect_keys(encoding, &args.from, args.keys_from.as_deref(), args.hex)?;
     let cache = BlockCache::new(args.read.cache);
     let mut reader = Reader::new(&file, &cache);
     reader.set_latency(model);
     reader.set_prefetch(true);
     let rows = usize::try_from(args.rows)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut failed = None;
-    reader.scan(&from, rows, |k, v| {
-        if failed.is_none() {
-            let line = [&encoding.render(k)[..], b"\t", v, b"\n"].concat();
-            failed = out.write_all(&line).err();
+    let mut latencies = Vec::with_capacity(starts.len());
+    let mut empty = 0u64;
+    for from in &starts {
+        let before = reader.stats();
+        let mut failed = None;
+        let (mut first, mut last) = (None, None);
+        let started = Instant::now();
+        let n = reader.scan(from, rows, |k, v| {
+            if args.json {
+                if first.is_none() {
+                    first = Some(encoding.render(k));
+                }
+                last = Some(k.to_vec());
+            } else if failed.is_none() {
+                let line = [&encoding.render(k)[..], b"\t", v, b"\n"].concat();
+                failed = out.write_all(&line).err();
+            }
+        })?;
+        let us = started.elapsed().as_secs_f64() * 1e6;
+        if let Some(e) = failed {
+            return Err(e.into());
         }
-    })?;
-    if let Some(e) = failed {
-        return Err(e.into());
+        latencies.push(us);
+        empty += u64::from(n == 0);
+        if args.json {
+            let shown = |k: Option<Vec<u8>>| k.map(|k| String::from_utf8_lossy(&k).into_owned());
+            let mut line = op_json(&reader.stats().since(&before), us);
+            line["from"] = String::from_utf8_lossy(&encoding.render(from)).into();
+            line["rows"] = n.into();
+            line["first_key"] = shown(first).into();
+            line["last_key"] = shown(last.map(|k| encoding.render(&k))).into();
+            writeln!(out, "{line}")?;
+        }
+    }
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            get_summary(&reader, args.read.cache, &latencies, empty)
+        )?;
     }
     out.flush()?;
     print_stats(args.read.stats, &reader);
