@@ -81,6 +81,25 @@ pub fn short_successor(last: &[u8]) -> Vec<u8> {
     }
 }
 
+/// Why an entry cannot be added to an index block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddError {
+    /// The body would pass 4 GiB, where its `u32` restart offsets end.
+    TooLarge,
+    /// The handle does not start where the previous entry's block ends (an entry between
+    /// restarts stores only its size).
+    NotContiguous,
+}
+
+impl std::fmt::Display for AddError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AddError::TooLarge => "an index block would grow past 4 GiB",
+            AddError::NotContiguous => "data block handles not one after another",
+        })
+    }
+}
+
 /// Builds one index block body, entry by entry.
 #[derive(Debug, Default)]
 pub struct IndexBlockBuilder {
@@ -93,13 +112,15 @@ pub struct IndexBlockBuilder {
 
 impl IndexBlockBuilder {
     /// Appends the entry of a data block: its separator `key` (greater than the previous
-    /// entry's) and its handle (right after the previous entry's block). Fails when the
-    /// body would pass 4 GiB.
-    pub fn add(&mut self, key: &[u8], handle: Handle) -> Result<(), String> {
+    /// entry's, the caller's to keep) and its handle, which must start where the previous
+    /// entry's block ends.
+    pub fn add(&mut self, key: &[u8], handle: Handle) -> Result<(), AddError> {
         let (restart, shared) = self.next_entry_shares(key);
+        if self.entries > 0 && handle.offset != self.next_offset {
+            return Err(AddError::NotContiguous);
+        }
         if restart {
-            let at = u32::try_from(self.body.len())
-                .map_err(|_| "an index block would grow past 4 GiB".to_string())?;
+            let at = u32::try_from(self.body.len()).map_err(|_| AddError::TooLarge)?;
             self.restarts.push(at);
         }
         let rest = key.get(shared..).unwrap_or_default();
@@ -163,7 +184,7 @@ impl IndexBlockBuilder {
     /// builder is empty again.
     pub fn finish(&mut self, compression: Compression, out: &mut Vec<u8>) -> Result<(), String> {
         if self.body_bytes() > u32::MAX as usize {
-            return Err("an index block would grow past 4 GiB".into());
+            return Err(AddError::TooLarge.to_string());
         }
         for &r in &self.restarts {
             self.body.extend_from_slice(&r.to_le_bytes());
@@ -255,9 +276,12 @@ impl IndexBlock {
             let handle = Handle::decode(value).ok_or(BlockProblem::Malformed(
                 "a data block handle of the wrong size",
             ))?;
-            builder
-                .add(key, handle)
-                .map_err(|_| BlockProblem::Malformed("an index block past 4 GiB"))?;
+            builder.add(key, handle).map_err(|e| {
+                BlockProblem::Malformed(match e {
+                    AddError::TooLarge => "an index block past 4 GiB",
+                    AddError::NotContiguous => "data block handles not one after another",
+                })
+            })?;
         }
         let mut sealed = Vec::new();
         builder
@@ -552,13 +576,57 @@ mod tests {
         assert!(IndexBlock::open(&sealed, 2000).is_ok());
         // The data ends before the last block does.
         assert!(IndexBlock::open(&sealed, 1999).is_err());
-        // A gap after a restart's block: its successor's offset no longer follows.
-        let mut gap = list.clone();
-        gap[16].1.offset += 1;
-        for e in &mut gap[17..] {
-            e.1.offset += 1;
+        // A gap before a restart (which stores its whole offset): written past the
+        // builder's own check, caught when the block is opened.
+        let mut b = IndexBlockBuilder::default();
+        for (i, (k, h)) in list.iter().enumerate() {
+            let h = match i >= 16 {
+                true => Handle {
+                    offset: h.offset + 1,
+                    ..*h
+                },
+                false => *h,
+            };
+            if i == 16 {
+                b.next_offset = h.offset;
+            }
+            b.add(k, h).expect("a small block");
         }
-        assert!(IndexBlock::open(&seal_entries(&gap, Compression::None), 4000).is_err());
+        let mut sealed = Vec::new();
+        b.finish(Compression::None, &mut sealed)
+            .expect("a small block");
+        assert!(IndexBlock::open(&sealed, 4000).is_err());
+    }
+
+    #[test]
+    fn the_builder_refuses_a_handle_that_does_not_follow() {
+        let mut b = IndexBlockBuilder::default();
+        b.add(
+            b"a",
+            Handle {
+                offset: 0,
+                size: 50,
+            },
+        )
+        .expect("first");
+        assert_eq!(
+            b.add(
+                b"b",
+                Handle {
+                    offset: 51,
+                    size: 50
+                }
+            ),
+            Err(AddError::NotContiguous)
+        );
+        b.add(
+            b"b",
+            Handle {
+                offset: 50,
+                size: 50,
+            },
+        )
+        .expect("follows");
     }
 
     #[test]

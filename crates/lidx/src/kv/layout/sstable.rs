@@ -117,7 +117,7 @@ impl LayoutIndex for SstableMeta {
             }
             block
                 .add(key, *h)
-                .map_err(|e| Error::param("block size", e))?;
+                .map_err(|e| Error::param("block size", e.to_string()))?;
             last = Some(key);
         }
         if let Some(last) = last {
