@@ -46,6 +46,7 @@ pub mod harness;
 pub mod index_bench;
 pub mod indexes;
 pub mod join_sorted;
+pub mod key_source;
 #[cfg(feature = "rocksdb")]
 pub mod lsm_joins;
 pub mod machine;

@@ -338,6 +338,26 @@ fn bad_experiment_parameters_are_refused_before_any_output() {
         assert!(err.contains("is not in 1..="), "{err}");
         assert!(!d.join("o").exists(), "{args:?} left output");
     }
+    // AirIndex's hardness sets and cold starts: a bad command line, exit 2.
+    for (args, want) in [
+        (&["--hard", "5:10"][..], "LOCAL at least GLOBAL"),
+        (&["--hard", "10:0"], "GLOBAL must be at least 1"),
+        (&["--hard", "20000"], "LOCAL:GLOBAL"),
+        (&["--hard", "x:1"], "LOCAL:GLOBAL"),
+        (&["--cold-starts", "0"], "is not in 1..=1000"),
+        (&["--cold-starts", "1001"], "is not in 1..=1000"),
+    ] {
+        let out = lidx()
+            .current_dir(d)
+            .args(["experiment", "airindex", "--out-dir", "o"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!d.join("o").exists(), "{args:?} left output");
+    }
     let out = lidx()
         .current_dir(d)
         .args(["experiment", "indexes", "--keys", "missing.keys"])
@@ -702,6 +722,19 @@ fn airindex_measures_every_system_cold_and_warm_under_each_profile() {
     );
     assert!(out.contains("The tuner's choice"), "{out}");
     assert!(out.contains("Fig. 2") && out.contains("Fig. 3"), "{out}");
+    // Paper 2's statements beside this run's, each with a verdict.
+    for statement in ["faster cold than the paper's baselines", "faster warm"] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(statement))
+            .unwrap_or_else(|| panic!("no {statement:?} in {out}"));
+        assert!(
+            ["| agree |", "| partly |", "| disagree |"]
+                .iter()
+                .any(|v| line.contains(v)),
+            "{line}"
+        );
+    }
     let rows = read_csv(&d.join("air/airindex.csv"));
     let systems: &[&str] = if cfg!(feature = "rocksdb") {
         &[

@@ -12,12 +12,13 @@ use lidx::storage::IoStats;
 use lidx::storage::profile::{AffineCost, StorageProfile, resolve_profile};
 use rand::{Rng as _, SeedableRng as _};
 
+use super::Options;
 use super::probe::{OnMount, Opened, Probe, look_up, open_cold, probe};
 use super::rows::Row;
 use super::systems::{Built, Sketch, System, build_all, sketch};
-use super::{KeySet, Options};
 use crate::csv_rows::{Fixed, LIDX_VERSION};
 use crate::harness::Experiment;
+use crate::key_source::{KeySource, Unsorted};
 use crate::profiled_fs::{FileReads, ProfiledMount};
 use crate::progress::Progress;
 use crate::stats::mean;
@@ -134,12 +135,12 @@ impl<'a> Measuring<'a> {
     /// measured one (laid out and tuned, never written as a store).
     fn sketch_larger(
         &mut self,
-        set: &KeySet,
+        set: &KeySource,
         measured: usize,
         progress: &dyn Progress,
     ) -> anyhow::Result<()> {
         let o = self.o;
-        if !matches!(set, KeySet::Synthetic(_)) || o.sketch_keys <= measured {
+        if !set.generated() || o.sketch_keys <= measured {
             return Ok(());
         }
         progress.message(&format!(
@@ -147,7 +148,7 @@ impl<'a> Measuring<'a> {
             o.sketch_keys,
             set.name()
         ));
-        let big = set.keys(o.sketch_keys, o.seed)?;
+        let big = set.keys(o.sketch_keys, o.seed, Unsorted::Sort)?;
         let path = self.data_dir.join(format!("{}-sketch.keys", set.name()));
         write_keys(&path, &big)?;
         let input = RecordInput::sosd(&path, KeyEncoding::U64Be)?;
@@ -163,26 +164,23 @@ impl<'a> Measuring<'a> {
 }
 
 impl Experiment for Measuring<'_> {
-    type Cell = KeySet;
+    type Cell = KeySource;
     type Row = Row;
 
-    fn cells(&self) -> anyhow::Result<Vec<KeySet>> {
+    fn cells(&self) -> anyhow::Result<Vec<KeySource>> {
         Ok(self.o.key_sets.clone())
     }
 
     /// Under each profile, every profile's AirIndex file and every baseline.
-    fn steps(&self, _: &KeySet) -> u64 {
+    fn steps(&self, _: &KeySource) -> u64 {
         let files = System::under_each_profile(self.o).len() - 1 + self.profiles.len();
         (self.profiles.len() * files) as u64
     }
 
-    fn run_cell(&mut self, set: &KeySet, progress: &dyn Progress) -> anyhow::Result<Vec<Row>> {
+    fn run_cell(&mut self, set: &KeySource, progress: &dyn Progress) -> anyhow::Result<Vec<Row>> {
         let o = self.o;
         progress.message(&format!("keys {}", set.name()));
-        let keys = set.keys(o.keys, o.seed)?;
-        if keys.is_empty() {
-            bail!("key set {} has no key", set.name());
-        }
+        let keys = set.keys(o.keys, o.seed, Unsorted::Sort)?;
         let keys_path = self.data_dir.join(format!("{}.keys", set.name()));
         write_keys(&keys_path, &keys)?;
         let input = RecordInput::sosd(&keys_path, KeyEncoding::U64Be)?;
@@ -277,14 +275,13 @@ fn measure_system(
         let cache = BlockCache::new(o.cache_bytes);
         let s = start(o, b, mount)?;
         let mut p = on_storage(probe(o, &s.opened, &cache)?, mount, s.after);
-        let mut one = Vec::new();
-        look_up(&mut *p, &[lookup], false, &what, &mut one)?;
+        let one = look_up(&mut *p, lookup, &what)?;
         cold_io += p.io()?;
         if let Some(reads) = s.open_reads {
             *open_io.get_or_insert_with(IoStats::default) += reads;
         }
         opens.push(s.took.as_secs_f64() * 1e6);
-        cold.push(s.took.as_secs_f64() * 1e6 + one[0]);
+        cold.push(s.took.as_secs_f64() * 1e6 + one);
     }
     let timed_cold = cold.len();
     rows.push(
@@ -383,8 +380,10 @@ fn on_storage<'a>(
 
 /// Looks up each of `lookups` through `p`, the first `timed_n` with their reads slept out
 /// and the rest, under a `mount`, with their reads counted; their latencies (µs), and the
-/// probe's reads so far after each. (The probe is asked for its reads only after a lookup:
-/// RocksDB's reads on the local disk are the process's, and asking reads `/proc`.)
+/// probe's reads so far after each. A counted lookup's latency is its wall time plus its
+/// reads' profile time. (The probe is asked for its reads only between lookups, once each:
+/// under a mount that is a round trip to its server, and RocksDB's reads on the local disk
+/// are the process's, which asking reads from `/proc`.)
 fn look_up_each(
     p: &mut dyn Probe,
     lookups: &[(u64, u64)],
@@ -394,21 +393,22 @@ fn look_up_each(
 ) -> anyhow::Result<(Vec<f64>, Vec<IoStats>)> {
     let mut latencies = Vec::with_capacity(lookups.len());
     let mut ios = Vec::with_capacity(lookups.len());
-    for (i, lookup) in lookups.iter().enumerate() {
+    let mut before = p.io()?;
+    for (i, &lookup) in lookups.iter().enumerate() {
         let counted = i >= timed_n && mount.is_some();
         if let Some(mount) = mount
             && (i == 0 || i == timed_n)
         {
             mount.set_sleeping(!counted)?;
         }
-        look_up(
-            p,
-            std::slice::from_ref(lookup),
-            counted,
-            what,
-            &mut latencies,
-        )?;
-        ios.push(p.io()?);
+        let wall_us = look_up(p, lookup, what)?;
+        let io = p.io()?;
+        latencies.push(match counted {
+            true => wall_us + io.modelled_ns.saturating_sub(before.modelled_ns) as f64 / 1e3,
+            false => wall_us,
+        });
+        ios.push(io);
+        before = io;
     }
     Ok((latencies, ios))
 }

@@ -56,10 +56,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::bail;
-use lidx::data::{Distribution, GenParams, KeyFile, generate};
+use lidx::data::Distribution;
 
 use crate::csv_rows::write_rows;
 use crate::harness::{Places, measure};
+pub use crate::key_source::KeySource;
 use crate::profiled_fs::ProfiledMount;
 use crate::progress::Progress;
 use measure::{Measuring, run_profiles};
@@ -82,48 +83,13 @@ mod rocks {
     }
 }
 
-/// A key set the study runs on.
-#[derive(Clone, Debug, PartialEq)]
-pub enum KeySet {
-    /// lidx's synthetic keys of a distribution, `--keys` of them.
-    Synthetic(Distribution),
-    /// The keys of an SOSD file (all of them, duplicates dropped).
-    Sosd(PathBuf),
-}
-
-impl KeySet {
-    /// The name rows and plots use.
-    pub fn name(&self) -> String {
-        match self {
-            KeySet::Synthetic(d) => d.name().to_string(),
-            KeySet::Sosd(p) => p
-                .file_name()
-                .map_or_else(|| p.display().to_string(), |f| f.to_string_lossy().into()),
-        }
-    }
-
-    /// The set's keys, sorted and distinct: `n` synthetic ones drawn with `seed`, or
-    /// all of an SOSD file's.
-    pub(super) fn keys(&self, n: usize, seed: u64) -> anyhow::Result<Vec<u64>> {
-        Ok(match self {
-            KeySet::Synthetic(d) => generate(&GenParams::new(*d, n, seed))?,
-            KeySet::Sosd(p) => {
-                let mut keys = KeyFile::open(p)?.keys().to_vec();
-                keys.sort_unstable();
-                keys.dedup();
-                keys
-            }
-        })
-    }
-}
-
 /// The study's settings.
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Keys per synthetic key set.
     pub keys: usize,
     /// The key sets.
-    pub key_sets: Vec<KeySet>,
+    pub key_sets: Vec<KeySource>,
     /// Where reads come from: `measured` (this machine's disk) or a profile
     /// [`resolve_profile`] knows (`ssd`, `nfs`, `hdd`, a saved file).
     pub profiles: Vec<String>,
@@ -132,15 +98,14 @@ pub struct Options {
     pub measured_profile: Option<PathBuf>,
     /// Profiles whose tuner choice the summary shows beside those run.
     pub sketch_profiles: Vec<String>,
-    /// Keys per synthetic set at which the tuner's choices are also sketched (laid out and
-    /// tuned, not written nor measured): where the profiles part ways needs more pages
-    /// than a quick run builds. 0: none.
+    /// Keys per generated set at which the tuner's choices are also sketched (laid out and
+    /// tuned, not written nor measured), to see how they move with size. 0: none.
     pub sketch_keys: usize,
     /// The cache budget in bytes, the same for every system.
     pub cache_bytes: u64,
     /// Bytes of a page (the tuned and B+tree layouts; the block size of the others).
     pub page_size: u64,
-    /// Lookups in the cold→warm sequence (the paper: 70k).
+    /// Lookups in the cold→warm sequence (the paper: 70K).
     pub queries: usize,
     /// Lookups after the sequence whose mean is the warm latency.
     pub warm_queries: usize,
@@ -173,19 +138,22 @@ impl Default for Options {
         Options {
             keys: 2_000_000,
             key_sets: vec![
-                KeySet::Synthetic(Distribution::Lognormal),
-                KeySet::Synthetic(Distribution::Clustered),
+                KeySource::Hard {
+                    local: 20_000,
+                    global: 2000,
+                },
+                KeySource::Synthetic(Distribution::Lognormal),
             ],
-            profiles: vec!["measured".into(), "nfs".into()],
+            profiles: vec!["measured".into(), "ssd".into(), "nfs".into()],
             measured_profile: None,
             sketch_profiles: vec!["ssd".into(), "nfs".into(), "hdd".into()],
-            sketch_keys: 20_000_000,
+            sketch_keys: 0,
             cache_bytes: 8 << 20,
             page_size: 4096,
-            queries: 70_000,
+            queries: 20_000,
             warm_queries: 2000,
             timed_queries: 40,
-            cold_starts: 3,
+            cold_starts: 10,
             rocksdb: cfg!(feature = "rocksdb"),
             rocksdb_bloom_bits: 10,
             buffered: false,

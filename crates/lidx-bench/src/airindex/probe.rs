@@ -196,28 +196,17 @@ pub(super) fn probe<'a>(
     })
 }
 
-/// Latencies (µs) of `lookups` through `p`, each checked against its position. Where the
-/// reads are `counted` (charged, not slept), each is its wall time plus its reads' profile
-/// time.
+/// Looks `key` up through `p` and checks that it finds `position`: its wall time (µs).
 pub(super) fn look_up(
     p: &mut dyn Probe,
-    lookups: &[(u64, u64)],
-    counted: bool,
+    (key, position): (u64, u64),
     what: &str,
-    latencies: &mut Vec<f64>,
-) -> anyhow::Result<()> {
-    for &(key, position) in lookups {
-        let m0 = if counted { p.io()?.modelled_ns } else { 0 };
-        let started = Instant::now();
-        let got = p.get(key)?;
-        let mut us = started.elapsed().as_secs_f64() * 1e6;
-        if counted {
-            us += (p.io()?.modelled_ns - m0) as f64 / 1e3;
-        }
-        if got != Some(position) {
-            bail!("{what}: key {key} gave {got:?}, not position {position}");
-        }
-        latencies.push(us);
+) -> anyhow::Result<f64> {
+    let started = Instant::now();
+    let got = p.get(key)?;
+    let us = started.elapsed().as_secs_f64() * 1e6;
+    if got != Some(position) {
+        bail!("{what}: key {key} gave {got:?}, not position {position}");
     }
-    Ok(())
+    Ok(us)
 }

@@ -78,11 +78,167 @@ pub(super) fn summary(
             }
         );
     }
+    verdicts(&mut s, profiles, rows, sketches);
     tuner_choices(&mut s, sketches);
     own_structures(&mut s, profiles, rows);
     fig2(&mut s, profiles, rows);
     fig3(&mut s, o, profiles, rows);
     s
+}
+
+/// Paper 2's statements beside this run's, each with a verdict and the counts that explain
+/// it: the tuner's choice per profile, each profile's structure under every profile, and
+/// AirIndex's cold and warm speedups over the paper's baselines.
+fn verdicts(s: &mut String, profiles: &[RunProfile], rows: &[Row], sketches: &[Sketch]) {
+    let _ = writeln!(s, "\n## Paper 2 against this run\n");
+    let _ = writeln!(
+        s,
+        "| paper 2 | this run | verdict | what explains it |\n|---|---|---|---|"
+    );
+    let sets = unique(rows, |r| &r.key_set);
+    // The tuner's choices on the measured sets (the first sketch of each set).
+    for set in &sets {
+        let Some(sk) = sketches.iter().find(|k| &k.set == set) else {
+            continue;
+        };
+        let pick = |name: &str| {
+            sk.choices
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, t)| t.candidates.first())
+        };
+        let (Some(ssd), Some(nfs)) = (pick("ssd"), pick("nfs")) else {
+            continue;
+        };
+        let shape = |c: &lidx::kv::layers::Candidate| {
+            (c.deltas.len(), c.deltas.first().copied().unwrap_or(0))
+        };
+        let ((ssd_l, ssd_d), (nfs_l, nfs_d)) = (shape(ssd), shape(nfs));
+        let verdict = match (nfs_l < ssd_l, nfs_l == ssd_l && nfs_d > ssd_d) {
+            (true, _) | (_, true) => "agree",
+            _ => "disagree",
+        };
+        let _ = writeln!(
+            s,
+            "| NFS (slow round trips) gets a shallower, wider structure than SSD | {set} ({} keys): ssd {}; nfs {} | {verdict} | predicted cold lookup: ssd's {:.3} ms against {:.3} ms with nfs's structure's depth; nfs's {:.1} ms |",
+            sk.keys,
+            structure_of(ssd),
+            structure_of(nfs),
+            ssd.cost_us / 1e3,
+            sk.choices
+                .iter()
+                .find(|(n, _)| n == "ssd")
+                .and_then(|(_, t)| t.candidates.iter().find(|c| c.deltas.len() == nfs_l))
+                .map_or(f64::NAN, |c| c.cost_us / 1e3),
+            nfs.cost_us / 1e3,
+        );
+    }
+    // Each profile's own structure under it, against the others' files.
+    let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+    if names.len() > 1 {
+        let (mut cells, mut own_best, mut explain) = (0, 0, Vec::new());
+        for &set in &sets {
+            for &under in &names {
+                let Some(own) = matrix(rows, (under, under), set, "cold") else {
+                    continue;
+                };
+                let rivals: Vec<&Row> = names
+                    .iter()
+                    .filter(|&&t| t != under)
+                    .filter_map(|&t| matrix(rows, (under, t), set, "cold"))
+                    .filter(|r| r.structure != own.structure)
+                    .collect();
+                if rivals.is_empty() {
+                    continue;
+                }
+                cells += 1;
+                let faster = rivals.iter().find(|r| r.mean_us.0 < own.mean_us.0);
+                if faster.is_none() {
+                    own_best += 1;
+                }
+                let other = faster.copied().or(rivals.first().copied());
+                if let Some(other) = other {
+                    let reads = |r: &Row| r.open_reads.map_or(0.0, |f| f.0) + r.reads_per_query.0;
+                    let bytes = |r: &Row| r.open_bytes.map_or(0.0, |f| f.0) + r.bytes_per_query.0;
+                    explain.push(format!(
+                        "{set} under {under}: own {:.3} ms, {:.1} reads, {} against {}'s {:.3} ms, {:.1} reads, {}",
+                        own.mean_us.0 / 1e3,
+                        reads(own),
+                        human_bytes(bytes(own) as u64),
+                        other.tuned_for,
+                        other.mean_us.0 / 1e3,
+                        reads(other),
+                        human_bytes(bytes(other) as u64),
+                    ));
+                }
+            }
+        }
+        if cells > 0 {
+            let verdict = match own_best {
+                n if n == cells => "agree",
+                0 => "disagree",
+                _ => "partly",
+            };
+            let _ = writeln!(
+                s,
+                "| the structure tuned for a storage is the fastest on it | own structure fastest cold in {own_best} of {cells} (set, profile) cells where another profile chose a different one | {verdict} | cold (open + one lookup), reads and bytes with the open's: {} |",
+                explain.join("; ")
+            );
+        }
+    }
+    // Cold and warm speedups over the paper's baselines.
+    for (phase, paper) in [("cold", "1.21–23.09×"), ("warm", "1.37–11.50×")] {
+        let mut ratios: Vec<(f64, String)> = Vec::new();
+        for p in profiles {
+            for &set in &sets {
+                let Some(air) = find(rows, &p.name, set, "airindex", phase).first().copied() else {
+                    continue;
+                };
+                for system in ["btree", "rmi-mmap", "rocksdb"] {
+                    if let Some(b) = find(rows, &p.name, set, system, phase).first() {
+                        ratios.push((
+                            b.mean_us.0 / air.mean_us.0,
+                            format!(
+                                "{} {set} {system}: {:.2} against {:.2} reads",
+                                p.name,
+                                b.reads_per_query.0 + b.open_reads.map_or(0.0, |f| f.0),
+                                air.reads_per_query.0 + air.open_reads.map_or(0.0, |f| f.0),
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        let Some(lo) = ratios.iter().min_by(|a, b| a.0.total_cmp(&b.0)) else {
+            continue;
+        };
+        let hi = ratios.iter().map(|r| r.0).fold(f64::MIN, f64::max);
+        let verdict = match lo.0 {
+            x if x >= 1.0 => "agree",
+            _ if hi < 1.0 => "disagree",
+            _ => "partly",
+        };
+        let behind: Vec<&str> = ratios
+            .iter()
+            .filter(|r| r.0 < 1.0)
+            .map(|r| r.1.as_str())
+            .collect();
+        let _ = writeln!(
+            s,
+            "| AirIndex {paper} faster {phase} than the paper's baselines (B+tree, RMI over mmap, RocksDB) | {}–{} over {} (profile, set, baseline) cells, {} below 1× | {verdict} | {} |",
+            times(lo.0),
+            times(hi),
+            ratios.len(),
+            behind.len(),
+            match behind.is_empty() {
+                true => format!("slowest baseline cell: {}", lo.1),
+                false => format!(
+                    "baseline ahead (its reads a lookup against AirIndex's, the open's included for cold): {}",
+                    behind.join("; ")
+                ),
+            }
+        );
+    }
 }
 
 /// Paper 2's claim, measured: every profile's AirIndex structure run under every profile,

@@ -12,7 +12,8 @@ use lidx::storage::profile::{AffineCost, resolve_profile};
 use lidx::storage::{ReadMode, TUPLE_SIZE};
 
 use super::measure::RunProfile;
-use super::{KeySet, Options, rocks};
+use super::{Options, rocks};
+use crate::key_source::KeySource;
 use crate::progress::Progress;
 use crate::text::human_bytes;
 
@@ -129,7 +130,7 @@ pub(super) fn sketch(
 pub(super) fn build_all(
     o: &Options,
     profiles: &[RunProfile],
-    set: &KeySet,
+    set: &KeySource,
     keys: &[u64],
     records: &[Record<'_>],
     dir: &Path,

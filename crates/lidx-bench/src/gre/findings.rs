@@ -4,9 +4,9 @@
 use lidx::updatable::{Kind, Workload};
 
 use super::is_learned;
-use super::sets::Source;
 use super::study::Study;
 use crate::harness::{Finding, Findings};
+use crate::key_source::KeySource;
 use crate::text::times;
 
 impl Study<'_> {
@@ -34,7 +34,7 @@ impl Study<'_> {
         let grid_sets: Vec<&str> = self
             .sets
             .iter()
-            .filter(|s| matches!(s.1, Source::Grid { .. }))
+            .filter(|s| matches!(s.1, KeySource::Hard { .. }))
             .map(|s| s.0.as_str())
             .collect();
         let all_sets = self.set_names();

@@ -6,8 +6,9 @@ use lidx::updatable::Workload;
 
 use super::Options;
 use super::rows::{Row, median};
-use super::sets::{KeySet, Source};
+use super::sets::KeySet;
 use crate::harness::Experiment;
+use crate::key_source::KeySource;
 use crate::progress::Progress;
 use crate::updatable::{self, RunOptions, RunReport};
 
@@ -22,8 +23,8 @@ pub(super) enum Cell {
     /// Fig. 12: balanced runs over the set from `from` inserting keys of the set from `to`
     /// (drawn with another seed where `twin`: the same source), as part `part`.
     Shift {
-        from: Source,
-        to: Source,
+        from: KeySource,
+        to: KeySource,
         twin: bool,
         part: &'static str,
     },
@@ -36,16 +37,16 @@ pub(super) struct Measuring<'a> {
     o: &'a Options,
     machine: &'a str,
     /// The grid's and the named sets, in order.
-    sources: Vec<Source>,
+    sources: Vec<KeySource>,
     /// The easiest and the hardest set (Fig. 12) and the set scans and bulk loads use.
-    easy: Source,
-    hard: Source,
-    scan_set: Source,
+    easy: KeySource,
+    hard: KeySource,
+    scan_set: KeySource,
     /// The heatmap's set loaded last (its place among `sources`), kept for the cells of
     /// its other workloads.
     loaded: Option<(usize, KeySet)>,
     /// Every set of the heatmap: name, source, local and global segments.
-    pub(super) sets_seen: Vec<(String, Source, u64, u64)>,
+    pub(super) sets_seen: Vec<(String, KeySource, u64, u64)>,
 }
 
 impl<'a> Measuring<'a> {
@@ -53,8 +54,8 @@ impl<'a> Measuring<'a> {
     pub(super) fn new(
         o: &'a Options,
         machine: &'a str,
-        sources: Vec<Source>,
-        (easy, hard, scan_set): (Source, Source, Source),
+        sources: Vec<KeySource>,
+        (easy, hard, scan_set): (KeySource, KeySource, KeySource),
     ) -> Measuring<'a> {
         Measuring {
             o,
@@ -141,7 +142,7 @@ impl<'a> Measuring<'a> {
     fn bulk(&self, scale: usize, progress: &dyn Progress) -> anyhow::Result<Vec<Row>> {
         let o = self.o;
         let set = match &self.scan_set {
-            Source::Sosd(_) => {
+            KeySource::Sosd(_) => {
                 let mut set = KeySet::load(&self.scan_set, o.n, o.seed)?;
                 set.keys = set.keys.iter().step_by(4 / scale).copied().collect();
                 set

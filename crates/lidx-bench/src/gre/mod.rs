@@ -42,10 +42,11 @@ use lidx::updatable::{Kind, Workload};
 
 use self::measure::Measuring;
 pub use self::rows::Row;
-use self::sets::{Source, name_of};
+use self::sets::name_of;
 use self::study::Study;
 use crate::csv_rows::write_rows;
 use crate::harness::{Results, measure};
+use crate::key_source::KeySource;
 use crate::progress::Progress;
 
 /// What to run.
@@ -134,15 +135,15 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
     for &local in &o.local {
         for &global in &o.global {
             if local >= global {
-                grid.push(Source::Grid { local, global });
+                grid.push(KeySource::Hard { local, global });
             }
         }
     }
-    let named: Vec<Source> = o
+    let named: Vec<KeySource> = o
         .sets
         .iter()
-        .map(|&d| Source::Synthetic(d))
-        .chain(o.sosd.iter().cloned().map(Source::Sosd))
+        .map(|&d| KeySource::Synthetic(d))
+        .chain(o.sosd.iter().cloned().map(KeySource::Sosd))
         .collect();
     let easy = grid.first().cloned().or_else(|| named.first().cloned());
     let hard = grid.last().cloned().or_else(|| named.last().cloned());
@@ -158,7 +159,7 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
     let started = Instant::now();
 
     let scan_set = named.first().cloned().unwrap_or_else(|| easy.clone());
-    let sources: Vec<Source> = grid.iter().chain(&named).cloned().collect();
+    let sources: Vec<KeySource> = grid.iter().chain(&named).cloned().collect();
     let mut measuring =
         Measuring::new(o, &machine, sources, (easy.clone(), hard.clone(), scan_set));
     let (_, rows) = measure(&mut measuring, "paper 3's study", "runs", progress)?;

@@ -6,8 +6,8 @@ use std::path::Path;
 use lidx::updatable::Workload;
 
 use super::rows::Row;
-use super::sets::Source;
 use super::study::Study;
+use crate::key_source::KeySource;
 use crate::plot::{HeatPanel, Scale, Series, bars, chart, heatmaps};
 
 impl Study<'_> {
@@ -54,7 +54,7 @@ impl Study<'_> {
         let named: Vec<&str> = self
             .sets
             .iter()
-            .filter(|s| !matches!(s.1, Source::Grid { .. }))
+            .filter(|s| !matches!(s.1, KeySource::Hard { .. }))
             .map(|s| s.0.as_str())
             .collect();
         if !named.is_empty() {

@@ -4,9 +4,10 @@
 use lidx::updatable::Kind;
 use serde::Serialize;
 
-use super::sets::{KeySet, Source};
+use super::sets::KeySet;
 use super::{Options, is_learned};
 use crate::csv_rows::{Fixed, LIDX_VERSION};
+use crate::key_source::KeySource;
 use crate::updatable::RunReport;
 
 /// One measurement: a CSV row.
@@ -62,7 +63,7 @@ pub struct Row {
 impl Row {
     pub(super) fn new(part: &str, set: &KeySet, r: &RunReport, o: &Options, machine: &str) -> Row {
         let (local_target, global_target) = match set.source {
-            Source::Grid { local, global } => (local, global),
+            KeySource::Hard { local, global } => (local, global),
             _ => (0, 0),
         };
         let kind = r.kind.parse::<Kind>().map_or(true, is_learned);
@@ -70,9 +71,9 @@ impl Row {
             part: part.into(),
             set: set.name.clone(),
             set_source: match set.source {
-                Source::Grid { .. } => "grid",
-                Source::Synthetic(_) => "synthetic",
-                Source::Sosd(_) => "sosd",
+                KeySource::Hard { .. } => "grid",
+                KeySource::Synthetic(_) => "synthetic",
+                KeySource::Sosd(_) => "sosd",
             }
             .into(),
             local_target,

@@ -4,16 +4,16 @@
 use lidx::updatable::{Kind, Workload};
 
 use super::rows::Row;
-use super::sets::Source;
 use super::{Options, is_learned};
+use crate::key_source::KeySource;
 
 /// The measurements, read back for plots and the summary.
 pub(super) struct Study<'a> {
     pub(super) o: &'a Options,
     pub(super) rows: &'a [Row],
-    pub(super) grid: &'a [Source],
+    pub(super) grid: &'a [KeySource],
     /// Every set of the heatmap: name, source, local and global segments.
-    pub(super) sets: &'a [(String, Source, u64, u64)],
+    pub(super) sets: &'a [(String, KeySource, u64, u64)],
     pub(super) easy: String,
     pub(super) hard: String,
 }

@@ -4,8 +4,8 @@
 use lidx::updatable::Workload;
 
 use super::rows::Row;
-use super::sets::Source;
 use super::study::Study;
+use crate::key_source::KeySource;
 use crate::text::{table, times};
 
 /// Owned strings of `items`, for a table's header.
@@ -29,7 +29,7 @@ impl Study<'_> {
             .iter()
             .map(|(name, source, l, g)| {
                 let target = match source {
-                    Source::Grid { local, global } => format!("{local} / {global}"),
+                    KeySource::Hard { local, global } => format!("{local} / {global}"),
                     _ => "-".into(),
                 };
                 vec![name.clone(), target, l.to_string(), g.to_string()]

@@ -12,6 +12,7 @@ use anyhow::Context as _;
 use lidx::data::Distribution;
 use lidx::index::IndexKind;
 use lidx::updatable::{Kind, Workload};
+use lidx_bench::key_source::KeySource;
 use lidx_bench::{Setup, airindex, bigtable, gre, indexes, join_sorted, unsorted};
 
 use crate::progress::Context;
@@ -52,7 +53,7 @@ pub enum Command {
     /// index, paper 4's learned blocks, RMI over mmap and RocksDB, cold and warm, on this
     /// disk and under a latency profile (NFS by default).
     #[command(
-        after_help = "Examples:\n  lidx experiment airindex\n  lidx experiment airindex --keys 20M --sets lognormal,heavytail --dir /mnt/nvme/lidx\n  lidx experiment airindex --sosd books_200M_uint64 --profile measured,ssd,nfs --cache 64MiB"
+        after_help = "Examples:\n  lidx experiment airindex\n  lidx experiment airindex --keys 20M --hard 200000:20000 --sets lognormal --dir /mnt/nvme/lidx\n  lidx experiment airindex --sosd books_200M_uint64 --profile measured,ssd,nfs --cache 64MiB"
     )]
     Airindex(AirindexArgs),
     /// Paper 3's study of updatable indexes (GRE): every kind on every workload over the
@@ -381,24 +382,32 @@ pub struct AirindexArgs {
     #[arg(long, value_parser = parse_count, default_value = "2M")]
     keys: u64,
     /// Synthetic key sets, comma-separated (udense, usparse, normal, lognormal, clustered,
-    /// heavytail) [default: lognormal,clustered, unless --sosd is given].
+    /// heavytail) [default: lognormal and the --hard set 20000:2000, unless --sets, --hard or
+    /// --sosd is given].
     #[arg(long, value_delimiter = ',')]
     sets: Vec<Distribution>,
+    /// A key set of paper 3's hardness generator: about LOCAL optimal PLA segments at
+    /// epsilon 32 and GLOBAL at epsilon 4096 (GLOBAL at least 1, LOCAL at least GLOBAL, both
+    /// at most --keys); repeatable. The default 20000:2000 makes the profiles part ways at
+    /// 2M keys: an exact layer 1 over 4 KiB pages costs about 200 KiB, too large to read
+    /// whole but worth a second round trip where round trips are cheap (ssd).
+    #[arg(long, value_name = "LOCAL:GLOBAL", value_parser = parse_hardness)]
+    hard: Vec<(u64, u64)>,
     /// SOSD key files to run on too (all their keys, duplicates dropped); repeatable.
     #[arg(long, value_name = "FILE")]
     sosd: Vec<PathBuf>,
     /// Where reads come from, comma-separated: measured (this disk, O_DIRECT, timed as it
     /// is), ssd, nfs, hdd (lidx's assumptions) or a profile saved by lidx bench disk.
-    #[arg(long, value_delimiter = ',', default_value = "measured,nfs")]
+    #[arg(long, value_delimiter = ',', default_value = "measured,ssd,nfs")]
     profile: Vec<String>,
     /// The measured profile the tuner uses under `measured` (from lidx bench disk); without
     /// it a short one is measured on --dir.
     #[arg(long, value_name = "FILE")]
     measured_profile: Option<PathBuf>,
-    /// Keys per synthetic set at which the tuner's choices under every profile are also
-    /// sketched (laid out and tuned, not written): where the profiles part ways needs more
-    /// pages than the measured runs build (0: none).
-    #[arg(long, value_parser = parse_count, default_value = "20M")]
+    /// Keys per generated set at which the tuner's choices under every profile are also
+    /// sketched (laid out and tuned, not written nor measured), to see how they move with
+    /// size (0: none).
+    #[arg(long, value_parser = parse_count, default_value = "0")]
     sketch_keys: u64,
     /// The cache every system reads through, the same budget for each.
     #[arg(long, value_parser = parse_size, default_value = "8MiB")]
@@ -406,8 +415,9 @@ pub struct AirindexArgs {
     /// Bytes of a page (and of a block for the SSTable and learned layouts).
     #[arg(long, value_parser = parse_size, default_value = "4KiB")]
     page_size: u64,
-    /// Lookups in the cold-to-warm sequence (the paper: 70k).
-    #[arg(long, value_parser = parse_count, default_value = "70K")]
+    /// Lookups in the cold-to-warm sequence (the paper: 70K; 20K pass the point where the
+    /// default cache stops warming, and keep the default run under 10 minutes).
+    #[arg(long, value_parser = parse_count, default_value = "20K")]
     queries: u64,
     /// Lookups after the sequence whose mean is the warm latency.
     #[arg(long, value_parser = parse_count, default_value = "2000")]
@@ -416,9 +426,9 @@ pub struct AirindexArgs {
     /// ones that sleep out their reads (the rest are charged without sleeping).
     #[arg(long, value_parser = parse_count, default_value = "40")]
     timed_queries: u64,
-    /// Fresh starts the cold latency is the mean of.
-    #[arg(long, default_value_t = 3)]
-    cold_starts: usize,
+    /// Fresh starts the cold latency is the mean of (1 to 1000).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    cold_starts: u16,
     /// Leave RocksDB out.
     #[arg(long)]
     no_rocksdb: bool,
@@ -518,15 +528,16 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
             bigtable::run(&options, &progress)?
         }
         Command::Airindex(a) => {
-            let mut key_sets: Vec<airindex::KeySet> = a
-                .sets
+            let mut key_sets: Vec<KeySource> = a
+                .hard
                 .into_iter()
-                .map(airindex::KeySet::Synthetic)
+                .map(|(local, global)| KeySource::Hard { local, global })
+                .chain(a.sets.into_iter().map(KeySource::Synthetic))
                 .collect();
             if key_sets.is_empty() && a.sosd.is_empty() {
                 key_sets = airindex::Options::default().key_sets;
             }
-            key_sets.extend(a.sosd.into_iter().map(airindex::KeySet::Sosd));
+            key_sets.extend(a.sosd.into_iter().map(KeySource::Sosd));
             let count = |name: &str, v: u64| {
                 usize::try_from(v).with_context(|| format!("--{name} {v} is too large"))
             };
@@ -541,7 +552,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 queries: count("queries", a.queries)?,
                 warm_queries: count("warm-queries", a.warm_queries)?,
                 timed_queries: count("timed-queries", a.timed_queries)?,
-                cold_starts: a.cold_starts,
+                cold_starts: a.cold_starts.into(),
                 rocksdb: cfg!(feature = "rocksdb") && !a.no_rocksdb,
                 rocksdb_bloom_bits: a.rocksdb_bloom_bits,
                 buffered: a.buffered,
@@ -621,4 +632,19 @@ fn parse_data_files(text: &str) -> Result<(String, lidx_lsm::joins::AttrFiles), 
         name.to_string(),
         lidx_lsm::joins::AttrFiles::new(std::path::Path::new(s), r),
     ))
+}
+
+/// `LOCAL:GLOBAL`, paper 3's hardness targets: GLOBAL at least 1 and LOCAL at least GLOBAL
+/// (the generator checks them against the number of keys).
+fn parse_hardness(text: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("invalid hardness {text:?}: LOCAL:GLOBAL, e.g. 20000:2000");
+    let (local, global) = text.split_once(':').ok_or_else(bad)?;
+    let local: u64 = parse_count(local.trim()).map_err(|e| format!("{}: {e}", bad()))?;
+    let global: u64 = parse_count(global.trim()).map_err(|e| format!("{}: {e}", bad()))?;
+    if global == 0 || local < global {
+        return Err(format!(
+            "invalid hardness {text:?}: GLOBAL must be at least 1 and LOCAL at least GLOBAL"
+        ));
+    }
+    Ok((local, global))
 }
