@@ -527,6 +527,15 @@ fn kv_layouts() -> Vec<(&'static str, BuildOptions)> {
             },
         ),
         (
+            "learned-chunked",
+            BuildOptions {
+                layout: Layout::Learned,
+                model: ModelKind::Pgm,
+                location_chunk_blocks: Some(2),
+                ..small
+            },
+        ),
+        (
             "learned-rmi",
             BuildOptions {
                 layout: Layout::Learned,
@@ -593,8 +602,8 @@ fn kv_files_of_every_version_read_back_and_the_newest_are_rewritten_byte_for_byt
             if name == "learned-capped" && version < 2 {
                 continue;
             }
-            // Step layers came with version 3.
-            if name == "tuned-steps" && version < 3 {
+            // Step layers came with version 3, location chunks with version 4.
+            if name == "tuned-steps" && version < 3 || name == "learned-chunked" && version < 4 {
                 continue;
             }
             let path = golden(&format!("v{version}-{name}.kv"));
@@ -615,6 +624,9 @@ fn kv_files_of_every_version_read_back_and_the_newest_are_rewritten_byte_for_byt
             if name == "learned-capped" {
                 let info = kv::info(&file).unwrap();
                 assert!(info.learned.unwrap().overflow_blocks > 0, "{name}");
+            }
+            if name == "learned-chunked" {
+                assert!(footer.meta_offset > footer.data_bytes, "{name}: no chunks");
             }
             if name == "tuned-steps" {
                 let (layers, _) = file.tuned().unwrap();

@@ -86,6 +86,26 @@ pub(super) fn summary(
     s
 }
 
+/// How far apart two runs of one structure came under `under` on `set` (the largest
+/// relative gap between files the tuner built alike for different profiles): the noise a
+/// difference between structures must pass; 0 where no two files are alike.
+fn same_structure_spread(rows: &[Row], names: &[&str], under: &str, set: &str) -> f64 {
+    let cold: Vec<&Row> = names
+        .iter()
+        .filter_map(|&t| matrix(rows, (under, t), set, "cold"))
+        .collect();
+    let mut spread = 0f64;
+    for (i, a) in cold.iter().enumerate() {
+        for b in cold.iter().skip(i + 1) {
+            if a.structure == b.structure {
+                let (lo, hi) = (a.mean_us.0.min(b.mean_us.0), a.mean_us.0.max(b.mean_us.0));
+                spread = spread.max(hi / lo - 1.0);
+            }
+        }
+    }
+    spread
+}
+
 /// Paper 2's statements beside this run's, each with a verdict and the counts that explain
 /// it: the tuner's choice per profile, each profile's structure under every profile, and
 /// AirIndex's cold and warm speedups over the paper's baselines.
@@ -136,7 +156,7 @@ fn verdicts(s: &mut String, profiles: &[RunProfile], rows: &[Row], sketches: &[S
     // Each profile's own structure under it, against the others' files.
     let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
     if names.len() > 1 {
-        let (mut cells, mut own_best, mut explain) = (0, 0, Vec::new());
+        let (mut cells, mut own_best, mut ties, mut explain) = (0, 0, 0, Vec::new());
         for &set in &sets {
             for &under in &names {
                 let Some(own) = matrix(rows, (under, under), set, "cold") else {
@@ -152,9 +172,12 @@ fn verdicts(s: &mut String, profiles: &[RunProfile], rows: &[Row], sketches: &[S
                     continue;
                 }
                 cells += 1;
+                let noise = same_structure_spread(rows, &names, under, set);
                 let faster = rivals.iter().find(|r| r.mean_us.0 < own.mean_us.0);
-                if faster.is_none() {
-                    own_best += 1;
+                match faster {
+                    None => own_best += 1,
+                    Some(r) if own.mean_us.0 / r.mean_us.0 - 1.0 <= noise => ties += 1,
+                    Some(_) => {}
                 }
                 let other = faster.copied().or(rivals.first().copied());
                 if let Some(other) = other {
@@ -174,14 +197,15 @@ fn verdicts(s: &mut String, profiles: &[RunProfile], rows: &[Row], sketches: &[S
             }
         }
         if cells > 0 {
-            let verdict = match own_best {
-                n if n == cells => "agree",
-                0 => "disagree",
+            let verdict = match (own_best, ties) {
+                (n, _) if n == cells => "agree",
+                (n, t) if n + t == cells => "agree within noise",
+                (0, 0) => "disagree",
                 _ => "partly",
             };
             let _ = writeln!(
                 s,
-                "| the structure tuned for a storage is the fastest on it | own structure fastest cold in {own_best} of {cells} (set, profile) cells where another profile chose a different one | {verdict} | cold (open + one lookup), reads and bytes with the open's: {} |",
+                "| the structure tuned for a storage is the fastest on it | own structure fastest cold in {own_best} of {cells} (set, profile) cells where another profile chose a different one; behind by no more than two runs of one structure differ in {ties} | {verdict} | cold (open + one lookup), reads and bytes with the open's: {} |",
                 explain.join("; ")
             );
         }
@@ -199,10 +223,18 @@ fn verdicts(s: &mut String, profiles: &[RunProfile], rows: &[Row], sketches: &[S
                         ratios.push((
                             b.mean_us.0 / air.mean_us.0,
                             format!(
-                                "{} {set} {system}: {:.2} against {:.2} reads",
+                                "{} {set} {system}: {:.2} reads, {} against {:.2}, {}",
                                 p.name,
                                 b.reads_per_query.0 + b.open_reads.map_or(0.0, |f| f.0),
+                                human_bytes(
+                                    (b.bytes_per_query.0 + b.open_bytes.map_or(0.0, |f| f.0))
+                                        as u64
+                                ),
                                 air.reads_per_query.0 + air.open_reads.map_or(0.0, |f| f.0),
+                                human_bytes(
+                                    (air.bytes_per_query.0 + air.open_bytes.map_or(0.0, |f| f.0))
+                                        as u64
+                                ),
                             ),
                         ));
                     }
@@ -233,7 +265,7 @@ fn verdicts(s: &mut String, profiles: &[RunProfile], rows: &[Row], sketches: &[S
             match behind.is_empty() {
                 true => format!("slowest baseline cell: {}", lo.1),
                 false => format!(
-                    "baseline ahead (its reads a lookup against AirIndex's, the open's included for cold): {}",
+                    "baseline ahead (its reads and bytes a lookup against AirIndex's, the open's included for cold): {}",
                     behind.join("; ")
                 ),
             }
@@ -298,8 +330,14 @@ fn own_structures(s: &mut String, profiles: &[RunProfile], rows: &[Row]) {
                 matrix(rows, (under, t), set, "cold").map(|r| &r.structure)
                     == matrix(rows, (under, under), set, "cold").map(|r| &r.structure)
             };
+            let noise = same_structure_spread(rows, &names, under, set);
             let text = match others.iter().find(|(_, c)| *c < own) {
                 None => "its own structure is the fastest".to_string(),
+                Some((t, c)) if !same(t) && own / c - 1.0 <= noise => format!(
+                    "the {t} file's structure was faster by {:.0}%, less than two files of one structure differ here ({:.0}%): a tie",
+                    (own / c - 1.0) * 100.0,
+                    noise * 100.0
+                ),
                 Some((t, c)) if same(t) => format!(
                     "the {t} file is the same structure ({:.3} against {:.3} ms: noise between two runs of one structure)",
                     c / 1e3,

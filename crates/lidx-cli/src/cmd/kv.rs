@@ -119,7 +119,9 @@ pub struct BuildArgs {
     #[arg(long, default_value = "u64-be")]
     key_encoding: KeyEncoding,
     /// The storage the tuned layout is tuned for (paper 2): ssd, nfs, hdd (lidx's
-    /// assumptions) or a profile saved by `lidx bench disk` [default: ssd].
+    /// assumptions) or a profile saved by `lidx bench disk` [default: ssd]. Only the tuned
+    /// layout takes one: the others' structure does not depend on the storage (any file
+    /// runs under a profile with `kv get --profile`).
     #[arg(long, value_name = "ssd|nfs|hdd|FILE.json")]
     profile: Option<String>,
     /// Output key-value file.
@@ -284,6 +286,7 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
             pgm: args.families.iter().any(|f| f == "pgm"),
             step: args.families.iter().any(|f| f == "step"),
         },
+        location_chunk_blocks: None,
     };
     if options.max_block.is_some() && args.layout != Layout::Learned {
         anyhow::bail!("--max-block caps the learned layout's blocks; give --layout learned");

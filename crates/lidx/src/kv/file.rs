@@ -27,7 +27,7 @@ use crate::{Error, FormatError, Result};
 /// The footer's first 8 bytes.
 pub const MAGIC: [u8; 8] = *b"LIDXKV\0\0";
 /// The format version this build writes (it reads [`OLDEST_VERSION`] on).
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// The first version whose SSTable level-1 blocks are index blocks
 /// ([`IndexBlock`](super::index_block::IndexBlock): separators, prefix compression, restart
@@ -37,6 +37,10 @@ pub const SEPARATOR_INDEX_VERSION: u32 = 3;
 /// The first version whose tuned layout says of each layer whether it is a step layer
 /// (before it every layer is a PGM layer).
 pub const STEP_LAYER_VERSION: u32 = 3;
+
+/// The first version whose learned files may keep their block locations in chunks read
+/// when first needed (FORMAT.md section 8.6), tagged inline or chunked in the meta.
+pub const CHUNKED_LOCATIONS_VERSION: u32 = 4;
 /// The oldest format version this build reads.
 pub const OLDEST_VERSION: u32 = 1;
 /// Bytes of the footer.
@@ -322,7 +326,11 @@ impl KvFile {
     /// layout's layers, the B+tree's nodes; none for the learned layout). The one
     /// definition every layout and store is compared by.
     pub fn full_index_bytes(&self) -> u64 {
-        self.index_memory_bytes() + (self.footer.meta_offset - self.footer.data_bytes)
+        match self.footer.layout {
+            // Its location chunks, between the data and the meta, are counted in memory.
+            Layout::Learned => self.index_memory_bytes(),
+            _ => self.index_memory_bytes() + (self.footer.meta_offset - self.footer.data_bytes),
+        }
     }
 
     /// Bytes of the index on disk: the meta, and the level-1 index blocks (SSTable), the

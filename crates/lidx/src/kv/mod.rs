@@ -31,6 +31,7 @@ pub mod keymap;
 pub mod keys;
 pub mod layers;
 pub mod layout;
+pub mod locations;
 pub mod model;
 pub mod read;
 pub mod verify;

@@ -415,6 +415,12 @@ impl<'a> Reader<'a> {
         Ok(block)
     }
 
+    /// The index region at `h` (the learned layout's location chunks), read from the file
+    /// in one call and counted as one index block.
+    pub(crate) fn read_index(&mut self, h: Handle) -> Result<&[u8]> {
+        self.read(h.offset, h.size, Kind::Index, 1)
+    }
+
     /// Reads `len` bytes at `offset` in one call (widened to whole pages with
     /// `O_DIRECT`), counting it as `blocks` blocks of `kind`.
     fn read(&mut self, offset: u64, len: u64, kind: Kind, blocks: u64) -> Result<&[u8]> {
@@ -470,7 +476,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn problem(file: &KvFile, h: Handle, p: BlockProblem) -> Error {
+pub(crate) fn problem(file: &KvFile, h: Handle, p: BlockProblem) -> Error {
     file.bad_block(
         h,
         match p {

@@ -99,6 +99,8 @@ fn options_strategy() -> impl Strategy<Value = BuildOptions> {
         prop::option::of(1u64..4),
         // The tuned layout's layers: either family or both.
         prop::sample::select(vec![(true, true), (false, true), (true, false)]),
+        // The learned layout's block locations: inline, or in chunks of 1 to 64 blocks.
+        prop::sample::select(vec![None, Some(1u64), Some(2), Some(3), Some(64)]),
     )
         .prop_map(
             |(
@@ -111,6 +113,7 @@ fn options_strategy() -> impl Strategy<Value = BuildOptions> {
                 profile,
                 cap,
                 (pgm, step),
+                location_chunk_blocks,
             )| {
                 BuildOptions {
                     layout,
@@ -128,6 +131,7 @@ fn options_strategy() -> impl Strategy<Value = BuildOptions> {
                     }),
                     max_block: cap.map(|c| c * block_size),
                     families: crate::kv::layers::Families { pgm, step },
+                    location_chunk_blocks,
                 }
             },
         )
@@ -724,4 +728,100 @@ fn each_profile_s_own_structure_reads_cheapest_under_it() {
         .collect();
     assert!(cost[0][0] <= cost[0][1], "under ssd: {cost:?}");
     assert!(cost[1][1] <= cost[1][0], "under nfs: {cost:?}");
+}
+
+/// A learned file whose block locations are in chunks: its open reads no chunk, a cold
+/// get reads one chunk and its data block, a second get in the same chunk only its data
+/// block; it answers as the inline file does, keeps the same locations in memory once
+/// read (the directory aside), and a flipped byte in a chunk is an error naming the
+/// file, never a wrong answer.
+#[test]
+fn chunked_block_locations_are_read_once_when_first_needed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let map: Map = (0..20_000u32)
+        .map(|i| (format!("key{i:08}").into_bytes(), vec![b'v'; 100]))
+        .collect();
+    let build = |name: &str, chunk: Option<u64>| {
+        let path = dir.path().join(name);
+        let options = BuildOptions {
+            block_size: 4096,
+            model: ModelKind::Pgm,
+            location_chunk_blocks: chunk,
+            ..BuildOptions::default()
+        };
+        write(&map, &options, &path);
+        let file = KvFile::open(&path, ReadMode::Buffered).expect("open");
+        (path, file)
+    };
+    let (_, inline) = build("inline.kv", None);
+    let (chunked_path, chunked) = build("chunked.kv", Some(64));
+    let blocks = chunked.footer().data_blocks;
+    assert!(blocks > 3 * 64, "{blocks} blocks: several chunks");
+    // The chunks lie between the data and the meta; the inline file has nothing there.
+    let between = |f: &KvFile| f.footer().meta_offset - f.footer().data_bytes;
+    assert_eq!(between(&inline), 0);
+    assert!(between(&chunked) > 0);
+    // Once read, the chunks take what the inline table takes, give or take the
+    // directory and each chunk's own header and checksum.
+    let (a, b) = (inline.index_memory_bytes(), chunked.index_memory_bytes());
+    assert!(b >= a && b <= a + 128 * blocks.div_ceil(64), "{a} {b}");
+    assert_eq!(chunked.full_index_bytes(), chunked.index_memory_bytes());
+    let cache = BlockCache::new(0);
+    let mut reader = Reader::new(&chunked, &cache);
+    let keys: Vec<&Vec<u8>> = map.keys().collect();
+    // Two keys of the first chunk, then one of the last.
+    for (i, (key, index_reads)) in [(keys[0], 1), (keys[10], 0), (keys[keys.len() - 1], 1)]
+        .into_iter()
+        .enumerate()
+    {
+        let before = reader.stats();
+        assert_eq!(
+            reader.get(key).expect("get").as_ref(),
+            map.get(key),
+            "get {i}"
+        );
+        let op = reader.stats().since(&before);
+        assert_eq!(
+            (op.index_block_reads, op.data_block_reads),
+            (index_reads, 1),
+            "get {i}"
+        );
+    }
+    // Every key answers as in the inline file, and both verify.
+    let inline_cache = BlockCache::new(1 << 20);
+    let mut inline_reader = Reader::new(&inline, &inline_cache);
+    for key in keys.iter().step_by(37) {
+        assert_eq!(
+            reader.get(key).expect("get"),
+            inline_reader.get(key).expect("get")
+        );
+    }
+    assert!(reader.get(b"key99999999").expect("get").is_none());
+    verify(&chunked).expect("verify");
+    // A flipped byte in each chunk: the get that needs it fails, naming the file.
+    let bytes = std::fs::read(&chunked_path).expect("read");
+    let (start, end) = (
+        chunked.footer().data_bytes as usize,
+        chunked.footer().meta_offset as usize,
+    );
+    drop(reader);
+    drop(chunked);
+    for at in (start..end).step_by(131) {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x04;
+        std::fs::write(&chunked_path, &damaged).expect("write");
+        let file = KvFile::open(&chunked_path, ReadMode::Buffered).expect("open reads no chunk");
+        let cache = BlockCache::new(0);
+        let mut reader = Reader::new(&file, &cache);
+        let failed = keys
+            .iter()
+            .step_by(59)
+            .map(|k| reader.get(k))
+            .find(|r| r.is_err());
+        let err = failed
+            .expect("some get reads the damaged chunk")
+            .expect_err("error");
+        assert!(err.to_string().contains("chunked.kv"), "{err}");
+        assert!(verify(&file).is_err(), "verify at byte {at}");
+    }
 }

@@ -59,7 +59,15 @@ pub struct BuildOptions {
     /// The model families the tuned layout's layers are drawn from (default both, PGM
     /// and step).
     pub families: Families,
+    /// The learned layout's block locations: `None` (default) inline in the meta up to
+    /// [`INLINE_MAX_BYTES`](crate::kv::locations::INLINE_MAX_BYTES), else in chunks of
+    /// [`BLOCKS_PER_CHUNK`](crate::kv::locations::BLOCKS_PER_CHUNK) blocks read when
+    /// first needed; `Some(n)`: in chunks of `n` blocks always.
+    pub location_chunk_blocks: Option<u64>,
 }
+
+/// The most blocks a location chunk covers (its stored length must fit a `u32`).
+pub const MAX_LOCATION_CHUNK_BLOCKS: u64 = 1 << 20;
 
 impl Default for BuildOptions {
     fn default() -> Self {
@@ -74,6 +82,7 @@ impl Default for BuildOptions {
             profile: None,
             max_block: None,
             families: Families::ALL,
+            location_chunk_blocks: None,
         }
     }
 }
@@ -177,6 +186,14 @@ impl BuildOptions {
         }
         if let Some(profile) = &self.profile {
             profile.check()?;
+        }
+        if let Some(n) = self.location_chunk_blocks
+            && !(1..=MAX_LOCATION_CHUNK_BLOCKS).contains(&n)
+        {
+            return Err(Error::param(
+                "location chunk",
+                format!("{n} blocks is outside 1 to {MAX_LOCATION_CHUNK_BLOCKS}"),
+            ));
         }
         if let Some(cap) = self.max_block
             && !(tau..=MAX_BLOCK_SIZE).contains(&cap)

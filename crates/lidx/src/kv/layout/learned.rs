@@ -14,6 +14,8 @@
 //! **The block locations** are paper 4's "compressible mapping table": the offsets as an
 //! Elias–Fano sequence ([`EliasFano`], about `2 + log2(τ)` bits a block where version 1
 //! kept 64), and with overflow blocks each logical block's first data block as another.
+//! A large table is stored in chunks read when a get first needs them
+//! ([`Locations`]), so opening a file reads no more than its directory.
 
 #![deny(clippy::indexing_slicing)]
 
@@ -21,10 +23,11 @@ use std::sync::Arc;
 
 use super::{Emit, LayoutIndex, Locate, Written, Wrote};
 use crate::files::codec::{Decoder, Encoder, invalid};
-use crate::kv::block::{Block, TRAILER, record_bytes};
+use crate::kv::block::{Block, record_bytes};
 use crate::kv::elias_fano::EliasFano;
-use crate::kv::file::{Footer, Handle};
+use crate::kv::file::{CHUNKED_LOCATIONS_VERSION, Footer, Handle};
 use crate::kv::keymap::{KeyMap, MAX_SPAN};
+use crate::kv::locations::Locations;
 use crate::kv::model::{BlockModel, ModelKind};
 use crate::kv::read::{Kind, Reader};
 use crate::kv::verify::{VerifyReport, check_blocks};
@@ -41,8 +44,9 @@ use crate::{Error, FormatError, Result};
 pub(crate) struct LearnedMeta {
     pub(crate) keymap: KeyMap,
     pub(crate) model: BlockModel,
-    /// Where data block `p` starts (`P + 1` values, the last `data_bytes`), compressed.
-    pub(crate) offsets: EliasFano,
+    /// Where data block `p` starts (`P + 1` values, the last `data_bytes`), compressed,
+    /// inline or in chunks read when first needed.
+    pub(crate) offsets: Locations,
     /// The first data block of each logical block (`B + 1` values, the last `P`); `None`
     /// when there is no overflow block (then logical block `b` is data block `b`).
     first: Option<EliasFano>,
@@ -53,7 +57,7 @@ pub(crate) struct LearnedMeta {
 impl LearnedMeta {
     /// Data blocks, empty ones included.
     fn data_blocks(&self) -> usize {
-        self.offsets.len().saturating_sub(1)
+        self.offsets.blocks()
     }
 
     /// Logical blocks: those the model names.
@@ -109,14 +113,13 @@ impl LearnedMeta {
         })
     }
 
-    /// Data block `p`'s handle (size 0 when empty); `None` past the last block.
-    fn handle(&self, p: usize) -> Option<Handle> {
-        let start = self.offsets.get(p)?;
-        let end = self.offsets.get(p + 1)?;
-        Some(Handle {
+    /// Data block `p`'s handle (size 0 when empty); `None` past the last block. A
+    /// location chunk not read yet is read through `r`.
+    fn handle(&self, r: &mut Reader<'_>, p: usize) -> Result<Option<Handle>> {
+        Ok(self.offsets.span(r, p)?.map(|(start, end)| Handle {
             offset: start,
             size: end - start,
-        })
+        }))
     }
 }
 
@@ -125,10 +128,10 @@ impl Locate for LearnedMeta {
     /// absent).
     fn locate(&self, r: &mut Reader<'_>, key: &[u8]) -> Result<Option<Arc<Block>>> {
         let tau = r.file().footer().block_size;
-        let handle = self
-            .data_block_of(key, tau)
-            .and_then(|p| self.handle(p))
-            .filter(|h| h.size > 0);
+        let handle = match self.data_block_of(key, tau) {
+            Some(p) => self.handle(r, p)?.filter(|h| h.size > 0),
+            None => None,
+        };
         match handle {
             Some(h) => r.block(h, Kind::Data, None).map(Some),
             None => Ok(None),
@@ -139,9 +142,10 @@ impl Locate for LearnedMeta {
         let Some(mut p) = self.data_block_of(from, r.file().footer().block_size) else {
             return Ok(());
         };
-        while let Some(h) = self.handle(p) {
+        while let Some(h) = self.handle(r, p)? {
             if h.size > 0 {
-                let block = r.block(h, Kind::Data, self.handle(p + 1))?;
+                let next = self.handle(r, p + 1)?;
+                let block = r.block(h, Kind::Data, next)?;
                 if !emit(&block) {
                     return Ok(());
                 }
@@ -151,9 +155,20 @@ impl Locate for LearnedMeta {
         Ok(())
     }
 
-    fn data_handles(&self, _: &mut Reader<'_>) -> Result<Vec<Handle>> {
-        Ok((0..self.data_blocks())
-            .filter_map(|p| self.handle(p))
+    fn data_handles(&self, r: &mut Reader<'_>) -> Result<Vec<Handle>> {
+        let offsets = self.offsets.all(r)?;
+        Ok(offsets
+            .windows(2)
+            .map(|w| {
+                let (start, end) = (
+                    w.first().copied().unwrap_or(0),
+                    w.get(1).copied().unwrap_or(0),
+                );
+                Handle {
+                    offset: start,
+                    size: end - start,
+                }
+            })
             .collect())
     }
 }
@@ -279,7 +294,7 @@ impl LayoutIndex for LearnedMeta {
         let meta = LearnedMeta {
             keymap,
             model,
-            offsets: sequence(&offsets)?,
+            offsets: Locations::write(w, &offsets, options.location_chunk_blocks)?,
             first: match fences.is_empty() {
                 true => None,
                 false => Some(sequence(&first)?),
@@ -289,9 +304,10 @@ impl LayoutIndex for LearnedMeta {
         Ok((meta, written))
     }
 
-    /// Version 2: the key map, the model, the data blocks' offsets (Elias–Fano), whether
-    /// there are overflow blocks and then the logical blocks' first data blocks
-    /// (Elias–Fano) and the fences (data block, key length `u32`, key).
+    /// Version 4: the key map, the model, the data blocks' offsets (inline or a directory
+    /// of chunks, [`Locations::encode`]), whether there are overflow blocks and then the
+    /// logical blocks' first data blocks (Elias–Fano) and the fences (data block, key
+    /// length `u32`, key). Versions 2 and 3 had the offsets inline without the tag.
     fn encode(&self, out: &mut Vec<u8>) {
         self.keymap.encode(out);
         self.model.encode(out);
@@ -317,36 +333,14 @@ impl LayoutIndex for LearnedMeta {
         let keymap = KeyMap::decode(d, MAX_SPAN)?;
         let model = BlockModel::decode(d)?;
         let (offsets, first, fences) = match footer.version {
-            1 => (decode_raw_offsets(d)?, None, Vec::new()),
-            _ => decode_blocks(d)?,
+            1 => (decode_raw_offsets(d, footer)?, None, Vec::new()),
+            v => decode_blocks(d, footer, v >= CHUNKED_LOCATIONS_VERSION)?,
         };
-        let values = offsets.to_vec();
-        if values.len() as u64 != footer.data_blocks.saturating_add(1) {
+        if offsets.blocks() as u64 != footer.data_blocks {
             return Err(FormatError::HeaderDisagrees {
-                field: "data blocks + 1",
-                header: footer.data_blocks.saturating_add(1),
-                data: values.len() as u64,
-            });
-        }
-        let mut prev = 0;
-        for (i, &o) in values.iter().enumerate() {
-            let size = o.checked_sub(prev);
-            let fits = i == 0 && o == 0
-                || matches!(size, Some(s) if i > 0 && (s == 0 || s > TRAILER as u64 + 4));
-            if !fits {
-                return Err(invalid(
-                    "block offset",
-                    o,
-                    "offsets from 0, each block empty or larger than its trailer",
-                ));
-            }
-            prev = o;
-        }
-        if values.last() != Some(&footer.data_bytes) {
-            return Err(FormatError::HeaderDisagrees {
-                field: "data bytes",
-                header: footer.data_bytes,
-                data: values.last().copied().unwrap_or(0),
+                field: "data blocks",
+                header: footer.data_blocks,
+                data: offsets.blocks() as u64,
             });
         }
         let data_blocks = footer.data_blocks;
@@ -407,26 +401,35 @@ impl LayoutIndex for LearnedMeta {
 }
 
 /// Version 1's block-location array: `B + 1` raw `u64` offsets (no overflow blocks).
-fn decode_raw_offsets(d: &mut Decoder<'_>) -> Result<EliasFano, FormatError> {
+fn decode_raw_offsets(d: &mut Decoder<'_>, footer: &Footer) -> Result<Locations, FormatError> {
     let n = d.count(8)?;
     let mut offsets = Vec::with_capacity(n);
     for _ in 0..n {
         offsets.push(d.u64()?);
     }
-    EliasFano::new(&offsets).ok_or_else(|| {
+    let ef = EliasFano::new(&offsets).ok_or_else(|| {
         invalid(
             "block offset",
             0,
             "offsets from 0, each block empty or larger than its trailer",
         )
-    })
+    })?;
+    Locations::checked_inline(ef, footer.data_bytes)
 }
 
-/// Version 2's data blocks: offsets, first data blocks, fences.
-type Blocks = (EliasFano, Option<EliasFano>, Vec<(u64, Vec<u8>)>);
+/// The data blocks from version 2: offsets (from version 4 tagged inline or chunked),
+/// first data blocks, fences.
+type Blocks = (Locations, Option<EliasFano>, Vec<(u64, Vec<u8>)>);
 
-fn decode_blocks(d: &mut Decoder<'_>) -> Result<Blocks, FormatError> {
-    let offsets = EliasFano::decode(d)?;
+fn decode_blocks(
+    d: &mut Decoder<'_>,
+    footer: &Footer,
+    tagged: bool,
+) -> Result<Blocks, FormatError> {
+    let offsets = match tagged {
+        true => Locations::decode(d, footer.data_bytes, footer.meta_offset)?,
+        false => Locations::checked_inline(EliasFano::decode(d)?, footer.data_bytes)?,
+    };
     let first = match d.u8()? {
         0 => None,
         1 => Some(EliasFano::decode(d)?),
