@@ -80,23 +80,22 @@ impl Locations {
             let values = offsets
                 .get(start as usize..=end as usize)
                 .unwrap_or_default();
+            let first = values.first().copied().unwrap_or(0);
+            // Relative to the chunk's first offset (kept in the directory), so the low bits
+            // are those of the chunk's span, not of the file's.
+            let relative: Vec<u64> = values.iter().map(|v| v - first).collect();
             body.clear();
-            sequence(values)?.encode(&mut body);
+            sequence(&relative)?.encode(&mut body);
             places.push(w.append_sealed(|c, out| {
                 seal(&body, c, out);
                 Ok(())
             })?);
-            firsts.push(values.first().copied().unwrap_or(0));
+            firsts.push(first);
         }
         firsts.push(offsets.last().copied().unwrap_or(0));
-        let loaded = places.iter().map(|_| OnceLock::new()).collect();
-        Ok(Locations::Chunked(Chunks {
-            per_chunk,
-            blocks,
-            places,
-            firsts,
-            loaded,
-        }))
+        Ok(Locations::Chunked(Chunks::new(
+            per_chunk, blocks, places, firsts,
+        )))
     }
 
     /// Data blocks.
@@ -128,8 +127,12 @@ impl Locations {
                 }
                 let i = (p as u64 / c.per_chunk) as usize;
                 let chunk = c.chunk(r, i)?;
+                let base = c.firsts.get(i).copied().unwrap_or(0);
                 let at = p - i * c.per_chunk as usize;
-                Ok(chunk.get(at).zip(chunk.get(at + 1)))
+                Ok(chunk
+                    .get(at)
+                    .zip(chunk.get(at + 1))
+                    .map(|(a, b)| (base + a, base + b)))
             }
         }
     }
@@ -141,9 +144,10 @@ impl Locations {
             Locations::Chunked(c) => {
                 let mut out = Vec::with_capacity(c.blocks as usize + 1);
                 for i in 0..c.places.len() {
+                    let base = c.firsts.get(i).copied().unwrap_or(0);
                     let values = c.chunk(r, i)?.to_vec();
                     let skip = usize::from(!out.is_empty());
-                    out.extend(values.into_iter().skip(skip));
+                    out.extend(values.into_iter().skip(skip).map(|v| base + v));
                 }
                 Ok(out)
             }
@@ -218,14 +222,9 @@ impl Locations {
                         "from 0, increasing, to the data's end",
                     ));
                 }
-                let loaded = places.iter().map(|_| OnceLock::new()).collect();
-                Ok(Locations::Chunked(Chunks {
-                    per_chunk,
-                    blocks,
-                    places,
-                    firsts,
-                    loaded,
-                }))
+                Ok(Locations::Chunked(Chunks::new(
+                    per_chunk, blocks, places, firsts,
+                )))
             }
             other => Err(invalid(
                 "block locations",
@@ -246,6 +245,18 @@ impl Locations {
 }
 
 impl Chunks {
+    /// The directory of `places.len()` chunks of `per_chunk` of `blocks` blocks, none read.
+    fn new(per_chunk: u64, blocks: u64, places: Vec<Handle>, firsts: Vec<u64>) -> Chunks {
+        let loaded = places.iter().map(|_| OnceLock::new()).collect();
+        Chunks {
+            per_chunk,
+            blocks,
+            places,
+            firsts,
+            loaded,
+        }
+    }
+
     /// Chunk `i`, read and checked the first time.
     fn chunk(&self, r: &mut Reader<'_>, i: usize) -> Result<Arc<EliasFano>> {
         let slot = self.loaded.get(i).ok_or_else(|| Error::Internal {
@@ -277,8 +288,8 @@ impl Chunks {
     }
 }
 
-/// A chunk's body: `values` offsets from `first` to `last`, each block empty or larger
-/// than its trailer.
+/// A chunk's body: `values` offsets less `first`, from 0 to `last - first`, each block
+/// empty or larger than its trailer.
 fn open_chunk(body: &[u8], values: u64, (first, last): (u64, u64)) -> Checked {
     let mut d = Decoder::new(body, "location chunk");
     let ef = EliasFano::decode(&mut d)?;
@@ -289,7 +300,7 @@ fn open_chunk(body: &[u8], values: u64, (first, last): (u64, u64)) -> Checked {
             "one more than its blocks",
         ));
     }
-    check_offsets(&ef.to_vec(), first, last)?;
+    check_offsets(&ef.to_vec(), 0, last.saturating_sub(first))?;
     Ok(ef)
 }
 
