@@ -14,7 +14,7 @@
 //! Rounds: `LIDX_CRASH_ROUNDS` (default 10; the seed of the rounds, `LIDX_CRASH_SEED`, is
 //! printed, so a failure can be replayed).
 
-#![cfg(target_os = "linux")]
+#![cfg(all(target_os = "linux", feature = "rocksdb"))]
 #![expect(
     clippy::unwrap_used,
     reason = "tests may unwrap: a panic is a failed test"
