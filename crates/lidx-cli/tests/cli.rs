@@ -1999,6 +1999,18 @@ fn gen_records(d: &Path, rows: u32, value_size: u32) -> String {
 }
 
 /// The (key, value) lines of TSV `text`, sorted by key.
+/// `r.tsv` (from [`gen_records`]) built in `layout` with the defaults: the file's name.
+fn build_kv(d: &Path, layout: &str) -> String {
+    let file = format!("{layout}.kv");
+    ok(
+        d,
+        &[
+            "kv", "build", "--input", "r.tsv", "--layout", layout, "--out", &file,
+        ],
+    );
+    file
+}
+
 fn sorted_records(text: &str) -> Vec<(&str, &str)> {
     let mut records: Vec<(&str, &str)> =
         text.lines().map(|l| l.split_once('\t').unwrap()).collect();
@@ -2076,13 +2088,7 @@ fn kv_get_answers_many_keys_in_one_process() {
     let tsv = gen_records(d, 3000, 100);
     let records = sorted_records(&tsv);
     for layout in ["learned", "sstable", "tuned", "btree"] {
-        let file = format!("{layout}.kv");
-        ok(
-            d,
-            &[
-                "kv", "build", "--input", "r.tsv", "--layout", layout, "--out", &file,
-            ],
-        );
+        let file = build_kv(d, layout);
         let wanted: Vec<(&str, &str)> = records.iter().step_by(31).copied().collect();
         let keys: String = wanted.iter().map(|(k, _)| format!("{k}\n")).collect();
         std::fs::write(d.join("keys.txt"), &keys).unwrap();
@@ -2173,13 +2179,7 @@ fn kv_scan_runs_many_scans_in_one_process() {
     let tsv = gen_records(d, 2000, 50);
     let records = sorted_records(&tsv);
     for layout in ["learned", "sstable", "tuned", "btree"] {
-        let file = format!("{layout}.kv");
-        ok(
-            d,
-            &[
-                "kv", "build", "--input", "r.tsv", "--layout", layout, "--out", &file,
-            ],
-        );
+        let file = build_kv(d, layout);
         let starts: Vec<usize> = vec![0, 17, 1990, 503];
         let keys: String = starts
             .iter()

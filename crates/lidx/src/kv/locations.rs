@@ -98,6 +98,13 @@ impl Locations {
         )))
     }
 
+    /// The inline table `ef`, checked: from 0 to `data_bytes`, each block empty or larger
+    /// than its trailer.
+    pub(crate) fn checked_inline(ef: EliasFano, data_bytes: u64) -> Result<Locations, FormatError> {
+        check_offsets(&ef.to_vec(), 0, data_bytes)?;
+        Ok(Locations::Inline(ef))
+    }
+
     /// Data blocks.
     pub(crate) fn blocks(&self) -> usize {
         match self {
@@ -232,15 +239,6 @@ impl Locations {
                 "0 inline or 1 chunked",
             )),
         }
-    }
-}
-
-impl Locations {
-    /// The inline table `ef`, checked: from 0 to `data_bytes`, each block empty or larger
-    /// than its trailer.
-    pub(crate) fn checked_inline(ef: EliasFano, data_bytes: u64) -> Result<Locations, FormatError> {
-        check_offsets(&ef.to_vec(), 0, data_bytes)?;
-        Ok(Locations::Inline(ef))
     }
 }
 
