@@ -14,6 +14,8 @@
 //!   concurrent clients (Fig. 1).
 //! - [`airindex`]: paper 2's tuned layered index against its baselines, cold and warm,
 //!   on the local disk and under a latency profile (Figs. 2 and 3).
+//! - [`warm`]: the CPU of a warm get, every layout beside LMDB and RocksDB with the whole
+//!   table in memory.
 //! - [`updatable`]: one run of an updatable index on one of paper 3's workloads.
 //! - [`gre`]: paper 3's study of updatable indexes over the hardness plane (Figs. 2, 3,
 //!   8, 10–13).
@@ -57,6 +59,7 @@ pub mod stats;
 pub mod text;
 pub mod unsorted;
 pub mod updatable;
+pub mod warm;
 
 pub use harness::Setup;
 pub use progress::{Progress, Quiet};

@@ -1096,3 +1096,64 @@ fn lsm_joins_reads_a_real_data_set_from_key_files() {
         ],
     );
 }
+
+/// `lidx experiment warm` at a small size: every system timed in every round on both
+/// tables, each with the whole table in memory (no block read and no major fault while
+/// timed: the study itself refuses a wrong answer), and every promised file; a bad option
+/// is one line naming it.
+#[test]
+fn warm_times_every_system_with_nothing_read_while_timed() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "experiment",
+            "warm",
+            "--rows",
+            "3000",
+            "--value-sizes",
+            "16,3000",
+            "--gets",
+            "2000",
+            "--repeat",
+            "2",
+            "--out-dir",
+            "w",
+        ],
+    );
+    for f in ["warm.csv", "summary.md", "warm_cpu_per_get.png"] {
+        assert!(d.join("w").join(f).is_file(), "{f} is missing");
+    }
+    let rows = read_csv(&d.join("w/warm.csv"));
+    let systems = if cfg!(feature = "rocksdb") { 6 } else { 5 };
+    assert_eq!(rows.len(), systems * 2 * 2, "systems x tables x rounds");
+    for r in &rows {
+        assert_eq!(r["gets"], "2000", "{r:?}");
+        assert_eq!(r["block_reads"], "0", "warm: {r:?}");
+        well_formed(r, &["cpu_ns_per_get", "wall_ns_per_get"]);
+    }
+    for system in ["learned", "sstable", "btree", "tuned", "lmdb"] {
+        assert_eq!(
+            rows.iter().filter(|r| r["system"] == system).count(),
+            4,
+            "{system}"
+        );
+    }
+    let summary = std::fs::read_to_string(d.join("w/summary.md")).unwrap();
+    assert!(summary.contains("CPU ≤ LMDB's"), "{summary}");
+    assert!(
+        std::fs::read_dir(d.join("w/data")).map_or(true, |mut e| e.next().is_none()),
+        "data left behind"
+    );
+
+    let out = lidx()
+        .current_dir(d)
+        .args(["experiment", "warm", "--repeat", "0", "--out-dir", "bad"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("invalid repeat"), "{err}");
+    assert!(!d.join("bad/warm.csv").exists());
+}

@@ -13,7 +13,7 @@ use lidx::data::Distribution;
 use lidx::index::IndexKind;
 use lidx::updatable::{Kind, Workload};
 use lidx_bench::key_source::KeySource;
-use lidx_bench::{Setup, airindex, bigtable, gre, indexes, join_sorted, unsorted};
+use lidx_bench::{Setup, airindex, bigtable, gre, indexes, join_sorted, unsorted, warm};
 
 use crate::progress::Context;
 use crate::units::{parse_count, parse_size};
@@ -56,6 +56,12 @@ pub enum Command {
         after_help = "Examples:\n  lidx experiment airindex\n  lidx experiment airindex --keys 20M --hard 200000:20000 --sets lognormal --dir /mnt/nvme/lidx\n  lidx experiment airindex --sosd books_200M_uint64 --profile measured,ssd,nfs --cache 64MiB"
     )]
     Airindex(AirindexArgs),
+    /// The CPU of a warm get: every layout beside LMDB (a memory-mapped B+tree) and
+    /// RocksDB, each holding the whole table in memory, on the same records.
+    #[command(
+        after_help = "Examples:\n  lidx experiment warm\n  lidx experiment warm --rows 5M --value-sizes 100,1KiB --repeat 5"
+    )]
+    Warm(WarmArgs),
     /// Paper 3's study of updatable indexes (GRE): every kind on every workload over the
     /// hardness plane (the heatmap of Fig. 2), where inserts go (Fig. 3, Table 3), size
     /// (Fig. 8), tail latency (Figs. 10-11), distribution shift (Fig. 12), range scans
@@ -375,6 +381,36 @@ pub struct BigtableArgs {
     seed: u64,
 }
 
+/// Time warm gets of every system with the whole table in memory.
+#[derive(clap::Args)]
+pub struct WarmArgs {
+    /// Records in the table (at most 4G), with random 20-digit keys.
+    #[arg(long, value_parser = parse_count, default_value = "1M")]
+    rows: u64,
+    /// Bytes of each value, comma-separated (1 B to 1 MiB each), a table each.
+    #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = "100,1KiB")]
+    value_sizes: Vec<u64>,
+    /// Block size of lidx's layouts and RocksDB (512 B to 1 MiB; LMDB's pages are the OS
+    /// page).
+    #[arg(long, value_parser = parse_size, default_value = "4KiB")]
+    block_size: u64,
+    /// Timed gets per system and round (at most 1G).
+    #[arg(long, value_parser = parse_count, default_value = "1M")]
+    gets: u64,
+    /// Rounds (1 to 100); the summary takes the median, and the systems take turns going
+    /// first.
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    /// Leave RocksDB out.
+    #[arg(long)]
+    no_rocksdb: bool,
+    #[command(flatten)]
+    places: PlaceArgs,
+    /// Seed of the records and the keys asked for.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+}
+
 /// Run paper 2's AirIndex study.
 #[derive(clap::Args)]
 pub struct AirindexArgs {
@@ -526,6 +562,19 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 seed: a.seed,
             };
             bigtable::run(&options, &progress)?
+        }
+        Command::Warm(a) => {
+            let options = warm::Options {
+                rows: a.rows,
+                value_sizes: a.value_sizes,
+                block_size: a.block_size,
+                gets: usize::try_from(a.gets).context("--gets is too large")?,
+                repeat: a.repeat,
+                rocksdb: cfg!(feature = "rocksdb") && !a.no_rocksdb,
+                places: a.places.into(),
+                seed: a.seed,
+            };
+            warm::run(&options, &progress)?
         }
         Command::Airindex(a) => {
             let mut key_sets: Vec<KeySource> = a
