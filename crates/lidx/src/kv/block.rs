@@ -88,6 +88,18 @@ fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u32> {
     None
 }
 
+/// The first 8 bytes of `key` (zero-padded) as an integer ordered as the bytes are: for
+/// keys `a < b`, `prefix(a) <= prefix(b)`, so keys whose prefixes differ compare as them.
+pub(crate) fn prefix(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    if let (Some(to), Some(from)) = (b.get_mut(..n), key.get(..n)) {
+        to.copy_from_slice(from);
+    }
+    // Big-endian: the first byte the most significant.
+    u64::from_le_bytes(b).swap_bytes()
+}
+
 /// Builds one block body, record by record.
 #[derive(Debug, Default)]
 pub struct BlockBuilder {
@@ -211,6 +223,8 @@ pub struct Block {
     count: usize,
     /// Where the offsets array starts in `body`.
     offsets_at: usize,
+    /// Bytes every key of the block begins with (those its first and last keys share).
+    shared: usize,
 }
 
 impl Block {
@@ -232,10 +246,11 @@ impl Block {
             .checked_mul(4)
             .and_then(|o| n.checked_sub(4 + o))
             .ok_or(malformed("record count larger than the block"))?;
-        let block = Block {
+        let mut block = Block {
             body,
             count,
             offsets_at,
+            shared: 0,
         };
         let mut expected_start = 0usize;
         for i in 0..count {
@@ -257,6 +272,10 @@ impl Block {
         }
         if expected_start != offsets_at {
             return Err(malformed("bytes after the last record"));
+        }
+        if let Some(last) = count.checked_sub(1) {
+            let (first, last) = (block.key(0), block.key(last));
+            block.shared = first.iter().zip(last).take_while(|(a, b)| a == b).count();
         }
         Ok(block)
     }
@@ -300,16 +319,42 @@ impl Block {
 
     /// Key of record `i` (`i < len()`).
     pub fn key(&self, i: usize) -> &[u8] {
-        self.record(i).0
+        let mut at = self.offset(i);
+        // Checked by `from_body`, as in `record`; the value's length is skipped.
+        let k = get_varint(&self.body, &mut at).unwrap_or(0) as usize;
+        while self.body.get(at).is_some_and(|&b| b >= 0x80) {
+            at += 1;
+        }
+        self.body.get(at + 1..at + 1 + k).unwrap_or_default()
     }
 
     /// The first record whose key is at least `key` (`len()` when there is none), by
     /// bisection over the offsets; keys are in increasing order in every block lidx writes.
+    /// The bytes all the block's keys share are compared once; then each probe compares the
+    /// next 8 bytes of the two keys as one integer, and whole keys only when those are equal.
     pub fn lower_bound(&self, key: &[u8]) -> usize {
+        let Some(first) = (self.count > 0).then(|| self.key(0)) else {
+            return 0;
+        };
+        let shared = self.shared;
+        let (Some(common), Some(rest)) = (first.get(..shared), key.get(shared..)) else {
+            // Shorter than the shared bytes: below every key or above all of them.
+            return if key < first { 0 } else { self.count };
+        };
+        if key.get(..shared) != Some(common) {
+            return if key < first { 0 } else { self.count };
+        }
+        let wanted = prefix(rest);
         let (mut lo, mut hi) = (0, self.count);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.key(mid) < key {
+            let probe = self.key(mid);
+            let probe_rest = probe.get(shared..).unwrap_or_default();
+            let below = match prefix(probe_rest).cmp(&wanted) {
+                std::cmp::Ordering::Equal => probe_rest < rest,
+                order => order.is_lt(),
+            };
+            if below {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -370,9 +415,48 @@ mod tests {
             }
             let expected = list.partition_point(|(k, _)| k.as_slice() < probe.as_slice());
             prop_assert_eq!(block.lower_bound(&probe), expected);
+            for i in 0..block.len() {
+                prop_assert_eq!(block.key(i), block.record(i).0);
+            }
             let size: u64 = list.iter().map(|(k, v)| record_bytes(k, v)).sum();
             if !lz4 {
                 prop_assert_eq!(sealed.len() as u64, size + 4 + TRAILER as u64);
+            }
+        }
+
+        /// Bisection with integer prefixes agrees with `partition_point` where keys share
+        /// their first 8 bytes, differ only past them, or end in zero bytes (which pad the
+        /// prefix): keys over a three-letter alphabet of 0, 1 and 255.
+        #[test]
+        fn lower_bound_agrees_where_prefixes_tie(
+            keys in prop::collection::btree_set(
+                prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..12),
+                0..80,
+            ),
+            probes in prop::collection::vec(
+                prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..12),
+                1..20,
+            ),
+            common in prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..10),
+        ) {
+            // Every key begins with `common` (the bytes a block's keys share), and so do
+            // half the probes; the others and the prefixes of `common` fall outside.
+            let with_common = |k: &Vec<u8>| [common.as_slice(), k].concat();
+            let list: Vec<(Vec<u8>, Vec<u8>)> =
+                keys.iter().map(|k| (with_common(k), b"v".to_vec())).collect();
+            let mut probes: Vec<Vec<u8>> = probes
+                .iter()
+                .enumerate()
+                .map(|(i, p)| if i % 2 == 0 { with_common(p) } else { p.clone() })
+                .collect();
+            probes.extend((0..=common.len()).map(|n| common[..n].to_vec()));
+            let block = Block::open(&seal(&list, Compression::None)).expect("a block just written");
+            for probe in probes.iter().chain(list.iter().map(|(k, _)| k)) {
+                let expected = list.partition_point(|(k, _)| k.as_slice() < probe.as_slice());
+                prop_assert_eq!(block.lower_bound(probe), expected, "{:?}", probe);
+            }
+            for w in list.windows(2) {
+                prop_assert!(prefix(&w[0].0) <= prefix(&w[1].0));
             }
         }
 

@@ -162,6 +162,25 @@ impl<'a> Reader<'a> {
         self.read_window(start, n, kind, true)
     }
 
+    /// Page `p` (of a tuned or B+tree layout), decoded: from the cache when it holds it
+    /// (no allocation: the warm path of every get), else read as
+    /// [`read_pages`](Self::read_pages) reads it.
+    pub(crate) fn read_page(&mut self, p: u64, kind: Kind) -> Result<Arc<Block>> {
+        let key = CacheKey::Block {
+            file: self.file.id(),
+            offset: p * self.file.footer().block_size,
+        };
+        if let Some(page) = self.cache.get_decoded::<Block>(key) {
+            self.stats.io.cache_hits += 1;
+            return Ok(page);
+        }
+        self.stats.io.cache_misses += 1;
+        let mut pages = self.fill_window(p, vec![None], kind, true)?;
+        pages
+            .pop()
+            .ok_or_else(|| self.file.corrupt(format!("page {p} could not be read")))
+    }
+
     /// Keeps page `p` in the cache.
     pub(crate) fn keep_page(&self, p: u64, page: &Arc<Block>) {
         let key = CacheKey::Block {

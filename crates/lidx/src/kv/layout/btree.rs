@@ -27,17 +27,12 @@ pub(crate) struct BtreeMeta {
 }
 
 impl BtreeMeta {
-    /// The first page of each level, the data pages' (0) first, and one past the root.
-    fn starts(&self, data_pages: u64) -> Vec<u64> {
-        let mut starts = Vec::with_capacity(self.levels.len() + 2);
-        starts.push(0);
-        let mut next = data_pages;
-        for &n in &self.levels {
-            starts.push(next);
-            next += n;
-        }
-        starts.push(next);
-        starts
+    /// The pages of level `level` (at least 1: the nodes just above the data pages): the
+    /// levels lie one after another after the data pages, level 1 first.
+    fn level_pages(&self, data_pages: u64, level: usize) -> std::ops::Range<u64> {
+        let below = level.saturating_sub(1);
+        let first = data_pages + self.levels.iter().take(below).sum::<u64>();
+        first..first + self.levels.get(below).copied().unwrap_or(0)
     }
 }
 
@@ -182,17 +177,18 @@ impl PageIndex for BtreeMeta {
     /// first when there is none).
     fn page_of(&self, r: &mut Reader<'_>, key: &[u8]) -> Result<Option<(u64, Arc<Block>)>> {
         let file = r.file();
-        let starts = self.starts(file.footer().data_blocks);
-        let Some(mut page) = starts
-            .last()
-            .and_then(|end| end.checked_sub(1))
-            .filter(|_| !self.levels.is_empty())
-        else {
+        let data_pages = file.footer().data_blocks;
+        let top = self.levels.len();
+        if top == 0 {
+            return Ok(None);
+        }
+        // The root: the top level's last page.
+        let Some(mut page) = self.level_pages(data_pages, top).end.checked_sub(1) else {
             return Ok(None);
         };
-        for level in (1..=self.levels.len()).rev() {
+        for level in (1..=top).rev() {
             r.set_level(Some(level));
-            let node = r.read_pages(page, 1, Kind::Index)?.remove(0);
+            let node = r.read_page(page, Kind::Index)?;
             let j = node.lower_bound(key);
             // Below every key, the first child: a scan from there starts at page 0.
             let j = if j < node.len() && node.key(j) == key {
@@ -200,12 +196,14 @@ impl PageIndex for BtreeMeta {
             } else {
                 j.saturating_sub(1)
             };
-            // The level below `level` spans pages `starts[level - 1] .. starts[level]`.
-            let below = starts.get(level - 1).zip(starts.get(level));
+            let below = match level {
+                1 => 0..data_pages,
+                _ => self.level_pages(data_pages, level - 1),
+            };
             let child = <[u8; 8]>::try_from(node.record(j).1)
                 .ok()
                 .map(u64::from_le_bytes)
-                .filter(|c| below.is_some_and(|(&lo, &hi)| (lo..hi).contains(c)));
+                .filter(|c| below.contains(c));
             let Some(child) = child else {
                 return Err(file.bad_block(
                     paged::page_handle(file, page),
@@ -215,6 +213,6 @@ impl PageIndex for BtreeMeta {
             page = child;
         }
         r.set_level(None);
-        Ok(Some((page, r.read_pages(page, 1, Kind::Data)?.remove(0))))
+        Ok(Some((page, r.read_page(page, Kind::Data)?)))
     }
 }

@@ -271,7 +271,7 @@ impl PageIndex for TunedMeta {
         };
         let x = self.keymap.map(key);
         r.set_level(Some(self.layers.len()));
-        let mut piece = covering(&read_pieces(r, root.offset, root.pieces)?, x);
+        let mut piece = covering_piece(r, root.offset, root.pieces, x)?;
         // From the root down: each layer's window in the one below it.
         for (i, layer) in self.layers.iter().enumerate().rev() {
             let shape = layer.shape();
@@ -284,17 +284,49 @@ impl PageIndex for TunedMeta {
                 return last_mile(r, key, start, n, true);
             };
             r.set_level(Some(i));
-            piece = covering(&read_pieces(r, below.offset + start * STORED_PIECE, n)?, x);
+            piece = covering_piece(r, below.offset + start * STORED_PIECE, n, x)?;
         }
         Ok(None)
     }
 }
 
-/// The piece of `pieces` (in increasing first keys) that covers `x`: the last whose first
-/// key is at most `x`, or the first.
-fn covering(pieces: &[StoredPiece], x: u64) -> Option<StoredPiece> {
-    let i = pieces.partition_point(|p| p.first_x <= x).saturating_sub(1);
-    pieces.get(i).copied()
+/// The piece of the `n` (at least 1) stored pieces from `offset` that covers `x` (the
+/// last whose first key is at most `x`, or the first), read through the cache's pages as index blocks of the reader's
+/// level. The pieces' first keys are bisected as stored; only the piece found and the one
+/// after it (whose first key bounds it) are decoded and checked, so a lookup checks two
+/// pieces however wide the root. A piece that fails its check is an error.
+fn covering_piece(r: &mut Reader<'_>, offset: u64, n: u64, x: u64) -> Result<Option<StoredPiece>> {
+    let size = STORED_PIECE as usize;
+    let bytes = r.read_paged(offset, n * STORED_PIECE, Kind::Index, 1)?;
+    let stored = |i: usize| bytes.get(i * size..(i + 1) * size);
+    let first_x = |i: usize| {
+        stored(i)
+            .and_then(|p| p.first_chunk::<8>())
+            .map_or(u64::MAX, |b| u64::from_le_bytes(*b))
+    };
+    let count = bytes.len() / size;
+    let (mut lo, mut hi) = (0, count);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if first_x(mid) <= x {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    let i = lo.saturating_sub(1);
+    let piece = stored(i).and_then(StoredPiece::decode);
+    let next_ok = i + 1 >= count || stored(i + 1).and_then(StoredPiece::decode).is_some();
+    match piece {
+        Some(p) if next_ok => Ok(Some(p)),
+        _ => Err(r.file().bad_block(
+            Handle {
+                offset,
+                size: n * STORED_PIECE,
+            },
+            "holds a layer piece that fails its checksum or does not decode".into(),
+        )),
+    }
 }
 
 /// Reads and checks `n` (at least 1) stored pieces from `offset`, through the cache's
