@@ -47,3 +47,15 @@ pub fn process_reads() -> ProcessReads {
         storage_bytes: field("read_bytes:"),
     }
 }
+
+/// The calling thread's major page faults so far (`/proc/thread-self/stat`, field 12); 0
+/// where it cannot be read.
+pub fn thread_major_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    // The fields after the command name (in parentheses, which may hold spaces): state is
+    // field 3, majflt field 12.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(12 - 3))
+        .and_then(|f| f.parse().ok())
+        .unwrap_or(0)
+}

@@ -180,22 +180,10 @@ fn thread_cpu_ns() -> f64 {
     t.tv_sec as f64 * 1e9 + t.tv_nsec as f64
 }
 
-/// The calling thread's major page faults so far (`/proc/thread-self/stat`, field 12); 0
-/// where it cannot be read.
-fn thread_major_faults() -> u64 {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
-    // The fields after the command name (in parentheses, which may hold spaces): state is
-    // field 3, majflt field 12.
-    stat.rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().nth(12 - 3))
-        .and_then(|f| f.parse().ok())
-        .unwrap_or(0)
-}
-
 impl Built {
     /// Gets `keys` in order, timed; a miss is an error (every key asked for exists).
     fn pass(&self, keys: &[&[u8]]) -> anyhow::Result<Pass> {
-        let faults = thread_major_faults();
+        let faults = crate::machine::thread_major_faults();
         let (cpu, wall) = (thread_cpu_ns(), Instant::now());
         let missing = |key: &[u8]| {
             anyhow::anyhow!(
@@ -243,7 +231,7 @@ impl Built {
             cpu_ns: (thread_cpu_ns() - cpu) / n,
             wall_ns: wall.elapsed().as_secs_f64() * 1e9 / n,
             block_reads,
-            major_faults: thread_major_faults() - faults,
+            major_faults: crate::machine::thread_major_faults() - faults,
             digest,
         })
     }

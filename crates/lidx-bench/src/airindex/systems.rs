@@ -25,6 +25,7 @@ pub(super) enum System {
     Sstable,
     Learned,
     RmiMmap,
+    Lmdb,
     RocksDb,
 }
 
@@ -38,6 +39,7 @@ impl System {
             System::Sstable,
             System::Learned,
             System::RmiMmap,
+            System::Lmdb,
         ];
         if o.rocksdb {
             systems.push(System::RocksDb);
@@ -53,6 +55,7 @@ impl System {
             System::Sstable => "sstable",
             System::Learned => "learned",
             System::RmiMmap => "rmi-mmap",
+            System::Lmdb => "lmdb",
             System::RocksDb => "rocksdb",
         }
     }
@@ -201,6 +204,8 @@ pub(super) fn build_all(
     }
     progress.message(&format!("building rmi-mmap on {name}"));
     out.push(build_rmi(keys, dir, &name)?);
+    progress.message(&format!("loading LMDB with {name}"));
+    out.push(build_lmdb(records, dir, &name)?);
     if o.rocksdb {
         progress.message(&format!("loading RocksDB with {name}"));
         out.push(rocks::build(records, dir, &name, o)?);
@@ -222,6 +227,24 @@ pub fn structure_of(c: &lidx::kv::layers::Candidate) -> String {
         })
         .collect();
     format!("L = {}: {}", c.deltas.len(), layers.join(", "))
+}
+
+/// The records in LMDB (a real B+tree read through its memory map): its index is its
+/// branch pages, and its memory the page cache's pages of its file (not `--cache`).
+fn build_lmdb(records: &[Record<'_>], dir: &Path, name: &str) -> anyhow::Result<Built> {
+    let path = dir.join(format!("{name}-lmdb"));
+    let f = lidx_lmdb::LmdbKv::build(records.iter().map(|r| (r.key, r.value)), &path)?;
+    Ok(Built {
+        system: System::Lmdb,
+        tuned_for: String::new(),
+        path,
+        model_path: None,
+        structure: format!(
+            "B+tree of {} levels, {} branch and {} leaf pages of {} B, memory-mapped (the page cache, not --cache)",
+            f.depth, f.branch_pages, f.leaf_pages, f.page_size
+        ),
+        index_bytes: f.index_bytes(),
+    })
 }
 
 /// Bytes of an RMI-over-mmap record: a `.tbl` tuple, the key and its position,
