@@ -49,7 +49,7 @@ pub(super) fn summary(
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "# AirIndex (paper 2): tuned layers against B+tree, SSTable, learned blocks, RMI over mmap{}\n",
+        "# AirIndex (paper 2): tuned layers against B+tree, SSTable, learned blocks, RMI over mmap, LMDB{}\n",
         if o.rocksdb { " and RocksDB" } else { "" }
     );
     let _ = writeln!(
