@@ -46,6 +46,9 @@ pub struct Options {
     pub repeat: usize,
     /// Measure RocksDB too (where built with the `rocksdb` feature).
     pub rocksdb: bool,
+    /// The systems to measure by name (`learned`, `sstable`, `btree`, `tuned`, `lmdb`,
+    /// `rocksdb`); empty: all.
+    pub systems: Vec<String>,
     /// Where the data and the results go.
     pub places: Places,
     /// Seed of the records and of the keys asked for.
@@ -61,6 +64,7 @@ impl Default for Options {
             gets: 1_000_000,
             repeat: 3,
             rocksdb: cfg!(feature = "rocksdb"),
+            systems: Vec::new(),
             places: Places::default(),
             seed: 42,
         }
@@ -114,7 +118,16 @@ enum System {
 }
 
 impl System {
+    /// The systems `o` measures, in the order they run.
     fn all(o: &Options) -> Vec<System> {
+        System::known(o)
+            .into_iter()
+            .filter(|s| o.systems.is_empty() || o.systems.iter().any(|n| n == s.name()))
+            .collect()
+    }
+
+    /// Every system this build can measure.
+    fn known(o: &Options) -> Vec<System> {
         let mut all: Vec<System> = [
             Layout::Learned,
             Layout::Sstable,
@@ -440,6 +453,15 @@ fn check(o: &Options) -> anyhow::Result<()> {
     if o.repeat == 0 || o.repeat > 100 {
         bail!("invalid repeat: 1 to 100 rounds");
     }
+    let known = System::known(o);
+    if let Some(n) = o
+        .systems
+        .iter()
+        .find(|n| !known.iter().any(|s| s.name() == *n))
+    {
+        let names: Vec<&str> = known.iter().map(|s| s.name()).collect();
+        bail!("invalid systems: {n} is not one of {}", names.join(", "));
+    }
     if !(512..=1 << 20).contains(&o.block_size) {
         bail!("invalid block-size: 512 B to 1 MiB");
     }
@@ -483,9 +505,7 @@ fn summary(o: &Options, machine: &str, rows: &[Row], took: std::time::Duration) 
                 .find(|(s, size, _)| s == system && *size == value_size)
                 .map(|x| x.2)
         };
-        let Some(lmdb) = of(&cpu, "lmdb") else {
-            continue;
-        };
+        let lmdb = of(&cpu, "lmdb");
         out.push_str(&format!("## Values of {value_size} B\n\n"));
         let mut table_rows = Vec::new();
         for system in System::all(o) {
@@ -496,16 +516,16 @@ fn summary(o: &Options, machine: &str, rows: &[Row], took: std::time::Duration) 
             let r = rows
                 .iter()
                 .find(|r| r.system == name && r.value_size == value_size);
-            let verdict = match system {
-                System::Kv(_) if c <= lmdb => "yes",
-                System::Kv(_) => "no",
+            let verdict = match (system, lmdb) {
+                (System::Kv(_), Some(l)) if c <= l => "yes",
+                (System::Kv(_), Some(_)) => "no",
                 _ => "",
             };
             table_rows.push(vec![
                 name.to_string(),
                 format!("{c:.0}"),
                 format!("{w:.0}"),
-                format!("{:.2}", c / lmdb),
+                lmdb.map_or(String::new(), |l| format!("{:.2}", c / l)),
                 verdict.to_string(),
                 r.map_or(String::new(), |r| human_bytes(r.file_bytes)),
                 r.map_or(String::new(), |r| {

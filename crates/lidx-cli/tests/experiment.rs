@@ -1176,4 +1176,47 @@ fn warm_times_every_system_with_nothing_read_while_timed() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("invalid repeat"), "{err}");
     assert!(!d.join("bad/warm.csv").exists());
+
+    // A subset of the systems, and a name that is none of them.
+    ok(
+        d,
+        &[
+            "experiment",
+            "warm",
+            "--rows",
+            "500",
+            "--value-sizes",
+            "8",
+            "--gets",
+            "100",
+            "--repeat",
+            "1",
+            "--systems",
+            "tuned,lmdb",
+            "--out-dir",
+            "two",
+        ],
+    );
+    let systems: Vec<String> = read_csv(&d.join("two/warm.csv"))
+        .into_iter()
+        .map(|r| r["system"].clone())
+        .collect();
+    assert_eq!(systems, ["tuned", "lmdb"]);
+    let out = lidx()
+        .current_dir(d)
+        .args([
+            "experiment",
+            "warm",
+            "--systems",
+            "lmdb,nope",
+            "--out-dir",
+            "bad2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("invalid systems: nope is not one of"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!d.join("bad2/warm.csv").exists());
 }

@@ -404,6 +404,10 @@ pub struct WarmArgs {
     /// Leave RocksDB out.
     #[arg(long)]
     no_rocksdb: bool,
+    /// The systems to measure, comma-separated (learned, sstable, btree, tuned, lmdb,
+    /// rocksdb) [default: all].
+    #[arg(long, value_delimiter = ',')]
+    systems: Vec<String>,
     #[command(flatten)]
     places: PlaceArgs,
     /// Seed of the records and the keys asked for.
@@ -571,6 +575,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 gets: usize::try_from(a.gets).context("--gets is too large")?,
                 repeat: a.repeat,
                 rocksdb: cfg!(feature = "rocksdb") && !a.no_rocksdb,
+                systems: a.systems,
                 places: a.places.into(),
                 seed: a.seed,
             };

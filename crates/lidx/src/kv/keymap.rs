@@ -45,6 +45,24 @@ pub struct KeyMap {
     ends: Vec<bool>,
     /// Per position: the product of the bases after it.
     weights: Vec<u64>,
+    /// The four above, per position in one record (what [`map`](Self::map) reads on
+    /// every lookup, side by side).
+    digits: Vec<Digit>,
+}
+
+/// One position of the mapping, as [`KeyMap::map`] uses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Digit {
+    /// The smallest byte trained keys hold here.
+    lo: u64,
+    /// 1 where digit 0 is "ended", else 0.
+    ended: u64,
+    /// The smallest byte above every digit here: `lo + base - ended`.
+    top: u64,
+    /// The product of the bases after this position.
+    weight: u64,
+    /// What a byte at or above `top` adds: the largest digit here and at every later one.
+    above: u64,
 }
 
 impl KeyMap {
@@ -116,12 +134,25 @@ impl KeyMap {
         for i in (0..bases.len().saturating_sub(1)).rev() {
             weights[i] = weights[i + 1] * bases[i + 1];
         }
+        let digits = (0..bases.len())
+            .map(|i| {
+                let (lo, ended, base) = (u64::from(mins[i]), u64::from(ends[i]), bases[i]);
+                Digit {
+                    lo,
+                    ended,
+                    top: lo + base - ended,
+                    weight: weights[i],
+                    above: (base - 1) * weights[i] + (weights[i] - 1),
+                }
+            })
+            .collect();
         KeyMap {
             prefix,
             mins,
             bases,
             ends,
             weights,
+            digits,
         }
     }
 
@@ -146,20 +177,17 @@ impl KeyMap {
         }
         let rest = &key[common..];
         let mut x = 0u64;
-        let digits = self.mins.iter().zip(&self.bases).zip(&self.ends);
-        for (i, ((&lo, &base), &ended)) in digits.enumerate() {
-            let Some(&b) = rest.get(i) else {
-                break; // Ended: this digit and every later one 0.
-            };
-            let (b, lo, ended) = (u64::from(b), u64::from(lo), u64::from(ended));
-            if b < lo {
+        // Ended: this digit and every later one 0 (`zip` stops at the key's end).
+        for (d, &b) in self.digits.iter().zip(rest) {
+            let b = u64::from(b);
+            if b < d.lo {
                 break; // Below every trained byte here: as if the key ended.
             }
-            if b + ended >= lo + base {
+            if b >= d.top {
                 // Above: the largest digit here and at every later position.
-                return x + (base - 1) * self.weights[i] + (self.weights[i] - 1);
+                return x + d.above;
             }
-            x += (b - lo + ended) * self.weights[i];
+            x += (b - d.lo + d.ended) * d.weight;
         }
         x
     }
