@@ -800,21 +800,25 @@ fn airindex_measures_every_system_cold_and_warm_under_each_profile() {
             }
             if system == "lmdb" {
                 // A cold get faults in the path from the root to a leaf, a page a level
-                // (read-ahead off for the map): counted as major faults on the disk, as reads
-                // reaching the mount under a profile. Opening reads the meta pages with a
-                // buffered `pread`, whose read-ahead may bring in the root.
+                // (read-ahead off for the map). On the disk they are the thread's major
+                // faults: the path less the root, which the read-ahead of the open's
+                // buffered `pread` of the meta pages may have brought in.
                 let levels: f64 = cold[0]["structure"]
                     .strip_prefix("B+tree of ")
                     .and_then(|s| s.split_whitespace().next())
                     .unwrap()
                     .parse()
                     .unwrap();
-                let reads = f(cold[0], "reads_per_query");
-                assert!((levels - 1.0..=levels).contains(&reads), "{:?}", cold[0]);
-                assert_eq!(
-                    f(cold[0], "bytes_per_query"),
-                    4096.0 * f(cold[0], "reads_per_query")
-                );
+                let (reads, bytes) = (f(cold[0], "reads_per_query"), f(cold[0], "bytes_per_query"));
+                if profile == "measured" {
+                    assert!((levels - 1.0..=levels).contains(&reads), "{:?}", cold[0]);
+                    assert_eq!(bytes, 4096.0 * reads, "{:?}", cold[0]);
+                } else {
+                    // Through the mount, every read is charged, a page at least; that
+                    // read-ahead may still be arriving when the lookup starts (on a busy
+                    // machine), so the lookup's count can hold more than its path.
+                    assert!(reads >= 1.0 && bytes >= 4096.0 * reads, "{:?}", cold[0]);
+                }
             }
             if profile == "ssd" {
                 // Every system's files are read through the mount, which counts what

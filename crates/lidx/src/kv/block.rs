@@ -88,6 +88,20 @@ fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u32> {
     None
 }
 
+/// How many of `0..n` satisfy `below`, which holds for a prefix of them.
+fn bisect(n: usize, below: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// The first 8 bytes of `key` (zero-padded) as an integer ordered as the bytes are: for
 /// keys `a < b`, `prefix(a) <= prefix(b)`, so keys whose prefixes differ compare as them.
 pub(crate) fn prefix(key: &[u8]) -> u64 {
@@ -225,7 +239,16 @@ pub struct Block {
     offsets_at: usize,
     /// Bytes every key of the block begins with (those its first and last keys share).
     shared: usize,
+    /// Where the fences start in `body`, after the block's own bytes: up to [`FENCES`]
+    /// little-endian `u64`s, the [`prefix`] of the key after the shared bytes of records
+    /// `j · count / fences`, so a lookup bisects them (two cache lines) before it reads a
+    /// record.
+    fences_at: usize,
 }
+
+/// The most fences a decoded block keeps: 128 bytes, about 3% of a 4 KiB block, charged
+/// with it wherever it is kept.
+pub const FENCES: usize = 16;
 
 impl Block {
     /// Checks and decodes a sealed block.
@@ -251,6 +274,7 @@ impl Block {
             count,
             offsets_at,
             shared: 0,
+            fences_at: n,
         };
         let mut expected_start = 0usize;
         for i in 0..count {
@@ -277,7 +301,40 @@ impl Block {
             let (first, last) = (block.key(0), block.key(last));
             block.shared = first.iter().zip(last).take_while(|(a, b)| a == b).count();
         }
+        let fences: Vec<u64> = (0..block.fences())
+            .map(|j| {
+                prefix(
+                    block
+                        .key(block.fenced(j))
+                        .get(block.shared..)
+                        .unwrap_or_default(),
+                )
+            })
+            .collect();
+        block.body.reserve_exact(8 * fences.len());
+        for f in fences {
+            block.body.extend_from_slice(&f.to_le_bytes());
+        }
         Ok(block)
+    }
+
+    /// How many fences the block keeps.
+    fn fences(&self) -> usize {
+        self.count.min(FENCES)
+    }
+
+    /// The record fence `j` names.
+    fn fenced(&self, j: usize) -> usize {
+        j * self.count / self.fences().max(1)
+    }
+
+    /// Fence `j`'s prefix.
+    fn fence(&self, j: usize) -> u64 {
+        let at = self.fences_at + 8 * j;
+        self.body
+            .get(at..at + 8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes)
     }
 
     fn offset(&self, i: usize) -> usize {
@@ -300,7 +357,7 @@ impl Block {
         self.count == 0
     }
 
-    /// Bytes of the decoded body (what the block takes in a cache).
+    /// Bytes of the decoded body and its fences (what the block takes in a cache).
     pub fn body_bytes(&self) -> usize {
         self.body.len()
     }
@@ -345,7 +402,19 @@ impl Block {
             return if key < first { 0 } else { self.count };
         }
         let wanted = prefix(rest);
-        let (mut lo, mut hi) = (0, self.count);
+        // The fences narrow the records: those whose prefix is below `wanted` are below
+        // the key, those above it above.
+        let fences = self.fences();
+        let below = bisect(fences, |j| self.fence(j) < wanted);
+        let not_above = below + bisect(fences - below, |j| self.fence(below + j) <= wanted);
+        let mut lo = match below {
+            0 => 0,
+            j => self.fenced(j - 1) + 1,
+        };
+        let mut hi = match not_above {
+            j if j == fences => self.count,
+            j => self.fenced(j),
+        };
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let probe = self.key(mid);
