@@ -175,17 +175,19 @@ impl RocksKv {
     /// The value of `key` into `value` (cleared first); `false` when absent.
     pub fn get_into(&self, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
         value.clear();
-        match self
+        Ok(self
+            .get_with(key, |v| value.extend_from_slice(v))?
+            .is_some())
+    }
+
+    /// `visit` applied to the value of `key`, borrowed from RocksDB's pinned block with no
+    /// copy (`get_pinned`); `None` when absent.
+    pub fn get_with<R>(&self, key: &[u8], visit: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+        Ok(self
             .db
             .get_pinned(key)
             .map_err(rocks(&self.path, "get a key"))?
-        {
-            Some(v) => {
-                value.extend_from_slice(&v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+            .map(|v| visit(&v)))
     }
 
     /// Visits up to `rows` records in key order from the first key at least `from` (with

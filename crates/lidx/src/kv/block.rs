@@ -9,6 +9,9 @@
 //! [`Compression`], and the CRC32C of both.
 #![deny(clippy::indexing_slicing)]
 
+use std::ops::Range;
+use std::sync::Arc;
+
 /// Bytes a sealed block adds to its stored body: the compression byte and the CRC32C.
 pub const TRAILER: usize = 5;
 
@@ -86,20 +89,6 @@ fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u32> {
         }
     }
     None
-}
-
-/// How many of `0..n` satisfy `below`, which holds for a prefix of them.
-fn bisect(n: usize, below: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (0, n);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if below(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
 }
 
 /// The first 8 bytes of `key` (zero-padded) as an integer ordered as the bytes are: for
@@ -233,18 +222,26 @@ pub enum BlockProblem {
 /// failure.
 #[derive(Clone, Debug)]
 pub struct Block {
+    /// The [`prefix`] of the key after the shared bytes of records `j · count / fences`
+    /// (the first `count.min(FENCES)` are set), so a lookup bisects them before it reads a
+    /// record. Kept in the block itself, beside the reference count a cache hit touches,
+    /// not in the body: bisecting them costs no memory access of its own.
+    fences: [u64; FENCES],
     body: Vec<u8>,
     count: usize,
     /// Where the offsets array starts in `body`.
     offsets_at: usize,
     /// Bytes every key of the block begins with (those its first and last keys share).
     shared: usize,
-    /// Where the fences start in `body`, after the block's own bytes: up to [`FENCES`]
-    /// little-endian `u64`s, the [`prefix`] of the key after the shared bytes of records
-    /// `j · count / fences`, so a lookup bisects them (two cache lines) before it reads a
-    /// record.
-    fences_at: usize,
+    /// The first [`COMMON`] of those bytes, so that a search checks them without reading
+    /// the first record (when there are more, it reads them there).
+    common: [u8; COMMON],
+    /// The [`prefix`] of the last key after the shared bytes.
+    last_fence: u64,
 }
+
+/// Shared key bytes a decoded block keeps beside its fences.
+const COMMON: usize = 16;
 
 /// The most fences a decoded block keeps: 128 bytes, about 3% of a 4 KiB block, charged
 /// with it wherever it is kept.
@@ -270,11 +267,13 @@ impl Block {
             .and_then(|o| n.checked_sub(4 + o))
             .ok_or(malformed("record count larger than the block"))?;
         let mut block = Block {
+            fences: [0; FENCES],
             body,
             count,
             offsets_at,
             shared: 0,
-            fences_at: n,
+            common: [0; COMMON],
+            last_fence: 0,
         };
         let mut expected_start = 0usize;
         for i in 0..count {
@@ -299,42 +298,33 @@ impl Block {
         }
         if let Some(last) = count.checked_sub(1) {
             let (first, last) = (block.key(0), block.key(last));
-            block.shared = first.iter().zip(last).take_while(|(a, b)| a == b).count();
+            let shared = first.iter().zip(last).take_while(|(a, b)| a == b).count();
+            let mut common = [0; COMMON];
+            for (c, &b) in common.iter_mut().zip(first) {
+                *c = b;
+            }
+            (block.shared, block.common) = (shared, common);
         }
-        let fences: Vec<u64> = (0..block.fences())
-            .map(|j| {
-                prefix(
-                    block
-                        .key(block.fenced(j))
-                        .get(block.shared..)
-                        .unwrap_or_default(),
-                )
-            })
-            .collect();
-        block.body.reserve_exact(8 * fences.len());
-        for f in fences {
-            block.body.extend_from_slice(&f.to_le_bytes());
+        let mut fences = [0; FENCES];
+        for (j, f) in fences.iter_mut().enumerate().take(block.fence_count()) {
+            let key = block.key(block.fenced(j));
+            *f = prefix(key.get(block.shared..).unwrap_or_default());
+        }
+        block.fences = fences;
+        if let Some(last) = count.checked_sub(1) {
+            block.last_fence = prefix(block.key(last).get(block.shared..).unwrap_or_default());
         }
         Ok(block)
     }
 
     /// How many fences the block keeps.
-    fn fences(&self) -> usize {
+    fn fence_count(&self) -> usize {
         self.count.min(FENCES)
     }
 
     /// The record fence `j` names.
     fn fenced(&self, j: usize) -> usize {
-        j * self.count / self.fences().max(1)
-    }
-
-    /// Fence `j`'s prefix.
-    fn fence(&self, j: usize) -> u64 {
-        let at = self.fences_at + 8 * j;
-        self.body
-            .get(at..at + 8)
-            .and_then(|b| b.try_into().ok())
-            .map_or(0, u64::from_le_bytes)
+        j * self.count / self.fence_count().max(1)
     }
 
     fn offset(&self, i: usize) -> usize {
@@ -357,21 +347,28 @@ impl Block {
         self.count == 0
     }
 
-    /// Bytes of the decoded body and its fences (what the block takes in a cache).
+    /// Bytes of the decoded body, its fences and its copy of shared bytes (what the block
+    /// takes in a cache).
     pub fn body_bytes(&self) -> usize {
-        self.body.len()
+        self.body.len() + 8 * (FENCES + 1) + COMMON
     }
 
     /// Record `i` (`i < len()`) as (key, value).
     pub fn record(&self, i: usize) -> (&[u8], &[u8]) {
+        let (k, v) = self.spans(i);
+        (
+            self.body.get(k).unwrap_or_default(),
+            self.body.get(v).unwrap_or_default(),
+        )
+    }
+
+    /// Where record `i`'s key and value lie in the body.
+    fn spans(&self, i: usize) -> (Range<usize>, Range<usize>) {
         let mut at = self.offset(i);
         // Checked by `from_body`: both varints parse and the record lies within the body.
         let k = get_varint(&self.body, &mut at).unwrap_or(0) as usize;
         let v = get_varint(&self.body, &mut at).unwrap_or(0) as usize;
-        (
-            self.body.get(at..at + k).unwrap_or_default(),
-            self.body.get(at + k..at + k + v).unwrap_or_default(),
-        )
+        (at..at + k, at + k..at + k + v)
     }
 
     /// Key of record `i` (`i < len()`).
@@ -386,39 +383,88 @@ impl Block {
     }
 
     /// The first record whose key is at least `key` (`len()` when there is none), by
-    /// bisection over the offsets; keys are in increasing order in every block lidx writes.
-    /// The bytes all the block's keys share are compared once; then each probe compares the
-    /// next 8 bytes of the two keys as one integer, and whole keys only when those are equal.
+    /// bisection over the fences, then the offsets; keys are in increasing order in every
+    /// block lidx writes. The bytes all the block's keys share are compared once; then
+    /// each probe compares the next 8 bytes of the two keys as one integer, and whole keys
+    /// only when those are equal.
     pub fn lower_bound(&self, key: &[u8]) -> usize {
-        let Some(first) = (self.count > 0).then(|| self.key(0)) else {
+        if self.count == 0 {
             return 0;
-        };
-        let shared = self.shared;
-        let (Some(common), Some(rest)) = (first.get(..shared), key.get(shared..)) else {
-            // Shorter than the shared bytes: below every key or above all of them.
-            return if key < first { 0 } else { self.count };
-        };
-        if key.get(..shared) != Some(common) {
-            return if key < first { 0 } else { self.count };
         }
+        match self.after_shared(key) {
+            Ok(rest) => self.lower_bound_after_shared(rest),
+            // Departs from the shared bytes or ends inside them: below every key or above
+            // all of them, as it compares with those bytes (a key they start is below).
+            Err(common) if key < common => 0,
+            Err(_) => self.count,
+        }
+    }
+
+    /// The bytes of `key` after the block's shared bytes, when it begins with them; the
+    /// shared bytes are compared from the block's copy (from the first record past
+    /// [`COMMON`] bytes).
+    fn after_shared<'k>(&self, key: &'k [u8]) -> Result<&'k [u8], &[u8]> {
+        let common = match self.common.get(..self.shared) {
+            Some(common) => common,
+            None => self.key(0).get(..self.shared).unwrap_or_default(),
+        };
+        match key.get(self.shared..) {
+            Some(rest) if key.starts_with(common) => Ok(rest),
+            _ => Err(common),
+        }
+    }
+
+    /// Where `key` lies against the block's keys: `Less` below the first, `Greater` above
+    /// the last, `Equal` from the first to the last (the block holds it if anything does).
+    /// Decided by the fences where they can (no record read), by the two keys where not.
+    /// An empty block has every key above it.
+    pub fn span_order(&self, key: &[u8]) -> std::cmp::Ordering {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        let Some(last) = self.count.checked_sub(1) else {
+            return Greater;
+        };
+        let rest = match self.after_shared(key) {
+            Ok(rest) => rest,
+            Err(common) if key < common => return Less,
+            Err(_) => return Greater,
+        };
+        let wanted = prefix(rest);
+        let first = self.fences.first().copied().unwrap_or(0);
+        if wanted < first || (wanted == first && key < self.key(0)) {
+            Less
+        } else if wanted > self.last_fence || (wanted == self.last_fence && key > self.key(last)) {
+            Greater
+        } else {
+            Equal
+        }
+    }
+
+    /// [`lower_bound`](Self::lower_bound) of a key that begins with the block's shared
+    /// bytes, given the bytes after them. For a key that does not, some position: a get
+    /// compares the key found there, so it need not check the shared bytes first.
+    fn lower_bound_after_shared(&self, rest: &[u8]) -> usize {
         let wanted = prefix(rest);
         // The fences narrow the records: those whose prefix is below `wanted` are below
         // the key, those above it above.
-        let fences = self.fences();
-        let below = bisect(fences, |j| self.fence(j) < wanted);
-        let not_above = below + bisect(fences - below, |j| self.fence(below + j) <= wanted);
+        let fences = self.fences.get(..self.fence_count()).unwrap_or_default();
+        let below = fences.partition_point(|&f| f < wanted);
+        let not_above = below
+            + fences
+                .get(below..)
+                .unwrap_or_default()
+                .partition_point(|&f| f <= wanted);
         let mut lo = match below {
             0 => 0,
             j => self.fenced(j - 1) + 1,
         };
         let mut hi = match not_above {
-            j if j == fences => self.count,
+            j if j == fences.len() => self.count,
             j => self.fenced(j),
         };
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let probe = self.key(mid);
-            let probe_rest = probe.get(shared..).unwrap_or_default();
+            let probe_rest = probe.get(self.shared..).unwrap_or_default();
             let below = match prefix(probe_rest).cmp(&wanted) {
                 std::cmp::Ordering::Equal => probe_rest < rest,
                 order => order.is_lt(),
@@ -434,11 +480,46 @@ impl Block {
 
     /// The value stored under `key`, if the block holds it.
     pub fn get(&self, key: &[u8]) -> Option<&[u8]> {
-        let i = self.lower_bound(key);
-        (i < self.count)
-            .then(|| self.record(i))
-            .filter(|(k, _)| *k == key)
-            .map(|(_, v)| v)
+        self.value_range(key).and_then(|r| self.body.get(r))
+    }
+
+    /// Where the value stored under `key` lies in the body, if the block holds it. A key
+    /// the block holds begins with its shared bytes, so the search skips checking them;
+    /// the key found is compared whole.
+    fn value_range(&self, key: &[u8]) -> Option<Range<usize>> {
+        let i = self.lower_bound_after_shared(key.get(self.shared..)?);
+        let (k, v) = (i < self.count).then(|| self.spans(i))?;
+        (self.body.get(k) == Some(key)).then_some(v)
+    }
+}
+
+/// A value borrowed from the decoded block that holds it, with no copy: the block stays
+/// in memory while the value lives, as RocksDB's `PinnableSlice` pins its block.
+#[derive(Clone, Debug)]
+pub struct PinnedValue {
+    block: Arc<Block>,
+    range: Range<usize>,
+}
+
+impl PinnedValue {
+    /// The value of `key` in `block`, if it holds it.
+    pub fn find(block: Arc<Block>, key: &[u8]) -> Option<PinnedValue> {
+        let range = block.value_range(key)?;
+        Some(PinnedValue { block, range })
+    }
+}
+
+impl std::ops::Deref for PinnedValue {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.block.body.get(self.range.clone()).unwrap_or_default()
+    }
+}
+
+impl AsRef<[u8]> for PinnedValue {
+    fn as_ref(&self) -> &[u8] {
+        self
     }
 }
 
@@ -506,7 +587,8 @@ mod tests {
                 prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..12),
                 1..20,
             ),
-            common in prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..10),
+            // Past 16 bytes the block keeps no copy of them: both ways are tried.
+            common in prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..24),
         ) {
             // Every key begins with `common` (the bytes a block's keys share), and so do
             // half the probes; the others and the prefixes of `common` fall outside.
@@ -523,6 +605,14 @@ mod tests {
             for probe in probes.iter().chain(list.iter().map(|(k, _)| k)) {
                 let expected = list.partition_point(|(k, _)| k.as_slice() < probe.as_slice());
                 prop_assert_eq!(block.lower_bound(probe), expected, "{:?}", probe);
+                let held = list.get(expected).filter(|(k, _)| k == probe).map(|(_, v)| v.as_slice());
+                prop_assert_eq!(block.get(probe), held, "{:?}", probe);
+                let order = match (list.first(), list.last()) {
+                    (Some((first, _)), _) if probe < first => std::cmp::Ordering::Less,
+                    (_, Some((last, _))) if probe <= last => std::cmp::Ordering::Equal,
+                    _ => std::cmp::Ordering::Greater,
+                };
+                prop_assert_eq!(block.span_order(probe), order, "{:?}", probe);
             }
             for w in list.windows(2) {
                 prop_assert!(prefix(&w[0].0) <= prefix(&w[1].0));

@@ -22,7 +22,7 @@
 #![deny(clippy::indexing_slicing)]
 
 use super::block::{
-    Block, BlockProblem, Compression, TRAILER, put_varint, seal, unseal, varint_len,
+    Block, BlockProblem, Compression, TRAILER, prefix, put_varint, seal, unseal, varint_len,
 };
 use super::file::Handle;
 
@@ -211,6 +211,11 @@ pub struct IndexBlock {
     entries: usize,
     /// The last entry's key.
     last_key: Box<[u8]>,
+    /// Bytes every entry's key begins with (those the first and last keys share).
+    shared: usize,
+    /// The [`prefix`] of each restart's key after the shared bytes, so a seek bisects the
+    /// restarts without rebuilding their keys (whole keys only where two prefixes tie).
+    fences: Vec<u64>,
 }
 
 impl IndexBlock {
@@ -234,6 +239,8 @@ impl IndexBlock {
             restarts,
             entries: 0,
             last_key: Box::default(),
+            shared: 0,
+            fences: Vec::with_capacity(restarts),
         };
         if block.restart_offset(0).unwrap_or(0) != 0 || (restarts == 0 && restarts_at != 0) {
             return Err(malformed("the first entry is not a restart point"));
@@ -242,8 +249,13 @@ impl IndexBlock {
         let mut cursor = Cursor::at_restart(&block, 0);
         let mut previous: Option<(Vec<u8>, Handle)> = None;
         let mut entries = 0;
+        let mut restart_keys = Vec::with_capacity(restarts);
         while cursor.at < block.restarts_at {
+            let restart = cursor.next_restart;
             cursor.step().ok_or(malformed("an entry does not decode"))?;
+            if cursor.next_restart > restart {
+                restart_keys.push(cursor.key.clone());
+            }
             let h = cursor.handle;
             if h.size <= MIN_BLOCK || h.end() > data_bytes {
                 return Err(malformed("a data block handle outside the data"));
@@ -264,6 +276,16 @@ impl IndexBlock {
         }
         block.entries = entries;
         block.last_key = previous.map(|(k, _)| k.into()).unwrap_or_default();
+        let first = restart_keys.first().map_or(&[][..], |k| k);
+        block.shared = first
+            .iter()
+            .zip(&block.last_key)
+            .take_while(|(a, b)| a == b)
+            .count();
+        block.fences = restart_keys
+            .iter()
+            .map(|k| prefix(k.get(block.shared..).unwrap_or_default()))
+            .collect();
         Ok(block)
     }
 
@@ -300,9 +322,10 @@ impl IndexBlock {
         self.entries == 0
     }
 
-    /// Bytes of the decoded body (what the block takes in a cache).
+    /// Bytes of the decoded body, its last key and its fences (what the block takes in a
+    /// cache).
     pub fn body_bytes(&self) -> usize {
-        self.body.len()
+        self.body.len() + self.last_key.len() + 8 * self.fences.len()
     }
 
     /// The last entry's key (empty when there is none).
@@ -311,19 +334,31 @@ impl IndexBlock {
     }
 
     /// A cursor on the first entry whose key is at least `key` (invalid when there is
-    /// none): the restarts bisected, then one run walked.
+    /// none): the restarts bisected (by their fences, and by their keys where fences tie),
+    /// then one run walked.
     pub fn seek(&self, key: &[u8]) -> Cursor<'_> {
-        // The last restart whose key is below `key` (the first restart when none is).
-        let (mut lo, mut hi) = (0, self.restarts);
-        while hi - lo > 1 {
+        // Restarts before `lo` have keys below `key`, those from `hi` on keys above it.
+        let common = self.last_key.get(..self.shared).unwrap_or_default();
+        let (mut lo, mut hi) = match key.get(self.shared..).filter(|_| key.starts_with(common)) {
+            Some(rest) => {
+                let wanted = prefix(rest);
+                let below = self.fences.partition_point(|&f| f < wanted);
+                let tied = self.fences.get(below..).unwrap_or_default();
+                (below, below + tied.partition_point(|&f| f <= wanted))
+            }
+            // Outside the shared bytes: the keys decide (all below, or all above).
+            None => (0, self.restarts),
+        };
+        while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let mut c = Cursor::at_restart(self, mid);
             match c.step() {
-                Some(()) if *c.key < *key => lo = mid,
+                Some(()) if *c.key < *key => lo = mid + 1,
                 _ => hi = mid,
             }
         }
-        let mut c = Cursor::at_restart(self, lo);
+        // The last restart whose key is below `key` (the first restart when none is).
+        let mut c = Cursor::at_restart(self, lo.saturating_sub(1));
         while c.advance() && *c.key < *key {}
         c
     }

@@ -248,6 +248,16 @@ impl Layer {
         (lo, hi - lo + 1)
     }
 
+    /// The unit the piece predicts for `x` (a PGM layer's; `None` for a step layer, whose
+    /// run has no preferred unit): where a lookup looks first, within
+    /// [`window`](Self::window).
+    pub fn predicted_unit(&self, piece: &StoredPiece, x: u64) -> Option<u64> {
+        let predicted = piece.predict(x) / self.unit.max(1) as f64;
+        let last = self.units_below.saturating_sub(1);
+        // `as` saturates: NaN goes to 0, huge values to u64::MAX.
+        (!self.step).then(|| (predicted as u64).min(last))
+    }
+
     /// Units in each step piece's run.
     fn runs(&self) -> impl Iterator<Item = u64> + '_ {
         self.pieces

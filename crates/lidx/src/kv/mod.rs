@@ -41,7 +41,7 @@ pub mod write;
 mod tests;
 
 pub use crate::storage::cache::{BlockCache, CacheStats};
-pub use block::Compression;
+pub use block::{Compression, PinnedValue};
 pub use file::{Footer, KvFile};
 pub use keymap::KeyMap;
 pub use keys::KeyEncoding;

@@ -95,10 +95,17 @@ pub struct BlockModel {
     kind: ModelKind,
     /// In increasing `first_x`, floors never decreasing; at least one.
     pieces: Vec<Piece>,
+    /// The first key of every [`STRIDE`]-th piece, bisected before the pieces: a small
+    /// array that stays in the processor's caches, so that a search of many pieces reads
+    /// one run of [`STRIDE`] pieces (four cache lines) from memory, not one line per step.
+    top: Vec<u64>,
 }
 
 /// Bytes a piece takes in memory and on disk.
 const PIECE_BYTES: u64 = 32;
+
+/// Pieces per entry of a model's top array (1 byte of memory a piece).
+const STRIDE: usize = 8;
 
 impl BlockModel {
     /// Fits a model of `kind` to `points`: `(x, y)` with `x` the mapped key and `y` its
@@ -133,17 +140,23 @@ impl BlockModel {
                 });
             }
         };
-        let mut model = BlockModel { kind, pieces };
-        if model.pieces.is_empty() {
-            model.pieces.push(least_squares(&[]));
+        let mut pieces = pieces;
+        if pieces.is_empty() {
+            pieces.push(least_squares(&[]));
         }
         // Floors: running maximum (they rise already; this makes it a stated invariant).
         let mut highest = 0;
-        for p in &mut model.pieces {
+        for p in &mut pieces {
             highest = highest.max(p.floor);
             p.floor = highest;
         }
-        Ok(model)
+        Ok(BlockModel::new(kind, pieces))
+    }
+
+    /// The model of `pieces`, with its top array.
+    fn new(kind: ModelKind, pieces: Vec<Piece>) -> BlockModel {
+        let top = pieces.iter().step_by(STRIDE).map(|p| p.first_x).collect();
+        BlockModel { kind, pieces, top }
     }
 
     /// The model's kind.
@@ -156,9 +169,9 @@ impl BlockModel {
         self.pieces.len()
     }
 
-    /// Bytes it takes in memory (and in the file).
+    /// Bytes it takes in memory: its pieces (what the file stores) and its top array.
     pub fn size_in_bytes(&self) -> u64 {
-        self.pieces.len() as u64 * PIECE_BYTES
+        self.pieces.len() as u64 * PIECE_BYTES + 8 * self.top.len() as u64
     }
 
     /// Predicted bytes before mapped key `x`; never decreasing in `x`.
@@ -167,10 +180,12 @@ impl BlockModel {
         reason = "j is a partition point less one over at least one piece"
     )]
     pub fn predict(&self, x: u64) -> f64 {
-        let j = self
-            .pieces
-            .partition_point(|p| p.first_x <= x)
-            .saturating_sub(1);
+        // The run of pieces whose first entry is the last at or below `x` holds the last
+        // piece at or below it (or, when there is none, the first piece).
+        let start = STRIDE * self.top.partition_point(|&f| f <= x).saturating_sub(1);
+        let run = self.pieces.get(start..).unwrap_or_default();
+        let run = run.get(..STRIDE).unwrap_or(run);
+        let j = start + run.partition_point(|p| p.first_x <= x).saturating_sub(1);
         self.pieces[j].eval(x, self.pieces.get(j + 1).map(|n| n.floor))
     }
 
@@ -238,7 +253,7 @@ impl BlockModel {
             }
             pieces.push(p);
         }
-        Ok(BlockModel { kind, pieces })
+        Ok(BlockModel::new(kind, pieces))
     }
 }
 
@@ -332,9 +347,28 @@ mod tests {
                 }
                 let mut bytes = Vec::new();
                 model.encode(&mut bytes);
-                prop_assert_eq!(bytes.len() as u64, 9 + model.size_in_bytes());
+                prop_assert_eq!(bytes.len() as u64, 9 + PIECE_BYTES * model.pieces() as u64);
                 let mut d = Decoder::new(&bytes, "model");
                 prop_assert_eq!(BlockModel::decode(&mut d).expect("decodes"), model);
+            }
+        }
+
+        #[test]
+        fn the_top_array_finds_the_piece_a_search_of_all_pieces_finds(
+            firsts in prop::collection::btree_set(any::<u64>(), 1..200),
+            probes in prop::collection::vec(any::<u64>(), 1..50),
+        ) {
+            let pieces: Vec<Piece> = firsts
+                .iter()
+                .enumerate()
+                .map(|(i, &first_x)| Piece { first_x, floor: 10 * i as u64, slope: 0.5, intercept: 10.0 * i as f64 })
+                .collect();
+            let model = BlockModel::new(ModelKind::Pgm, pieces.clone());
+            let edges = firsts.iter().flat_map(|&f| [f.saturating_sub(1), f, f.saturating_add(1)]);
+            for x in probes.into_iter().chain(edges).chain([0, u64::MAX]) {
+                let j = pieces.partition_point(|p| p.first_x <= x).saturating_sub(1);
+                let flat = pieces[j].eval(x, pieces.get(j + 1).map(|n| n.floor));
+                prop_assert_eq!(model.predict(x).to_bits(), flat.to_bits(), "x = {}", x);
             }
         }
 

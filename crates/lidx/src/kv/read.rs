@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use super::block::{Block, BlockProblem};
+use super::block::{Block, BlockProblem, PinnedValue};
 use super::file::SEPARATOR_INDEX_VERSION;
 use super::file::{Handle, KvFile};
 use super::index_block::IndexBlock;
@@ -136,17 +136,21 @@ impl<'a> Reader<'a> {
     /// The value of `key` into `value` (cleared first); `false` when the file lacks it.
     pub fn get_into(&mut self, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
         value.clear();
+        let found = self.get_pinned(key)?;
+        if let Some(v) = &found {
+            value.extend_from_slice(v);
+        }
+        Ok(found.is_some())
+    }
+
+    /// The value of `key`, if the file holds it, borrowed from its block with no copy
+    /// (the block stays in memory while the value lives).
+    pub fn get_pinned(&mut self, key: &[u8]) -> Result<Option<PinnedValue>> {
         let file = self.file;
-        let Some(block) = file.meta.locate(self, key)? else {
-            return Ok(false);
-        };
-        Ok(match block.get(key) {
-            Some(v) => {
-                value.extend_from_slice(v);
-                true
-            }
-            None => false,
-        })
+        Ok(file
+            .meta
+            .locate(self, key)?
+            .and_then(|block| PinnedValue::find(block, key)))
     }
 
     /// The value of `key`, if the file holds it.
@@ -166,15 +170,9 @@ impl<'a> Reader<'a> {
     /// (no allocation: the warm path of every get), else read as
     /// [`read_pages`](Self::read_pages) reads it.
     pub(crate) fn read_page(&mut self, p: u64, kind: Kind) -> Result<Arc<Block>> {
-        let key = CacheKey::Block {
-            file: self.file.id(),
-            offset: p * self.file.footer().block_size,
-        };
-        if let Some(page) = self.cache.get_decoded::<Block>(key) {
-            self.stats.io.cache_hits += 1;
+        if let Some(page) = self.cached_page(p) {
             return Ok(page);
         }
-        self.stats.io.cache_misses += 1;
         let mut pages = self.fill_window(p, vec![None], kind, true)?;
         pages
             .pop()
@@ -206,21 +204,21 @@ impl<'a> Reader<'a> {
 
     /// Pages `start .. start + n` as the cache holds them (counting hits and misses).
     pub(crate) fn cached_pages(&mut self, start: u64, n: u64) -> Vec<Option<Arc<Block>>> {
+        (start..start + n).map(|p| self.cached_page(p)).collect()
+    }
+
+    /// Page `p` if the cache holds it (counting a hit or a miss).
+    pub(crate) fn cached_page(&mut self, p: u64) -> Option<Arc<Block>> {
         let file = self.file;
-        let page = file.footer().block_size;
-        (start..start + n)
-            .map(|p| {
-                let cached = self.cache.get_decoded::<Block>(CacheKey::Block {
-                    file: file.id(),
-                    offset: p * page,
-                });
-                match cached {
-                    Some(_) => self.stats.io.cache_hits += 1,
-                    None => self.stats.io.cache_misses += 1,
-                }
-                cached
-            })
-            .collect()
+        let cached = self.cache.get_decoded::<Block>(CacheKey::Block {
+            file: file.id(),
+            offset: p * file.footer().block_size,
+        });
+        match cached {
+            Some(_) => self.stats.io.cache_hits += 1,
+            None => self.stats.io.cache_misses += 1,
+        }
+        cached
     }
 
     /// The pages from `start`, `pages` holding those already at hand: the others read in

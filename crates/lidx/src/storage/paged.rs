@@ -14,6 +14,7 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::aligned::AlignedBuf;
@@ -43,8 +44,11 @@ pub struct PagedReads {
     buf: AlignedBuf,
     latency: Option<LatencyModel>,
     counts: IoStats,
-    /// Where the last read's bytes lie in `buf`.
+    /// Where the last read's bytes lie in `buf` (or in `held`).
     last: (usize, usize),
+    /// The cached page the last read's bytes lie in, when it took them from one page the
+    /// cache held: returned in place, with no copy.
+    held: Option<Arc<[u8]>>,
 }
 
 impl PagedReads {
@@ -105,12 +109,14 @@ impl PagedReads {
         };
         let got = fill(f, self.buf.get_mut(span), start, skip + len)?;
         self.last = (skip, skip + len);
+        self.held = None;
         Ok((pages_covered(start, got as u64), got as u64))
     }
 
-    /// `len` bytes at `offset` through the cache's pages: the pages it holds are copied,
-    /// each run of missing ones read in one call and kept. With a disabled cache, the same
-    /// as [`read_exact`](Self::read_exact).
+    /// `len` bytes at `offset` through the cache's pages: the pages it holds are copied
+    /// (or, for a range within one cached page, returned in place), each run of missing
+    /// ones read in one call and kept. With a disabled cache, the same as
+    /// [`read_exact`](Self::read_exact).
     #[expect(
         clippy::indexing_slicing,
         reason = "pages, runs and cached pages (at most a page each) lie within the buffer of the range's pages"
@@ -131,15 +137,28 @@ impl PagedReads {
         let page = PAGE as usize;
         let span = pages * page;
         let end = (offset - first * PAGE + len) as usize;
+        let page_key = |p: u64| CacheKey::Page {
+            file: f.id,
+            page: p,
+        };
+        let from = (offset - first * PAGE) as usize;
+        let mut first_page = cache.get_page(page_key(first));
+        if let Some(p) = first_page.take_if(|p| pages == 1 && end <= p.len()) {
+            // Within one cached page: in place.
+            self.counts.cache_hits += 1;
+            self.last = (from, end);
+            self.held = Some(p);
+            return Ok(self.last());
+        }
         let buf = self.buf.get_mut(span);
         // Which pages are missing, copying those the cache holds.
         let mut missing = vec![false; pages];
         for (i, m) in missing.iter_mut().enumerate() {
-            let key = CacheKey::Page {
-                file: f.id,
-                page: first + i as u64,
+            let found = match i {
+                0 => first_page.take(),
+                _ => cache.get_page(page_key(first + i as u64)),
             };
-            match cache.get_page(key) {
+            match found {
                 Some(p) => {
                     self.counts.cache_hits += 1;
                     // Only the file's last page is short: a range past it is past the end.
@@ -197,17 +216,21 @@ impl PagedReads {
         if runs > 0 {
             self.finish(started, runs, read_pages, bytes);
         }
-        self.last = ((offset - first * PAGE) as usize, end);
+        self.last = (from, end);
+        self.held = None;
         Ok(self.last())
     }
 
     /// The bytes the last read returned.
     #[expect(
         clippy::indexing_slicing,
-        reason = "the last read's bounds lie within the bytes it read into the buffer"
+        reason = "the last read's bounds lie within the bytes it read into the buffer or the page it holds"
     )]
     pub fn last(&self) -> &[u8] {
-        &self.buf.get(self.last.1)[self.last.0..]
+        match &self.held {
+            Some(page) => &page[self.last.0..self.last.1],
+            None => &self.buf.get(self.last.1)[self.last.0..],
+        }
     }
 
     /// Counts `reads` calls in flight together that read `bytes` covering `pages` pages,

@@ -123,6 +123,10 @@ pub(crate) trait LayoutIndex: Locate + Sized {
 
 /// The index a file keeps in memory: one layout's meta.
 #[derive(Clone, Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per open file, read on every get: a box would add a pointer to follow"
+)]
 pub(crate) enum Meta {
     /// Key map, model and block-location array.
     Learned(learned::LearnedMeta),

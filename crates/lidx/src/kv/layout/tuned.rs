@@ -281,7 +281,8 @@ impl PageIndex for TunedMeta {
             let (start, n) = shape.window(&above, x);
             let Some(below) = i.checked_sub(1).and_then(|b| self.layers.get(b)) else {
                 r.set_level(None);
-                return last_mile(r, key, start, n, true);
+                let guess = shape.predicted_unit(&above, x);
+                return last_mile(r, key, start, n, guess, true);
             };
             r.set_level(Some(i));
             piece = covering_piece(r, below.offset + start * STORED_PIECE, n, x)?;
@@ -351,35 +352,43 @@ fn read_pieces(r: &mut Reader<'_>, offset: u64, n: u64) -> Result<Vec<StoredPiec
 
 /// The page of the window `start .. start + n` that holds `key` if any does (the last
 /// whose first key is at most `key`, or the first). Cached pages narrow the window
-/// first: one whose keys span `key` is the answer, one that starts above `key` rules
-/// out itself and those after it, one that ends below rules out those before it. The
-/// rest are read in one batch; only the page the key leads to is kept, since its
-/// neighbours were read only to find it and would crowd the cache. With `step_back`, a
-/// key below the window's first page is looked for in the page before (one more read).
+/// first, the `guess` (the page the model predicts) looked up first: one whose keys span
+/// `key` is the answer, one that starts above `key` rules out itself and those after it,
+/// one that ends below rules out those before it. The rest are read in one batch; only
+/// the page the key leads to is kept, since its neighbours were read only to find it and
+/// would crowd the cache. With `step_back`, a key below the window's first page is looked
+/// for in the page before (one more read).
 fn last_mile(
     r: &mut Reader<'_>,
     key: &[u8],
     start: u64,
     n: u64,
+    guess: Option<u64>,
     step_back: bool,
 ) -> Result<Option<(u64, Arc<Block>)>> {
-    let cached = r.cached_pages(start, n);
+    let window = start..start + n;
+    let guess = guess.filter(|g| window.contains(g));
+    let order = guess
+        .into_iter()
+        .chain(window.clone().filter(|&p| Some(p) != guess));
+    let mut cached: Vec<Option<Arc<Block>>> = vec![None; n as usize];
     let (mut lo, mut hi) = (start, start + n);
-    for (p, b) in (start..).zip(&cached) {
-        let Some(b) = b else { continue };
-        if key < b.key(0) {
-            hi = hi.min(p);
-        } else if key <= b.key(b.len() - 1) {
-            return Ok(Some((p, Arc::clone(b))));
-        } else {
-            lo = lo.max(p);
+    for p in order {
+        let Some(b) = r.cached_page(p) else { continue };
+        match b.span_order(key) {
+            std::cmp::Ordering::Less => hi = hi.min(p),
+            std::cmp::Ordering::Equal => return Ok(Some((p, b))),
+            std::cmp::Ordering::Greater => lo = lo.max(p),
+        }
+        if let Some(slot) = cached.get_mut((p - start) as usize) {
+            *slot = Some(b);
         }
     }
     if hi <= lo {
         // Below the window's first page (then cached): the page before it (a key the key
         // map ties with a step run's first key), or the first page.
         if start > 0 && step_back {
-            return last_mile(r, key, start - 1, 1, false);
+            return last_mile(r, key, start - 1, 1, None, false);
         }
         return Ok(cached.into_iter().next().flatten().map(|b| (start, b)));
     }
@@ -397,7 +406,7 @@ fn last_mile(
     if p == start && start > 0 && step_back && key < page.key(0) {
         // Below the window: a key the key map sends to the first key of a step layer's
         // run that sorts below it by its bytes; it is in the page before.
-        return last_mile(r, key, start - 1, 1, false);
+        return last_mile(r, key, start - 1, 1, None, false);
     }
     r.keep_page(p, &page);
     Ok(Some((p, page)))
