@@ -241,7 +241,7 @@ impl Built {
             cpu_ns: (thread_cpu_ns() - cpu) / n,
             wall_ns: wall.elapsed().as_secs_f64() * 1e9 / n,
             block_reads,
-            major_faults: crate::machine::thread_major_faults() - faults,
+            major_faults: crate::machine::thread_major_faults().saturating_sub(faults),
             digest,
         })
     }

@@ -142,7 +142,7 @@ impl Probe for LmdbProbe<'_> {
     }
 
     fn io(&mut self) -> anyhow::Result<IoStats> {
-        let faults = crate::machine::thread_major_faults() - self.faults_at_open;
+        let faults = crate::machine::thread_major_faults().saturating_sub(self.faults_at_open);
         Ok(IoStats {
             reads: faults,
             bytes: faults * 4096,
