@@ -103,6 +103,62 @@ pub(crate) fn prefix(key: &[u8]) -> u64 {
     u64::from_le_bytes(b).swap_bytes()
 }
 
+/// Sorted byte-string keys searched by integer fences: the bytes all the keys share, and
+/// the [`prefix`] of each key after them, bisected before any key is compared whole (only
+/// where two prefixes tie). What an index's in-memory keys keep beside them to be searched
+/// without following a pointer per step.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Fences {
+    shared: Box<[u8]>,
+    prefixes: Vec<u64>,
+}
+
+impl Fences {
+    /// The fences of `keys`, in increasing order.
+    pub(crate) fn new<'k>(keys: impl Iterator<Item = &'k [u8]> + Clone) -> Fences {
+        let mut ends = keys.clone();
+        let (first, last) = (ends.next().unwrap_or_default(), ends.last());
+        let shared = match last {
+            Some(last) => first.iter().zip(last).take_while(|(a, b)| a == b).count(),
+            None => first.len(),
+        };
+        Fences {
+            shared: first.get(..shared).unwrap_or_default().into(),
+            prefixes: keys
+                .map(|k| prefix(k.get(shared..).unwrap_or_default()))
+                .collect(),
+        }
+    }
+
+    /// How many of the keys are below `key`, given `below(i)`: whether key `i` is below
+    /// `key` (asked only of keys whose fences tie with it).
+    pub(crate) fn count_below(&self, key: &[u8], below: impl Fn(usize) -> bool) -> usize {
+        let n = self.prefixes.len();
+        let Some(rest) = key.strip_prefix(&*self.shared) else {
+            // Every key begins with the shared bytes: all above `key` or all below it.
+            return if *key < *self.shared { 0 } else { n };
+        };
+        let wanted = prefix(rest);
+        let mut lo = self.prefixes.partition_point(|&f| f < wanted);
+        let tied = self.prefixes.get(lo..).unwrap_or_default();
+        let mut hi = lo + tied.partition_point(|&f| f <= wanted);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if below(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// Bytes they take in memory.
+    pub(crate) fn bytes(&self) -> u64 {
+        (self.shared.len() + 8 * self.prefixes.len()) as u64
+    }
+}
+
 /// Builds one block body, record by record.
 #[derive(Debug, Default)]
 pub struct BlockBuilder {
@@ -616,6 +672,31 @@ mod tests {
             }
             for w in list.windows(2) {
                 prop_assert!(prefix(&w[0].0) <= prefix(&w[1].0));
+            }
+        }
+
+        /// Fences count the keys below a probe as `partition_point` does, on keys that
+        /// share bytes, tie in their prefixes or end in zero bytes.
+        #[test]
+        fn fences_count_as_partition_point_does(
+            keys in prop::collection::btree_set(
+                prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..12),
+                0..60,
+            ),
+            probes in prop::collection::vec(
+                prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..14),
+                1..20,
+            ),
+            common in prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..6),
+        ) {
+            let keys: Vec<Vec<u8>> = keys.iter().map(|k| [common.as_slice(), k].concat()).collect();
+            let fences = Fences::new(keys.iter().map(|k| &k[..]));
+            let mut probes = probes;
+            probes.extend(keys.iter().cloned());
+            probes.extend((0..=common.len()).map(|n| common[..n].to_vec()));
+            for probe in &probes {
+                let expected = keys.partition_point(|k| k < probe);
+                prop_assert_eq!(fences.count_below(probe, |i| keys[i] < *probe), expected, "{:?}", probe);
             }
         }
 

@@ -22,7 +22,7 @@
 #![deny(clippy::indexing_slicing)]
 
 use super::block::{
-    Block, BlockProblem, Compression, TRAILER, prefix, put_varint, seal, unseal, varint_len,
+    Block, BlockProblem, Compression, Fences, TRAILER, put_varint, seal, unseal, varint_len,
 };
 use super::file::Handle;
 
@@ -211,11 +211,9 @@ pub struct IndexBlock {
     entries: usize,
     /// The last entry's key.
     last_key: Box<[u8]>,
-    /// Bytes every entry's key begins with (those the first and last keys share).
-    shared: usize,
-    /// The [`prefix`] of each restart's key after the shared bytes, so a seek bisects the
-    /// restarts without rebuilding their keys (whole keys only where two prefixes tie).
-    fences: Vec<u64>,
+    /// The restarts' keys as fences, so a seek bisects the restarts without rebuilding
+    /// their keys (whole keys only where two fences tie).
+    fences: Fences,
 }
 
 impl IndexBlock {
@@ -239,8 +237,7 @@ impl IndexBlock {
             restarts,
             entries: 0,
             last_key: Box::default(),
-            shared: 0,
-            fences: Vec::with_capacity(restarts),
+            fences: Fences::default(),
         };
         if block.restart_offset(0).unwrap_or(0) != 0 || (restarts == 0 && restarts_at != 0) {
             return Err(malformed("the first entry is not a restart point"));
@@ -276,16 +273,7 @@ impl IndexBlock {
         }
         block.entries = entries;
         block.last_key = previous.map(|(k, _)| k.into()).unwrap_or_default();
-        let first = restart_keys.first().map_or(&[][..], |k| k);
-        block.shared = first
-            .iter()
-            .zip(&block.last_key)
-            .take_while(|(a, b)| a == b)
-            .count();
-        block.fences = restart_keys
-            .iter()
-            .map(|k| prefix(k.get(block.shared..).unwrap_or_default()))
-            .collect();
+        block.fences = Fences::new(restart_keys.iter().map(|k| &k[..]));
         Ok(block)
     }
 
@@ -325,7 +313,7 @@ impl IndexBlock {
     /// Bytes of the decoded body, its last key and its fences (what the block takes in a
     /// cache).
     pub fn body_bytes(&self) -> usize {
-        self.body.len() + self.last_key.len() + 8 * self.fences.len()
+        self.body.len() + self.last_key.len() + self.fences.bytes() as usize
     }
 
     /// The last entry's key (empty when there is none).
@@ -337,28 +325,12 @@ impl IndexBlock {
     /// none): the restarts bisected (by their fences, and by their keys where fences tie),
     /// then one run walked.
     pub fn seek(&self, key: &[u8]) -> Cursor<'_> {
-        // Restarts before `lo` have keys below `key`, those from `hi` on keys above it.
-        let common = self.last_key.get(..self.shared).unwrap_or_default();
-        let (mut lo, mut hi) = match key.get(self.shared..).filter(|_| key.starts_with(common)) {
-            Some(rest) => {
-                let wanted = prefix(rest);
-                let below = self.fences.partition_point(|&f| f < wanted);
-                let tied = self.fences.get(below..).unwrap_or_default();
-                (below, below + tied.partition_point(|&f| f <= wanted))
-            }
-            // Outside the shared bytes: the keys decide (all below, or all above).
-            None => (0, self.restarts),
-        };
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let mut c = Cursor::at_restart(self, mid);
-            match c.step() {
-                Some(()) if *c.key < *key => lo = mid + 1,
-                _ => hi = mid,
-            }
-        }
+        let below = self.fences.count_below(key, |r| {
+            let mut c = Cursor::at_restart(self, r);
+            c.step().is_some() && *c.key < *key
+        });
         // The last restart whose key is below `key` (the first restart when none is).
-        let mut c = Cursor::at_restart(self, lo.saturating_sub(1));
+        let mut c = Cursor::at_restart(self, below.saturating_sub(1));
         while c.advance() && *c.key < *key {}
         c
     }

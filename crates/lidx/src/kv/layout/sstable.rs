@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::{Emit, LayoutIndex, Locate, Written, Wrote};
 use crate::files::codec::{Decoder, Encoder, invalid};
-use crate::kv::block::{Block, TRAILER, record_bytes};
+use crate::kv::block::{Block, Fences, TRAILER, record_bytes};
 use crate::kv::file::{Footer, Handle};
 use crate::kv::index_block::{IndexBlockBuilder, short_successor, shortest_separator};
 use crate::kv::read::{Kind, Reader};
@@ -26,12 +26,21 @@ use crate::{Error, FormatError, Result};
 #[derive(Clone, Debug)]
 pub(crate) struct SstableMeta {
     pub(crate) level0: Vec<(Box<[u8]>, Handle)>,
+    /// Level 0's keys as fences, searched before the keys themselves.
+    fences: Fences,
 }
 
 impl SstableMeta {
+    /// The meta of `level0`.
+    fn new(level0: Vec<(Box<[u8]>, Handle)>) -> SstableMeta {
+        let fences = Fences::new(level0.iter().map(|(k, _)| &k[..]));
+        SstableMeta { level0, fences }
+    }
+
     /// The level-0 entries from the first whose level-1 block could hold `key`.
     fn entries_from<'m>(&'m self, key: &[u8]) -> impl Iterator<Item = &'m (Box<[u8]>, Handle)> {
-        let i = self.level0.partition_point(|(last, _)| **last < *key);
+        let below = |i: usize| self.level0.get(i).is_some_and(|(last, _)| **last < *key);
+        let i = self.fences.count_below(key, below);
         self.level0.iter().skip(i)
     }
 }
@@ -128,7 +137,7 @@ impl LayoutIndex for SstableMeta {
             index_blocks: level0.len() as u64,
             ..Written::default()
         };
-        Ok((SstableMeta { level0 }, written))
+        Ok((SstableMeta::new(level0), written))
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
@@ -173,14 +182,16 @@ impl LayoutIndex for SstableMeta {
                 data: next,
             });
         }
-        Ok(SstableMeta { level0 })
+        Ok(SstableMeta::new(level0))
     }
 
     fn memory_bytes(&self) -> u64 {
-        self.level0
+        let entries: u64 = self
+            .level0
             .iter()
             .map(|(k, _)| k.len() as u64 + Handle::BYTES as u64)
-            .sum()
+            .sum();
+        entries + self.fences.bytes()
     }
 
     fn index_blocks(&self) -> u64 {
