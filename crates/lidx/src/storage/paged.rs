@@ -327,6 +327,28 @@ mod tests {
         assert_eq!(c.cache_misses, 6, "{c:?}");
         assert_eq!(c.bytes, bytes.len() as u64);
         assert!(r.read_cached(f, &cache, 20_000, 604).is_err());
+        // Within one cached page: in place, a hit, nothing read; past the short last page
+        // the same error.
+        let before = r.counts();
+        assert_eq!(
+            r.read_cached(f, &cache, 4100, 10).unwrap(),
+            &bytes[4100..4110]
+        );
+        assert_eq!(r.last(), &bytes[4100..4110]);
+        let after = r.counts();
+        assert_eq!(after.cache_hits, before.cache_hits + 1, "{after:?}");
+        assert_eq!(
+            (after.reads, after.cache_misses),
+            (before.reads, before.cache_misses)
+        );
+        assert!(r.read_cached(f, &cache, 20_500, 200).is_err());
+        // A read that follows returns its own bytes, not the page held before.
+        assert_eq!(
+            r.read_cached(f, &cache, 4100, 10).unwrap(),
+            &bytes[4100..4110]
+        );
+        assert_eq!(r.read_exact(f, 7, 10).unwrap(), &bytes[7..17]);
+        assert_eq!(r.last(), &bytes[7..17]);
     }
 
     #[test]
