@@ -397,8 +397,8 @@ pub struct WarmArgs {
     /// Timed gets per system and round (at most 1G).
     #[arg(long, value_parser = parse_count, default_value = "1M")]
     gets: u64,
-    /// Rounds (1 to 100); the summary takes the median, and the systems take turns going
-    /// first.
+    /// Rounds (1 to 100); in each the systems take turns of 100,000 gets, a different one
+    /// going first; the summary takes the median.
     #[arg(long, default_value_t = 3)]
     repeat: usize,
     /// Leave RocksDB out.
