@@ -599,6 +599,12 @@ mod tests {
         out
     }
 
+    /// Byte strings over 0, 1 and 255 shorter than `max`: keys that share bytes, tie in
+    /// their 8-byte prefixes and end in zero bytes (which pad a prefix).
+    fn tying(max: usize) -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..max)
+    }
+
     proptest! {
         #[test]
         fn blocks_give_back_their_records(
@@ -636,15 +642,15 @@ mod tests {
         #[test]
         fn lower_bound_agrees_where_prefixes_tie(
             keys in prop::collection::btree_set(
-                prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..12),
+                tying(12),
                 0..80,
             ),
             probes in prop::collection::vec(
-                prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..12),
+                tying(12),
                 1..20,
             ),
             // Past 16 bytes the block keeps no copy of them: both ways are tried.
-            common in prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..24),
+            common in tying(24),
         ) {
             // Every key begins with `common` (the bytes a block's keys share), and so do
             // half the probes; the others and the prefixes of `common` fall outside.
@@ -680,14 +686,14 @@ mod tests {
         #[test]
         fn fences_count_as_partition_point_does(
             keys in prop::collection::btree_set(
-                prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..12),
+                tying(12),
                 0..60,
             ),
             probes in prop::collection::vec(
-                prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..14),
+                tying(14),
                 1..20,
             ),
-            common in prop::collection::vec(prop::sample::select(vec![0u8, 1, 255]), 0..6),
+            common in tying(6),
         ) {
             let keys: Vec<Vec<u8>> = keys.iter().map(|k| [common.as_slice(), k].concat()).collect();
             let fences = Fences::new(keys.iter().map(|k| &k[..]));
