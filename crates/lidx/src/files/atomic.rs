@@ -173,17 +173,24 @@ impl Drop for ChildGuard {
     }
 }
 
-/// Sends SIGTERM to every registered child process ([`ChildGuard`]) and waits up to
+/// Sends SIGTERM to every registered child process ([`ChildGuard`]), and to any other
+/// child this process has, and waits up to
 /// `grace` for them to end (their own handlers remove their unfinished files); one that is
 /// still running then gets SIGKILL (what it leaves is swept by a later run). A signal
 /// handler calls this before [`remove_pending_files`], so that no child is still writing
 /// into a directory being removed. Only processes that are still children of this one are
 /// signalled: a pid the system has since given to another process is left alone.
 pub fn stop_children(grace: std::time::Duration) {
-    let children: Vec<u32> = CHILDREN
+    let mut children: Vec<u32> = CHILDREN
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .clone();
+    // A child spawned but not registered yet (its guard is made once `spawn` returns, and
+    // a child stopped before its exec never lets `spawn` return) is found by its parent.
+    let unregistered: Vec<u32> = running_children()
+        .filter(|pid| !children.contains(pid))
+        .collect();
+    children.extend(unregistered);
     let signal = |pid: u32, signal: rustix::process::Signal| {
         if let Some(pid) = rustix::process::Pid::from_raw(pid as i32)
             && is_running_child(pid.as_raw_pid() as u32)
@@ -201,6 +208,15 @@ pub fn stop_children(grace: std::time::Duration) {
     for &pid in &children {
         signal(pid, rustix::process::Signal::KILL);
     }
+}
+
+/// The processes running now whose parent is this process.
+fn running_children() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| is_running_child(pid))
 }
 
 /// Whether `pid` is a child of this process that has not ended (a zombie, ended but not
