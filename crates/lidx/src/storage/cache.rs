@@ -130,11 +130,11 @@ struct Slot {
 
 /// The direct-mapped table in front of the hash table (see the module doc).
 ///
-/// Invariant: a slot holds an entry only while the hash table holds one under the same key
-/// (a copy of it, when two readers read the same block at once), but for the moment
-/// between a fill and its check. [`fill`](Slots::fill) puts the entry in before the check
-/// that the cache still holds it; eviction empties the slot after the entry leaves the
-/// hash table; so whichever comes last of the check and the eviction empties the slot.
+/// Invariant: a slot holds an entry only while the hash table holds that same entry, but
+/// for the moment between a fill and its check. A block kept is put in its slot before the
+/// hash table, a block the hash table answered with before the check that it still holds
+/// that block; eviction and replacement empty the slot after the entry leaves the hash
+/// table; so whichever comes last of the check and the eviction empties the slot.
 struct Slots {
     table: Box<[Slot]>,
     /// `64 - log2(table.len())`: the shift that turns a 64-bit hash into a slot.
@@ -205,14 +205,20 @@ impl Slots {
         Some((value, first))
     }
 
-    /// Puts `value` in `key`'s slot, in place of what it held; `kept` says whether it is
-    /// being kept now (a fresh entry: its first hit has not reached the policy).
+    /// Puts `value` in `key`'s slot; `kept` says whether it is being kept now (a fresh
+    /// entry: its first hit has not reached the policy). A value kept now replaces what the
+    /// slot holds; a value the hash table answered with replaces only another key's entry,
+    /// since a copy of the same block in the slot was kept after that answer (which may
+    /// have been evicted since, leaving the copy the one the cache counts).
     fn fill(&self, key: CacheKey, value: Arc<dyn Any + Send + Sync>, kept: bool) {
         let Some(slot) = self.slot(&key) else { return };
         let previous = {
             let Ok(mut resident) = slot.resident.write() else {
                 return;
             };
+            if !kept && resident.as_ref().is_some_and(|r| r.key == key) {
+                return;
+            }
             resident.replace(Resident { key, value })
         };
         let epoch = self.epoch();
@@ -229,6 +235,22 @@ impl Slots {
         let Some(slot) = self.slot(&key) else { return };
         let previous = match slot.resident.write() {
             Ok(mut resident) if resident.as_ref().is_some_and(|r| r.key == key) => resident.take(),
+            _ => None,
+        };
+        drop(previous);
+    }
+
+    /// Empties `key`'s slot if it holds `value` itself under `key`.
+    fn empty_if(&self, key: CacheKey, value: &Arc<dyn Any + Send + Sync>) {
+        let Some(slot) = self.slot(&key) else { return };
+        let previous = match slot.resident.write() {
+            Ok(mut resident)
+                if resident
+                    .as_ref()
+                    .is_some_and(|r| r.key == key && Arc::ptr_eq(&r.value, value)) =>
+            {
+                resident.take()
+            }
             _ => None,
         };
         drop(previous);
@@ -358,9 +380,13 @@ impl BlockCache {
             None => match c.get(&key) {
                 Some(Entry::Decoded { value, .. }) => {
                     self.slots.fill(key, Arc::clone(&value), false);
-                    if !c.contains_key(&key) {
-                        // Evicted meanwhile, perhaps before the slot was filled.
-                        self.slots.empty(key);
+                    let held = match c.peek(&key) {
+                        Some(Entry::Decoded { value: now, .. }) => Arc::ptr_eq(&now, &value),
+                        _ => false,
+                    };
+                    if !held {
+                        // Evicted or replaced meanwhile, perhaps before the slot was filled.
+                        self.slots.empty_if(key, &value);
                     }
                     Some(value)
                 }
@@ -584,36 +610,53 @@ mod tests {
     }
 
     #[test]
-    fn threads_sharing_a_small_cache_always_get_their_own_blocks() {
+    fn threads_sharing_a_small_cache_get_their_own_blocks_and_leave_no_copy_outside_it() {
         let cache = BlockCache::new(48 * 4096);
         let lookups = AtomicU64::new(0);
-        std::thread::scope(|scope| {
-            for t in 0..4u64 {
-                let (cache, lookups) = (&cache, &lookups);
-                scope.spawn(move || {
-                    let mut state = t + 1;
-                    for _ in 0..20_000 {
-                        // xorshift: 200 blocks, most of them out of the cache at a time.
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        let i = state % 200;
-                        lookups.fetch_add(1, Ordering::Relaxed);
-                        match cache.get_decoded::<u64>(block(i)) {
-                            Some(v) => assert_eq!(*v, i),
-                            None => cache.insert_decoded(block(i), Arc::new(i), 4096),
+        let kept: Vec<Vec<Arc<u64>>> = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..4u64)
+                .map(|t| {
+                    let (cache, lookups) = (&cache, &lookups);
+                    scope.spawn(move || {
+                        let mut kept = Vec::new();
+                        let mut state = t + 1;
+                        for _ in 0..20_000 {
+                            // xorshift: 200 blocks, most of them out of the cache at a time.
+                            state ^= state << 13;
+                            state ^= state >> 7;
+                            state ^= state << 17;
+                            let i = state % 200;
+                            lookups.fetch_add(1, Ordering::Relaxed);
+                            match cache.get_decoded::<u64>(block(i)) {
+                                Some(v) => assert_eq!(*v, i),
+                                None => {
+                                    let v = Arc::new(i);
+                                    cache.insert_decoded(block(i), Arc::clone(&v), 4096);
+                                    kept.push(v);
+                                }
+                            }
                         }
-                    }
-                });
-            }
+                        kept
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
         });
         let s = cache.stats();
         assert_eq!(s.hits + s.misses, lookups.load(Ordering::Relaxed));
         assert!(s.used <= 48 * 4096, "{s:?}");
-        // Whatever the interleaving, no slot holds a block the cache no longer holds.
-        for i in 0..200 {
-            let found = cache.get_decoded::<u64>(block(i));
-            assert_eq!(found.is_some(), cache.contains(block(i)), "block {i}");
+        // Whatever the interleaving, the cache holds one copy of a block at most (in its
+        // hash table and perhaps its slot), and no slot holds one it no longer holds.
+        let mut copies = [0usize; 200];
+        for v in kept.iter().flatten() {
+            if Arc::strong_count(v) > 1 {
+                copies[**v as usize] += 1;
+            }
+        }
+        for (i, &n) in copies.iter().enumerate() {
+            let key = block(i as u64);
+            assert_eq!(n, usize::from(cache.contains(key)), "block {i}: {n} copies");
+            assert_eq!(cache.get_decoded::<u64>(key).is_some(), cache.contains(key));
         }
     }
 
@@ -637,7 +680,7 @@ mod tests {
         let budget = 256 * 1024;
         let cache = BlockCache::new(budget);
         let index = |i: u64| CacheKey::Block { file: 9, offset: i };
-        // 40 index blocks of 4 KiB: the first 30 fit in half the budget (with overhead).
+        // 40 index blocks of 4 KiB: the first 31 fit in half the budget (with overhead).
         for i in 0..40 {
             cache.insert_index(index(i), Arc::new(i), 4096);
         }
