@@ -89,11 +89,13 @@ impl Weighter<CacheKey, Entry> for EntryBytes {
     }
 }
 
-/// What the cache does as entries leave: counts them, and empties their slots.
+/// What the cache does as entries leave (evicted, replaced or refused): counts them,
+/// empties their slots, and gives a high-priority entry's share back.
 #[derive(Clone)]
 struct OnEvict {
     evictions: Arc<AtomicU64>,
     slots: Arc<Slots>,
+    high_priority: Arc<AtomicU64>,
 }
 
 impl Lifecycle<CacheKey, Entry> for OnEvict {
@@ -105,9 +107,24 @@ impl Lifecycle<CacheKey, Entry> for OnEvict {
         matches!(entry, Entry::Decoded { pinned: true, .. })
     }
 
-    fn on_evict(&self, _state: &mut (), key: CacheKey, _entry: Entry) {
+    fn on_evict(&self, _state: &mut (), key: CacheKey, entry: Entry) {
         self.evictions.fetch_add(1, Ordering::Relaxed);
         self.slots.empty(key);
+        if let Entry::Decoded {
+            pinned: true,
+            bytes,
+            ..
+        } = entry
+        {
+            // Only a replacement takes a pinned entry out (two readers kept one index
+            // block at once); the share it held is free again.
+            let weight = ENTRY_OVERHEAD + bytes;
+            let _ = self
+                .high_priority
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                    Some(held.saturating_sub(weight))
+                });
+        }
     }
 }
 
@@ -281,7 +298,7 @@ pub struct BlockCache {
     misses: AtomicU64,
     evictions: Arc<AtomicU64>,
     /// Bytes of the entries kept at high priority.
-    high_priority: AtomicU64,
+    high_priority: Arc<AtomicU64>,
 }
 
 /// The share of the budget index blocks may hold ahead of other entries: RocksDB's LRU
@@ -312,6 +329,7 @@ impl BlockCache {
     /// A cache of at most `bytes` bytes, `slots` in front of its hash table.
     fn with_slots(bytes: u64, slots: Slots) -> BlockCache {
         let evictions = Arc::new(AtomicU64::new(0));
+        let high_priority = Arc::new(AtomicU64::new(0));
         let slots = Arc::new(slots);
         let entries = bytes - slots.bytes();
         let inner = (entries > 0).then(|| {
@@ -332,6 +350,7 @@ impl BlockCache {
                     OnEvict {
                         evictions: Arc::clone(&evictions),
                         slots: Arc::clone(&slots),
+                        high_priority: Arc::clone(&high_priority),
                     },
                 )
             })
@@ -343,7 +362,7 @@ impl BlockCache {
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             evictions,
-            high_priority: AtomicU64::new(0),
+            high_priority,
         }
     }
 
@@ -701,5 +720,22 @@ mod tests {
         assert_eq!(cache.high_priority_bytes(), 31 * (4096 + ENTRY_OVERHEAD));
         cache.clear();
         assert_eq!(cache.high_priority_bytes(), 0);
+    }
+
+    #[test]
+    fn an_index_block_kept_twice_at_once_is_counted_once() {
+        // What two readers do when both find the block missing and both keep it: each
+        // takes its share, and the second copy replaces the first.
+        let cache = BlockCache::new(256 * 1024);
+        let c = cache.inner.as_ref().unwrap();
+        let key = CacheKey::Block { file: 3, offset: 0 };
+        for copy in 0..2u64 {
+            cache
+                .high_priority
+                .fetch_add(4096 + ENTRY_OVERHEAD, Ordering::Relaxed);
+            cache.keep(c, key, decoded(Arc::new(copy), 4096, true));
+        }
+        assert_eq!(cache.high_priority_bytes(), 4096 + ENTRY_OVERHEAD);
+        assert_eq!(cache.get_decoded::<u64>(key).as_deref(), Some(&1));
     }
 }
