@@ -109,7 +109,7 @@ impl Lifecycle<CacheKey, Entry> for OnEvict {
 
     fn on_evict(&self, _state: &mut (), key: CacheKey, entry: Entry) {
         self.evictions.fetch_add(1, Ordering::Relaxed);
-        self.slots.empty(key);
+        self.slots.empty(key, None);
         if let Entry::Decoded {
             pinned: true,
             bytes,
@@ -247,27 +247,13 @@ impl Slots {
         drop(previous);
     }
 
-    /// Empties `key`'s slot if it holds `key`.
-    fn empty(&self, key: CacheKey) {
+    /// Empties `key`'s slot if it holds `key` (and, when `only` is given, that value
+    /// itself).
+    fn empty(&self, key: CacheKey, only: Option<&Arc<dyn Any + Send + Sync>>) {
         let Some(slot) = self.slot(&key) else { return };
+        let holds = |r: &Resident| r.key == key && only.is_none_or(|v| Arc::ptr_eq(&r.value, v));
         let previous = match slot.resident.write() {
-            Ok(mut resident) if resident.as_ref().is_some_and(|r| r.key == key) => resident.take(),
-            _ => None,
-        };
-        drop(previous);
-    }
-
-    /// Empties `key`'s slot if it holds `value` itself under `key`.
-    fn empty_if(&self, key: CacheKey, value: &Arc<dyn Any + Send + Sync>) {
-        let Some(slot) = self.slot(&key) else { return };
-        let previous = match slot.resident.write() {
-            Ok(mut resident)
-                if resident
-                    .as_ref()
-                    .is_some_and(|r| r.key == key && Arc::ptr_eq(&r.value, value)) =>
-            {
-                resident.take()
-            }
+            Ok(mut resident) if resident.as_ref().is_some_and(holds) => resident.take(),
             _ => None,
         };
         drop(previous);
@@ -405,7 +391,7 @@ impl BlockCache {
                     };
                     if !held {
                         // Evicted or replaced meanwhile, perhaps before the slot was filled.
-                        self.slots.empty_if(key, &value);
+                        self.slots.empty(key, Some(&value));
                     }
                     Some(value)
                 }
