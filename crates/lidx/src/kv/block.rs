@@ -94,6 +94,10 @@ fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u32> {
 /// The first 8 bytes of `key` (zero-padded) as an integer ordered as the bytes are: for
 /// keys `a < b`, `prefix(a) <= prefix(b)`, so keys whose prefixes differ compare as them.
 pub(crate) fn prefix(key: &[u8]) -> u64 {
+    if let Some(b) = key.first_chunk::<8>() {
+        // Big-endian: the first byte the most significant.
+        return u64::from_le_bytes(*b).swap_bytes();
+    }
     let mut b = [0u8; 8];
     let n = key.len().min(8);
     if let (Some(to), Some(from)) = (b.get_mut(..n), key.get(..n)) {
@@ -499,6 +503,16 @@ impl Block {
     /// bytes, given the bytes after them. For a key that does not, some position: a get
     /// compares the key found there, so it need not check the shared bytes first.
     fn lower_bound_after_shared(&self, rest: &[u8]) -> usize {
+        // Load the offsets' cache lines now, while the fences are bisected: the loads are
+        // independent, so the processor fetches them beside the fences, where the offset a
+        // probe reads would otherwise be fetched only after the fences are bisected.
+        let offsets_end = self.offsets_at + 4 * self.count;
+        for at in (self.offsets_at..offsets_end)
+            .step_by(64)
+            .chain([offsets_end.saturating_sub(1)])
+        {
+            std::hint::black_box(self.body.get(at).copied());
+        }
         let wanted = prefix(rest);
         // The fences narrow the records: those whose prefix is below `wanted` are below
         // the key, those above it above.
