@@ -13,8 +13,8 @@
 //! the bytes the reader says they take.
 //!
 //! In front of the hash table sits a direct-mapped table of slots (as a buffer manager's
-//! page table, e.g. vmcache's, maps a page to its frame without a hash table): a decoded
-//! block's key picks one slot by a multiplicative hash, and a slot holding that key answers
+//! page table, e.g. vmcache's, maps a page to its frame without a hash table): an entry's
+//! key (a decoded block's or a page's) picks one slot by a multiplicative hash, and a slot holding that key answers
 //! the lookup with one lock and one reference count, where the hash table costs a hash, a
 //! shard lock and two or three dependent cache misses. A slot only ever holds an entry the
 //! cache holds: it is filled when the entry is kept or found, and emptied when the entry is
@@ -109,7 +109,7 @@ impl Lifecycle<CacheKey, Entry> for OnEvict {
 
     fn on_evict(&self, _state: &mut (), key: CacheKey, entry: Entry) {
         self.evictions.fetch_add(1, Ordering::Relaxed);
-        self.slots.empty(key, None);
+        self.slots.empty(&key, None);
         if let Entry::Decoded {
             pinned: true,
             bytes,
@@ -130,10 +130,57 @@ impl Lifecycle<CacheKey, Entry> for OnEvict {
 
 type Inner = Cache<CacheKey, Entry, EntryBytes, DefaultHashBuilder, OnEvict>;
 
-/// A decoded entry a slot holds.
+/// An entry a slot holds: a page or a decoded block.
+#[derive(Clone)]
+enum Held {
+    Page(Arc<[u8]>),
+    Decoded(Arc<dyn Any + Send + Sync>),
+}
+
+impl Held {
+    /// What `entry` holds.
+    fn of(entry: &Entry) -> Held {
+        match entry {
+            Entry::Page(p) => Held::Page(Arc::clone(p)),
+            Entry::Decoded { value, .. } => Held::Decoded(Arc::clone(value)),
+        }
+    }
+
+    /// Whether the two are the same entry (not copies of it).
+    fn same(&self, other: &Held) -> bool {
+        match (self, other) {
+            (Held::Page(a), Held::Page(b)) => Arc::ptr_eq(a, b),
+            (Held::Decoded(a), Held::Decoded(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+/// A key packed into 16 bytes, so that a slot fits one cache line: the file and the
+/// block's offset, or the page number with the top bit set.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct SlotKey {
+    file: u64,
+    at: u64,
+}
+
+impl SlotKey {
+    const PAGE: u64 = 1 << 63;
+
+    /// The packed key; `None` (no slot) for an offset or page number with the top bit set.
+    fn of(key: &CacheKey) -> Option<SlotKey> {
+        let (file, at, tag) = match *key {
+            CacheKey::Block { file, offset } => (file, offset, 0),
+            CacheKey::Page { file, page } => (file, page, Self::PAGE),
+        };
+        (at & Self::PAGE == 0).then_some(SlotKey { file, at: at | tag })
+    }
+}
+
+/// An entry a slot holds, under its key.
 struct Resident {
-    key: CacheKey,
-    value: Arc<dyn Any + Send + Sync>,
+    key: SlotKey,
+    value: Held,
 }
 
 /// One slot of the direct-mapped table: 64 bytes, aligned to a cache line of its own.
@@ -144,6 +191,9 @@ struct Slot {
     reported: AtomicU32,
     resident: RwLock<Option<Resident>>,
 }
+
+// A slot is one cache line: its key packed, its entry, its lock and its epoch.
+const _: () = assert!(std::mem::size_of::<Slot>() == 64);
 
 /// The direct-mapped table in front of the hash table (see the module doc).
 ///
@@ -190,12 +240,9 @@ impl Slots {
     }
 
     /// The slot `key` maps to (none for pages, or with no table).
-    fn slot(&self, key: &CacheKey) -> Option<&Slot> {
-        let CacheKey::Block { file, offset } = *key else {
-            return None;
-        };
-        // Fibonacci hashing: consecutive offsets of one file spread over the table.
-        let hash = (offset ^ file.rotate_left(40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    fn slot(&self, key: SlotKey) -> Option<&Slot> {
+        // Fibonacci hashing: consecutive offsets or pages of one file spread over the table.
+        let hash = (key.at ^ key.file.rotate_left(40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let index = hash.checked_shr(self.shift).unwrap_or(0) as usize;
         self.table.get(index)
     }
@@ -207,12 +254,13 @@ impl Slots {
 
     /// The entry under `key` if its slot holds it, and whether the hit is the first in
     /// this epoch (then the caller reports it to the policy).
-    fn get(&self, key: &CacheKey) -> Option<(Arc<dyn Any + Send + Sync>, bool)> {
+    fn get(&self, key: &CacheKey) -> Option<(Held, bool)> {
+        let key = SlotKey::of(key)?;
         let slot = self.slot(key)?;
         let value = {
             let resident = slot.resident.read().ok()?;
-            let r = resident.as_ref().filter(|r| r.key == *key)?;
-            Arc::clone(&r.value)
+            let r = resident.as_ref().filter(|r| r.key == key)?;
+            r.value.clone()
         };
         let epoch = self.epoch();
         let first = slot.reported.load(Ordering::Relaxed) != epoch;
@@ -227,8 +275,9 @@ impl Slots {
     /// slot holds; a value the hash table answered with replaces only another key's entry,
     /// since a copy of the same block in the slot was kept after that answer (which may
     /// have been evicted since, leaving the copy the one the cache counts).
-    fn fill(&self, key: CacheKey, value: Arc<dyn Any + Send + Sync>, kept: bool) {
-        let Some(slot) = self.slot(&key) else { return };
+    fn fill(&self, key: &CacheKey, value: Held, kept: bool) {
+        let Some(key) = SlotKey::of(key) else { return };
+        let Some(slot) = self.slot(key) else { return };
         let previous = {
             let Ok(mut resident) = slot.resident.write() else {
                 return;
@@ -249,9 +298,10 @@ impl Slots {
 
     /// Empties `key`'s slot if it holds `key` (and, when `only` is given, that value
     /// itself).
-    fn empty(&self, key: CacheKey, only: Option<&Arc<dyn Any + Send + Sync>>) {
-        let Some(slot) = self.slot(&key) else { return };
-        let holds = |r: &Resident| r.key == key && only.is_none_or(|v| Arc::ptr_eq(&r.value, v));
+    fn empty(&self, key: &CacheKey, only: Option<&Held>) {
+        let Some(key) = SlotKey::of(key) else { return };
+        let Some(slot) = self.slot(key) else { return };
+        let holds = |r: &Resident| r.key == key && only.is_none_or(|v| r.value.same(v));
         let previous = match slot.resident.write() {
             Ok(mut resident) if resident.as_ref().is_some_and(holds) => resident.take(),
             _ => None,
@@ -371,34 +421,30 @@ impl BlockCache {
     /// The decoded block of type `T` under `key`, counting a hit or a miss (an entry of
     /// another type counts as a miss).
     pub fn get_decoded<T: Any + Send + Sync>(&self, key: CacheKey) -> Option<Arc<T>> {
-        let Some(c) = &self.inner else {
-            return self.counted(None);
+        let found = match self.lookup(key) {
+            Some(Held::Decoded(value)) => value.downcast::<T>().ok(),
+            _ => None,
         };
-        let value = match self.slots.get(&key) {
-            Some((value, first)) => {
-                if first {
-                    // The policy sees one hit an epoch on a slot's entry.
-                    let _ = c.get(&key);
-                }
-                Some(value)
+        self.counted(found)
+    }
+
+    /// The entry under `key`: from its slot when the slot holds it (the policy sees one
+    /// hit an epoch), else from the hash table, then put in its slot. Counts nothing.
+    fn lookup(&self, key: CacheKey) -> Option<Held> {
+        let c = self.inner.as_ref()?;
+        if let Some((value, first)) = self.slots.get(&key) {
+            if first {
+                let _ = c.get(&key);
             }
-            None => match c.get(&key) {
-                Some(Entry::Decoded { value, .. }) => {
-                    self.slots.fill(key, Arc::clone(&value), false);
-                    let held = match c.peek(&key) {
-                        Some(Entry::Decoded { value: now, .. }) => Arc::ptr_eq(&now, &value),
-                        _ => false,
-                    };
-                    if !held {
-                        // Evicted or replaced meanwhile, perhaps before the slot was filled.
-                        self.slots.empty(key, Some(&value));
-                    }
-                    Some(value)
-                }
-                _ => None,
-            },
-        };
-        self.counted(value.and_then(|v| v.downcast::<T>().ok()))
+            return Some(value);
+        }
+        let value = Held::of(&c.get(&key)?);
+        self.slots.fill(&key, value.clone(), false);
+        if !c.peek(&key).is_some_and(|now| Held::of(&now).same(&value)) {
+            // Evicted or replaced meanwhile, perhaps before the slot was filled.
+            self.slots.empty(&key, Some(&value));
+        }
+        Some(value)
     }
 
     /// Keeps `value`, charged `bytes`, under `key`, evicting others as the budget requires.
@@ -411,10 +457,8 @@ impl BlockCache {
     /// Keeps `entry` under `key`, in its slot too.
     fn keep(&self, c: &Inner, key: CacheKey, entry: Entry) {
         self.slots.kept.fetch_add(1, Ordering::Relaxed);
-        if let Entry::Decoded { value, .. } = &entry {
-            // Before the hash table: if the entry is evicted at once, its slot is emptied.
-            self.slots.fill(key, Arc::clone(value), true);
-        }
+        // Before the hash table: if the entry is evicted at once, its slot is emptied.
+        self.slots.fill(&key, Held::of(&entry), true);
         c.insert(key, entry);
     }
 
@@ -447,8 +491,8 @@ impl BlockCache {
 
     /// The page under `key`, counting a hit or a miss.
     pub fn get_page(&self, key: CacheKey) -> Option<Arc<[u8]>> {
-        let found = match self.inner.as_ref().and_then(|c| c.get(&key)) {
-            Some(Entry::Page(p)) => Some(p),
+        let found = match self.lookup(key) {
+            Some(Held::Page(p)) => Some(p),
             _ => None,
         };
         self.counted(found)
