@@ -14,11 +14,11 @@
 //!
 //! In front of the hash table sits a direct-mapped table of slots (as a buffer manager's
 //! page table, e.g. vmcache's, maps a page to its frame without a hash table): an entry's
-//! key (a decoded block's or a page's) picks one slot by a multiplicative hash, and a slot holding that key answers
-//! the lookup with one lock and one reference count, where the hash table costs a hash, a
-//! shard lock and two or three dependent cache misses. A slot only ever holds an entry the
-//! cache holds: it is filled when the entry is kept or found, and emptied when the entry is
-//! evicted. Hits on slots reach the eviction policy once per epoch (an eighth of the cache's
+//! key (a decoded block's or a page's) picks one slot by a multiplicative hash, and a slot
+//! holding that key answers the lookup with one lock and one reference count, where the
+//! hash table costs a hash, a shard lock and two or three dependent cache misses. A slot
+//! only ever holds an entry the cache holds: it is filled when the entry is kept or found,
+//! and emptied when the entry is evicted. Hits on slots reach the eviction policy once per epoch (an eighth of the cache's
 //! entries kept), so the policy still sees which blocks are hot. The table, 2 slots of 64 B
 //! per page of budget (3% of it), is counted in the budget.
 
