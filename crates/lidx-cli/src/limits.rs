@@ -1,31 +1,18 @@
-//! `--cgroup DIR`, shared by the commands that take a memory limit: join a cgroup the user
-//! made, and say which limit applies.
+//! Running under a memory limit, shared by the commands that take one (`--memory-limit`,
+//! `--cgroup DIR`): resident memory that follows what is held, the cgroup the user made,
+//! and which limit applies.
 
 use std::path::Path;
 
+use crate::allocator::follow_held_memory;
 use crate::units::human_bytes;
 
-/// Buffers of at least this many bytes are mapped apart and unmapped when freed.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-const MMAP_THRESHOLD: i32 = 128 << 10;
-
-/// Makes freed large buffers go back to the system at once, so that a command's peak RSS
-/// follows what it holds under `--memory-limit`. glibc's malloc otherwise raises its mmap
-/// threshold to the size of the largest buffer freed (up to 32 MiB) and serves later ones
-/// from its heap, which keeps freed memory: a sort-merge join at 31 MiB, two sorts in a
-/// row, grew its RSS by 39 MiB; with the threshold fixed at 128 KiB, by 31 MiB.
-pub fn return_large_buffers() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    #[expect(unsafe_code, reason = "mallopt is glibc's C interface")]
-    // SAFETY: mallopt only changes a malloc setting; it is called before any thread starts.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
-    }
-}
-
-/// Moves this process into the cgroup at `dir`, if given, and prints its memory limit
-/// unless `quiet` (a command whose output is one JSON object); returns that limit.
-pub fn enter_cgroup(dir: Option<&Path>, quiet: bool) -> anyhow::Result<Option<u64>> {
+/// Sets the process up to run under a memory limit: its resident memory follows what it
+/// holds ([`follow_held_memory`]). Then moves it into the cgroup at `dir`, if given, and
+/// prints its memory limit unless `quiet` (a command whose output is one JSON object);
+/// returns that limit.
+pub fn run_limited(dir: Option<&Path>, quiet: bool) -> anyhow::Result<Option<u64>> {
+    follow_held_memory();
     let Some(dir) = dir else {
         return Ok(None);
     };

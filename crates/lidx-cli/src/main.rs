@@ -20,6 +20,7 @@ macro_rules! say_text {
     }};
 }
 
+mod allocator;
 mod cmd;
 mod limits;
 mod progress;
@@ -92,7 +93,6 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 const CHILD_GRACE: Duration = Duration::from_secs(10);
 
 fn main() -> ExitCode {
-    limits::return_large_buffers();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(err),

@@ -423,7 +423,7 @@ fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Res
         _ => &["--memory-limit", "--cgroup", "--json"],
     };
     args.refuse_flags_but(takes)?;
-    let cgroup_limit = crate::limits::enter_cgroup(args.cgroup.as_deref(), args.json)?;
+    let cgroup_limit = crate::limits::run_limited(args.cgroup.as_deref(), args.json)?;
     let ctx = &Context {
         quiet: ctx.quiet || args.json,
     };

@@ -147,7 +147,12 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
-    let cgroup_limit = crate::limits::enter_cgroup(args.cgroup.as_deref(), args.json)?;
+    // A join without a limit keeps the allocator's speed (huge pages, freed memory kept).
+    let cgroup_limit = if args.memory_budget.is_some() || args.cgroup.is_some() {
+        crate::limits::run_limited(args.cgroup.as_deref(), args.json)?
+    } else {
+        None
+    };
     let request = JoinRequest {
         outer: args.outer.clone(),
         inner: args.inner.clone(),

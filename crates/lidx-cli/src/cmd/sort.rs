@@ -62,7 +62,7 @@ pub enum Method {
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
-    let cgroup_limit = crate::limits::enter_cgroup(args.cgroup.as_deref(), args.json)?;
+    let cgroup_limit = crate::limits::run_limited(args.cgroup.as_deref(), args.json)?;
     let ctx = &Context {
         quiet: ctx.quiet || args.json,
     };
