@@ -49,14 +49,15 @@ pub fn follow_held_memory() {
 
 /// The value of mimalloc option `option`.
 #[cfg(test)]
-fn option(option: mi_option_t) -> i64 {
+fn option(option: mi_option_t) -> std::ffi::c_long {
     #[expect(
         unsafe_code,
         reason = "mimalloc's options are read through its C interface"
     )]
     // SAFETY: mi_option_get reads an integer setting; `option` is below `_mi_option_last`.
-    let value = unsafe { libmimalloc_sys::mi_option_get(option) };
-    i64::from(value)
+    unsafe {
+        libmimalloc_sys::mi_option_get(option)
+    }
 }
 
 #[cfg(test)]
