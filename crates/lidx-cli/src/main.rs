@@ -93,6 +93,7 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 const CHILD_GRACE: Duration = Duration::from_secs(10);
 
 fn main() -> ExitCode {
+    allocator::huge_pages(false);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(err),

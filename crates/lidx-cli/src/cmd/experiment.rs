@@ -568,6 +568,9 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
             bigtable::run(&options, &progress)?
         }
         Command::Warm(a) => {
+            // One thread gets at a time: the heap on huge pages, as a warm reader would
+            // run (see allocator.rs).
+            crate::allocator::huge_pages(true);
             let options = warm::Options {
                 rows: a.rows,
                 value_sizes: a.value_sizes,
