@@ -507,8 +507,8 @@ impl BlockCache {
         self.counted(found)
     }
 
-    /// The entry under `key`: from its slot when the slot holds it (the policy sees one
-    /// hit an epoch), else from the hash table, then put in its slot. Counts nothing.
+    /// The entry under `key`: from a slot when one holds it (the policy sees one hit an
+    /// epoch), else from the hash table, then put in a slot. Counts nothing.
     fn lookup(&self, key: CacheKey) -> Option<Held> {
         let c = self.inner.as_ref()?;
         if let Some((value, first)) = self.slots.get(&key) {
@@ -533,7 +533,7 @@ impl BlockCache {
         }
     }
 
-    /// Keeps `entry` under `key`, in its slot too.
+    /// Keeps `entry` under `key`, in a slot too.
     fn keep(&self, c: &Inner, key: CacheKey, entry: Entry) {
         self.slots.kept.fetch_add(1, Ordering::Relaxed);
         // Before the hash table: if the entry is evicted at once, its slot is emptied.
