@@ -10,7 +10,7 @@
 //! took lidx's layouts from 1.22–1.54× LMDB's CPU per get to 1.06–1.40×. But a heap on huge
 //! pages shared by many threads is a trap: each thread's allocator pages fault in 2 MiB
 //! zeroed at a time, and `lidx experiment bigtable` (1,500 client threads) grew to 11.9 GB
-//! of RSS (0.7 GB with glibc's malloc, 2.1 GB with mimalloc on 4 KiB pages) and its first
+//! of RSS (0.7 GB with glibc's malloc, 2.2 GB with mimalloc on 4 KiB pages) and its first
 //! cells ran 10–20 times slower.
 //!
 //! A command that runs under a memory limit wants its resident memory to follow what it
