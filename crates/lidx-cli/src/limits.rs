@@ -1,6 +1,6 @@
 //! Running under a memory limit, shared by the commands that take one (`--memory-limit`,
-//! `join --memory-budget`, `--cgroup DIR`): resident memory that follows what is held, the cgroup the user made,
-//! and which limit applies.
+//! `join --memory-budget`, `--cgroup DIR`): resident memory that follows what is held, the
+//! cgroup the user made, and which limit applies.
 
 use std::path::Path;
 

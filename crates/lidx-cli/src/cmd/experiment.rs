@@ -568,8 +568,8 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
             bigtable::run(&options, &progress)?
         }
         Command::Warm(a) => {
-            // One thread gets at a time: the heap on huge pages, as a warm reader would
-            // run (see allocator.rs).
+            // The study's gets run on one thread: its heap goes on huge pages, which a
+            // process of many threads cannot afford (see allocator.rs).
             crate::allocator::huge_pages(true);
             let options = warm::Options {
                 rows: a.rows,

@@ -147,7 +147,8 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
-    // A join without a limit keeps the allocator's speed (huge pages, freed memory kept).
+    // A join without a limit keeps the allocator's defaults (freed memory kept a while for
+    // reuse).
     let cgroup_limit = if args.memory_budget.is_some() || args.cgroup.is_some() {
         crate::limits::run_limited(args.cgroup.as_deref(), args.json)?
     } else {
