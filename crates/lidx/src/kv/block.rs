@@ -161,6 +161,11 @@ impl Fences {
     pub(crate) fn bytes(&self) -> u64 {
         (self.shared.len() + 8 * self.prefixes.len()) as u64
     }
+
+    /// Where the prefixes lie in memory, for a prefetch.
+    pub(crate) fn as_ptr(&self) -> *const u8 {
+        self.prefixes.as_ptr().cast()
+    }
 }
 
 /// Builds one block body, record by record.
@@ -560,6 +565,16 @@ impl Block {
         let i = self.lower_bound_after_shared(key.get(self.shared..)?);
         let (k, v) = (i < self.count).then(|| self.spans(i))?;
         (self.body.get(k) == Some(key)).then_some(v)
+    }
+}
+
+impl crate::storage::cache::Decoded for Block {
+    /// The offsets array: a search bisects the fences beside the reference count, then
+    /// reads an offset.
+    fn first_read(&self) -> *const u8 {
+        self.body
+            .get(self.offsets_at..)
+            .map_or(std::ptr::null(), <[u8]>::as_ptr)
     }
 }
 

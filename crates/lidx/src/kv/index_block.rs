@@ -216,6 +216,13 @@ pub struct IndexBlock {
     fences: Fences,
 }
 
+impl crate::storage::cache::Decoded for IndexBlock {
+    /// The fences: a seek bisects them first.
+    fn first_read(&self) -> *const u8 {
+        self.fences.as_ptr()
+    }
+}
+
 impl IndexBlock {
     /// Checks and decodes a sealed index block of a file whose data blocks end at
     /// `data_bytes`.

@@ -24,8 +24,10 @@
 //! the budget.
 
 use std::any::Any;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use parking_lot::RwLock;
 
 use quick_cache::sync::Cache;
 use quick_cache::{DefaultHashBuilder, Lifecycle, OptionsBuilder, Weighter};
@@ -56,11 +58,23 @@ pub enum CacheKey {
     },
 }
 
+/// A decoded entry the cache can hold: any `Send + Sync` type, telling where a lookup of it
+/// reads first (which the cache fetches early: see [`Slot`]).
+pub trait Decoded: Any + Send + Sync {
+    /// The memory a lookup reads first after the value itself (e.g. a block's offsets,
+    /// which sit in another allocation); null for none.
+    fn first_read(&self) -> *const u8 {
+        std::ptr::null()
+    }
+}
+
 #[derive(Clone)]
 enum Entry {
     Page(Arc<[u8]>),
     Decoded {
         value: Arc<dyn Any + Send + Sync>,
+        /// [`Decoded::first_read`] of the value, as an address.
+        first_read: usize,
         bytes: u64,
         /// Kept ahead of other entries: never evicted (an index block within the high-
         /// priority share).
@@ -69,8 +83,9 @@ enum Entry {
 }
 
 /// A decoded entry of `bytes`, `pinned` or not.
-fn decoded<T: Any + Send + Sync>(value: Arc<T>, bytes: u64, pinned: bool) -> Entry {
+fn decoded<T: Decoded>(value: Arc<T>, bytes: u64, pinned: bool) -> Entry {
     Entry::Decoded {
+        first_read: value.first_read() as usize,
         value,
         bytes,
         pinned,
@@ -147,6 +162,17 @@ impl Held {
         }
     }
 
+    /// Where the entry's data starts in memory, and where a lookup reads next (0 for
+    /// none), for [`prefetch`] only.
+    fn addresses(entry: &Entry) -> [usize; 2] {
+        match entry {
+            Entry::Page(p) => [Arc::as_ptr(p).cast::<u8>() as usize, 0],
+            Entry::Decoded {
+                value, first_read, ..
+            } => [Arc::as_ptr(value).cast::<u8>() as usize, *first_read],
+        }
+    }
+
     /// Whether the two are the same entry (not copies of it).
     fn same(&self, other: &Held) -> bool {
         match (self, other) {
@@ -157,30 +183,31 @@ impl Held {
     }
 }
 
-/// A key packed into 16 bytes, so that a slot fits one cache line: the file and the
+/// A key packed into 12 bytes, so that a slot fits one cache line: the file and the
 /// block's offset, or the page number with the top bit set.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct SlotKey {
-    file: u64,
+    file: u32,
     at: u64,
 }
 
 impl SlotKey {
     const PAGE: u64 = 1 << 63;
 
-    /// The key of an empty slot: no entry packs to it (its offset has the top bit set;
-    /// as a page, its file id is never given out).
+    /// The key of an empty slot: no entry packs to it (its file is not packed).
     const NONE: SlotKey = SlotKey {
-        file: u64::MAX,
+        file: u32::MAX,
         at: u64::MAX,
     };
 
-    /// The packed key; `None` (no slot) for an offset or page number with the top bit set.
+    /// The packed key; `None` (no slot: the hash table alone answers) for an offset or
+    /// page number with the top bit set, or a file id from `u32::MAX` on.
     fn of(key: &CacheKey) -> Option<SlotKey> {
         let (file, at, tag) = match *key {
             CacheKey::Block { file, offset } => (file, offset, 0),
             CacheKey::Page { file, page } => (file, page, Self::PAGE),
         };
+        let file = u32::try_from(file).ok().filter(|&f| f != u32::MAX)?;
         (at & Self::PAGE == 0).then_some(SlotKey { file, at: at | tag })
     }
 }
@@ -189,25 +216,32 @@ impl SlotKey {
 ///
 /// The key of the entry it holds sits beside the lock, in atomics written only under the
 /// lock's write side: a lookup compares the keys of a set's slots without taking a lock,
-/// then confirms the one that matches under its read lock.
+/// then confirms the one that matches under its read lock. So do two addresses the
+/// lookup prefetches before it takes the lock, the entry's and the one a lookup of it
+/// reads first ([`Decoded::first_read`]): the lock and the reference count are atomic
+/// read-modify-writes, which no later load passes, so those cache lines would otherwise be
+/// fetched only after them, one miss after another.
 #[repr(align(64))]
 struct Slot {
-    file: AtomicU64,
     at: AtomicU64,
+    file: AtomicU32,
     /// The epoch in which a hit on this slot's entry last reached the policy.
     reported: AtomicU32,
+    /// [`Held::addresses`] of the entry held, 0 for none: hints, never dereferenced.
+    addresses: [AtomicUsize; 2],
     held: RwLock<Option<Held>>,
 }
 
-// A slot is one cache line: its key packed, its entry, its lock and its epoch.
+// A slot is one cache line: its key packed, its entry's addresses, its lock and its epoch.
 const _: () = assert!(std::mem::size_of::<Slot>() == 64);
 
 impl Default for Slot {
     fn default() -> Slot {
         Slot {
-            file: AtomicU64::new(u64::MAX),
-            at: AtomicU64::new(u64::MAX),
+            at: AtomicU64::new(SlotKey::NONE.at),
+            file: AtomicU32::new(SlotKey::NONE.file),
             reported: AtomicU32::new(0),
+            addresses: Default::default(),
             held: RwLock::new(None),
         }
     }
@@ -219,10 +253,13 @@ impl Slot {
         self.at.load(Ordering::Relaxed) == key.at && self.file.load(Ordering::Relaxed) == key.file
     }
 
-    /// Sets the slot's key; only under the write lock.
-    fn set_key(&self, key: SlotKey) {
+    /// Sets the slot's key and the addresses of what it holds; only under the write lock.
+    fn set_key(&self, key: SlotKey, addresses: [usize; 2]) {
         self.file.store(key.file, Ordering::Relaxed);
         self.at.store(key.at, Ordering::Relaxed);
+        for (to, a) in self.addresses.iter().zip(addresses) {
+            to.store(a, Ordering::Relaxed);
+        }
     }
 
     /// Whether the slot holds nothing (a hint, as [`keyed`](Self::keyed)).
@@ -296,7 +333,8 @@ impl Slots {
     /// The slots `key` may sit in (none with no table).
     fn set(&self, key: SlotKey) -> Option<&[Slot; Slots::WAYS]> {
         // Fibonacci hashing: consecutive offsets or pages of one file spread over the table.
-        let hash = (key.at ^ key.file.rotate_left(40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let hash =
+            (key.at ^ u64::from(key.file).rotate_left(40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let index = hash.checked_shr(self.shift).unwrap_or(0) as usize;
         self.table.get(index).map(|set| &set.0)
     }
@@ -311,8 +349,11 @@ impl Slots {
     fn get(&self, key: &CacheKey) -> Option<(Held, bool)> {
         let key = SlotKey::of(key)?;
         let slot = self.set(key)?.iter().find(|slot| slot.keyed(key))?;
+        let [entry, first_read] = slot.addresses.each_ref().map(|a| a.load(Ordering::Relaxed));
+        prefetch(entry.wrapping_sub(16), 4);
+        prefetch(first_read, 2);
         let value = {
-            let held = slot.held.read().ok()?;
+            let held = slot.held.read();
             if !slot.keyed(key) {
                 return None;
             }
@@ -333,7 +374,7 @@ impl Slots {
     /// only where the slot does not hold `key`, since a copy of the same block in the slot
     /// was kept after that answer (which may have been evicted since, leaving the copy the
     /// one the cache counts).
-    fn fill(&self, key: &CacheKey, value: Held, kept: bool) {
+    fn fill(&self, key: &CacheKey, value: Held, addresses: [usize; 2], kept: bool) {
         let Some(key) = SlotKey::of(key) else { return };
         let Some(set) = self.set(key) else { return };
         let epoch = self.epoch();
@@ -347,13 +388,11 @@ impl Slots {
             });
         let Some(slot) = slot else { return };
         let previous = {
-            let Ok(mut held) = slot.held.write() else {
-                return;
-            };
+            let mut held = slot.held.write();
             if !kept && held.is_some() && slot.keyed(key) {
                 return;
             }
-            slot.set_key(key);
+            slot.set_key(key, addresses);
             held.replace(value)
         };
         slot.reported.store(
@@ -369,17 +408,17 @@ impl Slots {
         let Some(key) = SlotKey::of(key) else { return };
         let Some(set) = self.set(key) else { return };
         for slot in set.iter().filter(|s| s.keyed(key)) {
-            let previous = match slot.held.write() {
-                Ok(mut held)
-                    if slot.keyed(key)
-                        && held
-                            .as_ref()
-                            .is_some_and(|h| only.is_none_or(|v| h.same(v))) =>
-                {
-                    slot.set_key(SlotKey::NONE);
+            let previous = {
+                let mut held = slot.held.write();
+                let ours = held
+                    .as_ref()
+                    .is_some_and(|h| only.is_none_or(|v| h.same(v)));
+                if slot.keyed(key) && ours {
+                    slot.set_key(SlotKey::NONE, [0; 2]);
                     held.take()
+                } else {
+                    None
                 }
-                _ => None,
             };
             drop(previous);
         }
@@ -388,13 +427,38 @@ impl Slots {
     /// Empties every slot.
     fn clear(&self) {
         for slot in self.table.iter().flat_map(|set| &set.0) {
-            let previous = slot.held.write().ok().and_then(|mut held| {
-                slot.set_key(SlotKey::NONE);
+            let previous = {
+                let mut held = slot.held.write();
+                slot.set_key(SlotKey::NONE, [0; 2]);
                 held.take()
-            });
+            };
             drop(previous);
         }
     }
+}
+
+/// Asks the processor to fetch `lines` cache lines from `address` (none for 0), without
+/// waiting for them: a hint that reads nothing.
+fn prefetch(address: usize, lines: usize) {
+    if address == 0 {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    for line in 0..lines {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let at = address.wrapping_add(64 * line);
+        // SAFETY: SSE, which `_mm_prefetch` needs, is part of every x86-64 processor; a
+        // prefetch never faults and reads nothing the program sees, whatever the address.
+        #[expect(
+            unsafe_code,
+            reason = "a prefetch hint, the one intrinsic the cache uses"
+        )]
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(std::ptr::without_provenance::<i8>(at));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = lines;
 }
 
 static NEXT_FILE_ID: AtomicU64 = AtomicU64::new(0);
@@ -499,7 +563,7 @@ impl BlockCache {
 
     /// The decoded block of type `T` under `key`, counting a hit or a miss (an entry of
     /// another type counts as a miss).
-    pub fn get_decoded<T: Any + Send + Sync>(&self, key: CacheKey) -> Option<Arc<T>> {
+    pub fn get_decoded<T: Decoded>(&self, key: CacheKey) -> Option<Arc<T>> {
         let found = match self.lookup(key) {
             Some(Held::Decoded(value)) => value.downcast::<T>().ok(),
             _ => None,
@@ -517,8 +581,10 @@ impl BlockCache {
             }
             return Some(value);
         }
-        let value = Held::of(&c.get(&key)?);
-        self.slots.fill(&key, value.clone(), false);
+        let entry = c.get(&key)?;
+        let value = Held::of(&entry);
+        self.slots
+            .fill(&key, value.clone(), Held::addresses(&entry), false);
         if !c.peek(&key).is_some_and(|now| Held::of(&now).same(&value)) {
             // Evicted or replaced meanwhile, perhaps before the slot was filled.
             self.slots.empty(&key, Some(&value));
@@ -527,7 +593,7 @@ impl BlockCache {
     }
 
     /// Keeps `value`, charged `bytes`, under `key`, evicting others as the budget requires.
-    pub fn insert_decoded<T: Any + Send + Sync>(&self, key: CacheKey, value: Arc<T>, bytes: u64) {
+    pub fn insert_decoded<T: Decoded>(&self, key: CacheKey, value: Arc<T>, bytes: u64) {
         if let Some(c) = &self.inner {
             self.keep(c, key, decoded(value, bytes, false));
         }
@@ -537,7 +603,8 @@ impl BlockCache {
     fn keep(&self, c: &Inner, key: CacheKey, entry: Entry) {
         self.slots.kept.fetch_add(1, Ordering::Relaxed);
         // Before the hash table: if the entry is evicted at once, its slot is emptied.
-        self.slots.fill(&key, Held::of(&entry), true);
+        self.slots
+            .fill(&key, Held::of(&entry), Held::addresses(&entry), true);
         c.insert(key, entry);
     }
 
@@ -546,7 +613,7 @@ impl BlockCache {
     /// such an entry is never evicted to make room (RocksDB's
     /// `cache_index_and_filter_blocks_with_high_priority`, whose high-priority pool keeps
     /// index blocks ahead of data blocks). Past that share it is kept like any block.
-    pub fn insert_index<T: Any + Send + Sync>(&self, key: CacheKey, value: Arc<T>, bytes: u64) {
+    pub fn insert_index<T: Decoded>(&self, key: CacheKey, value: Arc<T>, bytes: u64) {
         let Some(c) = &self.inner else { return };
         if c.contains_key(&key) {
             // Another reader kept it meanwhile; replacing it would count it twice.
@@ -628,6 +695,9 @@ impl std::fmt::Debug for BlockCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Decoded for u32 {}
+    impl Decoded for u64 {}
 
     #[test]
     fn pages_and_decoded_entries_share_one_budget_and_are_counted() {
