@@ -438,6 +438,28 @@ impl<'a> Reader<'a> {
         self.read(h.offset, h.size, Kind::Index, 1)
     }
 
+    /// The `len` bytes at `offset` (the tuned layout's root, which every lookup reads
+    /// whole), from the cache or read in one call and kept there at high priority as one
+    /// entry: a root over several pages is then searched in place, where reading it
+    /// through the cache's pages would copy them at every lookup.
+    pub(crate) fn read_span(&mut self, offset: u64, len: u64, kind: Kind) -> Result<Arc<Span>> {
+        let key = CacheKey::Block {
+            file: self.file.id(),
+            offset,
+        };
+        if let Some(span) = self.cache.get_decoded::<Span>(key)
+            && span.0.len() as u64 == len
+        {
+            self.stats.io.cache_hits += 1;
+            return Ok(span);
+        }
+        self.stats.io.cache_misses += 1;
+        let span = Arc::new(Span(self.read(offset, len, kind, 1)?.into()));
+        self.cache
+            .insert_index(key, Arc::clone(&span), span.0.len() as u64);
+        Ok(span)
+    }
+
     /// Reads `len` bytes at `offset` in one call (widened to whole pages with
     /// `O_DIRECT`), counting it as `blocks` blocks of `kind`.
     fn read(&mut self, offset: u64, len: u64, kind: Kind, blocks: u64) -> Result<&[u8]> {
@@ -490,6 +512,15 @@ impl<'a> Reader<'a> {
             Kind::Data => self.stats.data_block_reads += blocks,
             Kind::Index => self.stats.index_block_reads += blocks,
         }
+    }
+}
+
+/// Bytes of a file kept whole in the cache ([`Reader::read_span`]).
+pub(crate) struct Span(pub(crate) Box<[u8]>);
+
+impl crate::storage::cache::Decoded for Span {
+    fn first_read(&self) -> *const u8 {
+        self.0.as_ptr()
     }
 }
 

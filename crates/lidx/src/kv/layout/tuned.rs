@@ -13,7 +13,7 @@ use super::paged::{self, PageIndex};
 use super::{LayoutIndex, Written, Wrote};
 use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::kv::block::Block;
-use crate::kv::file::{Footer, Handle, STEP_LAYER_VERSION};
+use crate::kv::file::{Footer, Handle, KvFile, STEP_LAYER_VERSION};
 use crate::kv::keymap::KeyMap;
 use crate::kv::layers::{
     Layer, Layered, STORED_PIECE, StoredPiece, lookup_in_memory, tune_families,
@@ -270,8 +270,10 @@ impl PageIndex for TunedMeta {
             return Ok(None);
         };
         let x = self.keymap.map(key);
+        let file = r.file();
         r.set_level(Some(self.layers.len()));
-        let mut piece = covering_piece(r, root.offset, root.pieces, x)?;
+        let bytes = r.read_span(root.offset, root.pieces * STORED_PIECE, Kind::Index)?;
+        let mut piece = covering_piece(file, root.offset, &bytes.0, x)?;
         // From the root down: each layer's window in the one below it.
         for (i, layer) in self.layers.iter().enumerate().rev() {
             let shape = layer.shape();
@@ -285,20 +287,21 @@ impl PageIndex for TunedMeta {
                 return last_mile(r, key, start, n, guess, true);
             };
             r.set_level(Some(i));
-            piece = covering_piece(r, below.offset + start * STORED_PIECE, n, x)?;
+            let offset = below.offset + start * STORED_PIECE;
+            let bytes = r.read_paged(offset, n * STORED_PIECE, Kind::Index, 1)?;
+            piece = covering_piece(file, offset, bytes, x)?;
         }
         Ok(None)
     }
 }
 
-/// The piece of the `n` (at least 1) stored pieces from `offset` that covers `x` (the
-/// last whose first key is at most `x`, or the first), read through the cache's pages as index blocks of the reader's
-/// level. The pieces' first keys are bisected as stored; only the piece found and the one
-/// after it (whose first key bounds it) are decoded and checked, so a lookup checks two
-/// pieces however wide the root. A piece that fails its check is an error.
-fn covering_piece(r: &mut Reader<'_>, offset: u64, n: u64, x: u64) -> Result<Option<StoredPiece>> {
+/// The piece of the stored pieces `bytes` (at least one, read from `offset` of `file`)
+/// that covers `x` (the last whose first key is at most `x`, or the first). The pieces'
+/// first keys are bisected as stored; only the piece found and the one after it (whose
+/// first key bounds it) are decoded and checked, so a lookup checks two pieces however
+/// wide the root. A piece that fails its check is an error.
+fn covering_piece(file: &KvFile, offset: u64, bytes: &[u8], x: u64) -> Result<Option<StoredPiece>> {
     let size = STORED_PIECE as usize;
-    let bytes = r.read_paged(offset, n * STORED_PIECE, Kind::Index, 1)?;
     let stored = |i: usize| bytes.get(i * size..(i + 1) * size);
     let first_x = |i: usize| {
         stored(i)
@@ -320,10 +323,10 @@ fn covering_piece(r: &mut Reader<'_>, offset: u64, n: u64, x: u64) -> Result<Opt
     let next_ok = i + 1 >= count || stored(i + 1).and_then(StoredPiece::decode).is_some();
     match piece {
         Some(p) if next_ok => Ok(Some(p)),
-        _ => Err(r.file().bad_block(
+        _ => Err(file.bad_block(
             Handle {
                 offset,
-                size: n * STORED_PIECE,
+                size: bytes.len() as u64,
             },
             "holds a layer piece that fails its checksum or does not decode".into(),
         )),
@@ -371,7 +374,9 @@ fn last_mile(
     let order = guess
         .into_iter()
         .chain(window.clone().filter(|&p| Some(p) != guess));
-    let mut cached: Vec<Option<Arc<Block>>> = vec![None; n as usize];
+    // The cached pages that did not hold the key (none, with no allocation, when the
+    // guess does: the warm path).
+    let mut cached: Vec<(u64, Arc<Block>)> = Vec::new();
     let (mut lo, mut hi) = (start, start + n);
     for p in order {
         let Some(b) = r.cached_page(p) else { continue };
@@ -380,9 +385,7 @@ fn last_mile(
             std::cmp::Ordering::Equal => return Ok(Some((p, b))),
             std::cmp::Ordering::Greater => lo = lo.max(p),
         }
-        if let Some(slot) = cached.get_mut((p - start) as usize) {
-            *slot = Some(b);
-        }
+        cached.push((p, b));
     }
     if hi <= lo {
         // Below the window's first page (then cached): the page before it (a key the key
@@ -390,13 +393,14 @@ fn last_mile(
         if start > 0 && step_back {
             return last_mile(r, key, start - 1, 1, None, false);
         }
-        return Ok(cached.into_iter().next().flatten().map(|b| (start, b)));
+        return Ok(cached.into_iter().find(|&(p, _)| p == start));
     }
-    let pages: Vec<Option<Arc<Block>>> = cached
-        .into_iter()
-        .skip((lo - start) as usize)
-        .take((hi - lo) as usize)
-        .collect();
+    let mut pages: Vec<Option<Arc<Block>>> = vec![None; (hi - lo) as usize];
+    for (p, b) in cached {
+        if let Some(slot) = p.checked_sub(lo).and_then(|i| pages.get_mut(i as usize)) {
+            *slot = Some(b);
+        }
+    }
     let pages = r.fill_window(lo, pages, Kind::Data, false)?;
     let within = pages.partition_point(|b| b.key(0) <= key).saturating_sub(1);
     let Some(page) = pages.into_iter().nth(within) else {
