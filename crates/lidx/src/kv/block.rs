@@ -536,6 +536,14 @@ impl Block {
             j if j == fences.len() => self.count,
             j => self.fenced(j),
         };
+        if hi - lo > 2 {
+            // Several records left to bisect (a block of many small records, an index
+            // node): load their keys' cache lines at once, where the bisection would fetch
+            // them one after another.
+            for i in lo..hi {
+                std::hint::black_box(self.body.get(self.offset(i) + 2).copied());
+            }
+        }
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let probe = self.key(mid);
