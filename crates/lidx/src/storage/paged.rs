@@ -173,7 +173,12 @@ impl PagedReads {
                             },
                         ));
                     }
-                    buf[i * page..have].copy_from_slice(&p);
+                    // Only the part of the range the page holds: the range is what is
+                    // returned, and a window crossing into a page needs little of it.
+                    let (lo, hi) = (from.max(i * page), end.min(have));
+                    if lo < hi {
+                        buf[lo..hi].copy_from_slice(&p[lo - i * page..hi - i * page]);
+                    }
                 }
                 None => {
                     self.counts.cache_misses += 1;
