@@ -454,6 +454,59 @@ fn a_tuned_get_reads_what_the_tuner_costs_under_its_profile() {
 }
 
 #[test]
+fn a_warm_tuned_get_finds_a_root_of_several_pages_as_one_cache_entry() {
+    use crate::storage::profile::AffineCost;
+    use rand::{Rng as _, SeedableRng as _};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(11);
+    let map: Map = (0..150_000)
+        .map(|_| {
+            // Keys at every scale: far from a line, so an exact layer has many pieces.
+            let key = rng.random::<u64>() >> rng.random_range(0..48);
+            (format!("{key:020}").into_bytes(), vec![b'v'; 100])
+        })
+        .collect();
+    let path = dir.path().join("t.kv");
+    // Round trips so slow that one layer wins, bytes so slow that its pieces are exact:
+    // a root of many pieces.
+    let options = BuildOptions {
+        layout: Layout::Tuned,
+        block_size: 4096,
+        profile: Some(AffineCost {
+            latency_us: 1e6,
+            bandwidth_mb_s: 1.0,
+        }),
+        ..BuildOptions::default()
+    };
+    write(&map, &options, &path);
+    let file = KvFile::open(&path, ReadMode::Buffered).expect("open");
+    let (layers, _) = file.tuned().expect("tuned");
+    let root = layers.last().expect("a layer");
+    assert!(
+        root.pieces * crate::kv::layers::STORED_PIECE > 4096,
+        "the root spans {} pieces, not several pages",
+        root.pieces
+    );
+    let cache = BlockCache::new(1 << 30);
+    let mut reader = Reader::new(&file, &cache);
+    for k in map.keys() {
+        reader.get(k).expect("get");
+    }
+    let before = reader.stats();
+    let gets = map.len().div_ceil(7) as u64;
+    for (k, v) in map.iter().step_by(7) {
+        assert_eq!(reader.get(k).expect("get").as_ref(), Some(v));
+    }
+    let s = reader.stats().since(&before);
+    // All found, nothing read: the root one entry, however many pages it spans, then
+    // (mostly) the page the model guesses. Through its pages, the root alone would be 2
+    // or more hits a get.
+    assert_eq!((s.io.reads, s.io.cache_misses), (0, 0), "{s:?}");
+    assert!(s.io.cache_hits >= 2 * gets, "{s:?}");
+    assert!(s.io.cache_hits * 2 <= 5 * gets, "{s:?} for {gets} gets");
+}
+
+#[test]
 fn a_latency_model_charges_every_read_its_cost_whether_it_sleeps_or_counts() {
     use crate::storage::profile::{AffineCost, LatencyModel, named_profile};
     let dir = tempfile::tempdir().expect("temp dir");
