@@ -162,9 +162,9 @@ impl Fences {
         (self.shared.len() + 8 * self.prefixes.len()) as u64
     }
 
-    /// Where the prefixes lie in memory, for a prefetch.
-    pub(crate) fn as_ptr(&self) -> *const u8 {
-        self.prefixes.as_ptr().cast()
+    /// The prefixes' bytes in memory (for a prefetch).
+    pub(crate) fn prefix_bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(&self.prefixes)
     }
 }
 
@@ -579,10 +579,8 @@ impl Block {
 impl crate::storage::cache::Decoded for Block {
     /// The offsets array: a search bisects the fences beside the reference count, then
     /// reads an offset.
-    fn first_read(&self) -> *const u8 {
-        self.body
-            .get(self.offsets_at..)
-            .map_or(std::ptr::null(), <[u8]>::as_ptr)
+    fn first_read(&self) -> &[u8] {
+        self.body.get(self.offsets_at..).unwrap_or_default()
     }
 }
 

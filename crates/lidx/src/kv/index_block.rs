@@ -218,8 +218,8 @@ pub struct IndexBlock {
 
 impl crate::storage::cache::Decoded for IndexBlock {
     /// The fences: a seek bisects them first.
-    fn first_read(&self) -> *const u8 {
-        self.fences.as_ptr()
+    fn first_read(&self) -> &[u8] {
+        self.fences.prefix_bytes()
     }
 }
 

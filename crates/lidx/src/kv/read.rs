@@ -519,8 +519,8 @@ impl<'a> Reader<'a> {
 pub(crate) struct Span(pub(crate) Box<[u8]>);
 
 impl crate::storage::cache::Decoded for Span {
-    fn first_read(&self) -> *const u8 {
-        self.0.as_ptr()
+    fn first_read(&self) -> &[u8] {
+        &self.0
     }
 }
 

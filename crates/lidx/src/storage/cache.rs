@@ -62,9 +62,42 @@ pub enum CacheKey {
 /// reads first (which the cache fetches early: see [`Slot`]).
 pub trait Decoded: Any + Send + Sync {
     /// The memory a lookup reads first after the value itself (e.g. a block's offsets,
-    /// which sit in another allocation); null for none.
-    fn first_read(&self) -> *const u8 {
-        std::ptr::null()
+    /// which sit in another allocation); empty for none.
+    fn first_read(&self) -> &[u8] {
+        &[]
+    }
+}
+
+/// Cache lines [`prefetch`] fetches at most for one hint.
+const HINT_LINES: usize = 8;
+
+/// Where a lookup will read, packed in a word for a slot: the address in the low 56 bits
+/// (user-space addresses are below 2^48), the cache lines from it in the top 8; 0 for none.
+#[derive(Clone, Copy, Default)]
+struct Hint(usize);
+
+impl Hint {
+    /// The lines `bytes` covers, at most [`HINT_LINES`].
+    fn of(bytes: &[u8]) -> Hint {
+        Hint::lines(bytes.as_ptr().addr(), bytes.len())
+    }
+
+    /// The lines `len` bytes from `address` cover, at most [`HINT_LINES`].
+    fn lines(address: usize, len: usize) -> Hint {
+        let lines = ((address % 64 + len).div_ceil(64)).min(HINT_LINES);
+        match address < 1 << 56 {
+            true => Hint(address | lines << 56),
+            false => Hint(0),
+        }
+    }
+
+    fn address(self) -> usize {
+        self.0 & ((1 << 56) - 1)
+    }
+
+    /// Asks the processor to fetch the lines, without waiting for them: reads nothing.
+    fn prefetch(self) {
+        prefetch(self.address(), self.0 >> 56);
     }
 }
 
@@ -73,8 +106,8 @@ enum Entry {
     Page(Arc<[u8]>),
     Decoded {
         value: Arc<dyn Any + Send + Sync>,
-        /// [`Decoded::first_read`] of the value, as an address.
-        first_read: usize,
+        /// [`Decoded::first_read`] of the value.
+        first_read: Hint,
         bytes: u64,
         /// Kept ahead of other entries: never evicted (an index block within the high-
         /// priority share).
@@ -85,7 +118,7 @@ enum Entry {
 /// A decoded entry of `bytes`, `pinned` or not.
 fn decoded<T: Decoded>(value: Arc<T>, bytes: u64, pinned: bool) -> Entry {
     Entry::Decoded {
-        first_read: value.first_read() as usize,
+        first_read: Hint::of(value.first_read()),
         value,
         bytes,
         pinned,
@@ -162,14 +195,17 @@ impl Held {
         }
     }
 
-    /// Where the entry's data starts in memory, and where a lookup reads next (0 for
-    /// none), for [`prefetch`] only.
-    fn addresses(entry: &Entry) -> [usize; 2] {
+    /// Where a lookup reads the entry: its reference counts (16 bytes before its data)
+    /// and the first lines of a decoded block (its header), then what it reads next.
+    fn hints(entry: &Entry) -> [Hint; 2] {
         match entry {
-            Entry::Page(p) => [Arc::as_ptr(p).cast::<u8>() as usize, 0],
+            Entry::Page(p) => [Hint::lines(p.as_ptr().addr().wrapping_sub(16), 16), Hint(0)],
             Entry::Decoded {
                 value, first_read, ..
-            } => [Arc::as_ptr(value).cast::<u8>() as usize, *first_read],
+            } => {
+                let data = Arc::as_ptr(value).cast::<u8>().addr();
+                [Hint::lines(data.wrapping_sub(16), 256), *first_read]
+            }
         }
     }
 
@@ -216,7 +252,7 @@ impl SlotKey {
 ///
 /// The key of the entry it holds sits beside the lock, in atomics written only under the
 /// lock's write side: a lookup compares the keys of a set's slots without taking a lock,
-/// then confirms the one that matches under its read lock. So do two addresses the
+/// then confirms the one that matches under its read lock. So do two [`Hint`]s the
 /// lookup prefetches before it takes the lock, the entry's and the one a lookup of it
 /// reads first ([`Decoded::first_read`]): the lock and the reference count are atomic
 /// read-modify-writes, which no later load passes, so those cache lines would otherwise be
@@ -227,8 +263,8 @@ struct Slot {
     file: AtomicU32,
     /// The epoch in which a hit on this slot's entry last reached the policy.
     reported: AtomicU32,
-    /// [`Held::addresses`] of the entry held, 0 for none: hints, never dereferenced.
-    addresses: [AtomicUsize; 2],
+    /// [`Held::hints`] of the entry held, packed ([`Hint`]); 0 for none.
+    hints: [AtomicUsize; 2],
     held: RwLock<Option<Held>>,
 }
 
@@ -241,7 +277,7 @@ impl Default for Slot {
             at: AtomicU64::new(SlotKey::NONE.at),
             file: AtomicU32::new(SlotKey::NONE.file),
             reported: AtomicU32::new(0),
-            addresses: Default::default(),
+            hints: Default::default(),
             held: RwLock::new(None),
         }
     }
@@ -253,12 +289,12 @@ impl Slot {
         self.at.load(Ordering::Relaxed) == key.at && self.file.load(Ordering::Relaxed) == key.file
     }
 
-    /// Sets the slot's key and the addresses of what it holds; only under the write lock.
-    fn set_key(&self, key: SlotKey, addresses: [usize; 2]) {
+    /// Sets the slot's key and the hints of what it holds; only under the write lock.
+    fn set_key(&self, key: SlotKey, hints: [Hint; 2]) {
         self.file.store(key.file, Ordering::Relaxed);
         self.at.store(key.at, Ordering::Relaxed);
-        for (to, a) in self.addresses.iter().zip(addresses) {
-            to.store(a, Ordering::Relaxed);
+        for (to, h) in self.hints.iter().zip(hints) {
+            to.store(h.0, Ordering::Relaxed);
         }
     }
 
@@ -345,13 +381,23 @@ impl Slots {
     }
 
     /// The entry under `key` if a slot holds it, and whether the hit is the first in this
-    /// epoch (then the caller reports it to the policy).
-    fn get(&self, key: &CacheKey) -> Option<(Held, bool)> {
+    /// epoch (then the caller reports it to the policy). `within`, a range of a page's
+    /// bytes, is what the caller will read of it.
+    fn get(&self, key: &CacheKey, within: Option<(usize, usize)>) -> Option<(Held, bool)> {
         let key = SlotKey::of(key)?;
         let slot = self.set(key)?.iter().find(|slot| slot.keyed(key))?;
-        let [entry, first_read] = slot.addresses.each_ref().map(|a| a.load(Ordering::Relaxed));
-        prefetch(entry.wrapping_sub(16), 4);
-        prefetch(first_read, 2);
+        let [entry, next] = slot
+            .hints
+            .each_ref()
+            .map(|h| Hint(h.load(Ordering::Relaxed)));
+        entry.prefetch();
+        match within {
+            // The page's bytes start 16 bytes after its reference counts.
+            Some((from, len)) if entry.0 != 0 => {
+                Hint::lines(entry.address().wrapping_add(16 + from), len).prefetch();
+            }
+            _ => next.prefetch(),
+        }
         let value = {
             let held = slot.held.read();
             if !slot.keyed(key) {
@@ -374,7 +420,7 @@ impl Slots {
     /// only where the slot does not hold `key`, since a copy of the same block in the slot
     /// was kept after that answer (which may have been evicted since, leaving the copy the
     /// one the cache counts).
-    fn fill(&self, key: &CacheKey, value: Held, addresses: [usize; 2], kept: bool) {
+    fn fill(&self, key: &CacheKey, value: Held, hints: [Hint; 2], kept: bool) {
         let Some(key) = SlotKey::of(key) else { return };
         let Some(set) = self.set(key) else { return };
         let epoch = self.epoch();
@@ -392,7 +438,7 @@ impl Slots {
             if !kept && held.is_some() && slot.keyed(key) {
                 return;
             }
-            slot.set_key(key, addresses);
+            slot.set_key(key, hints);
             held.replace(value)
         };
         slot.reported.store(
@@ -414,7 +460,7 @@ impl Slots {
                     .as_ref()
                     .is_some_and(|h| only.is_none_or(|v| h.same(v)));
                 if slot.keyed(key) && ours {
-                    slot.set_key(SlotKey::NONE, [0; 2]);
+                    slot.set_key(SlotKey::NONE, [Hint(0); 2]);
                     held.take()
                 } else {
                     None
@@ -429,7 +475,7 @@ impl Slots {
         for slot in self.table.iter().flat_map(|set| &set.0) {
             let previous = {
                 let mut held = slot.held.write();
-                slot.set_key(SlotKey::NONE, [0; 2]);
+                slot.set_key(SlotKey::NONE, [Hint(0); 2]);
                 held.take()
             };
             drop(previous);
@@ -438,7 +484,7 @@ impl Slots {
 }
 
 /// Asks the processor to fetch `lines` cache lines from `address` (none for 0), without
-/// waiting for them: a hint that reads nothing.
+/// waiting for them: reads nothing the program sees.
 fn prefetch(address: usize, lines: usize) {
     if address == 0 {
         return;
@@ -564,7 +610,7 @@ impl BlockCache {
     /// The decoded block of type `T` under `key`, counting a hit or a miss (an entry of
     /// another type counts as a miss).
     pub fn get_decoded<T: Decoded>(&self, key: CacheKey) -> Option<Arc<T>> {
-        let found = match self.lookup(key) {
+        let found = match self.lookup(key, None) {
             Some(Held::Decoded(value)) => value.downcast::<T>().ok(),
             _ => None,
         };
@@ -573,9 +619,9 @@ impl BlockCache {
 
     /// The entry under `key`: from a slot when one holds it (the policy sees one hit an
     /// epoch), else from the hash table, then put in a slot. Counts nothing.
-    fn lookup(&self, key: CacheKey) -> Option<Held> {
+    fn lookup(&self, key: CacheKey, within: Option<(usize, usize)>) -> Option<Held> {
         let c = self.inner.as_ref()?;
-        if let Some((value, first)) = self.slots.get(&key) {
+        if let Some((value, first)) = self.slots.get(&key, within) {
             if first {
                 let _ = c.get(&key);
             }
@@ -584,7 +630,7 @@ impl BlockCache {
         let entry = c.get(&key)?;
         let value = Held::of(&entry);
         self.slots
-            .fill(&key, value.clone(), Held::addresses(&entry), false);
+            .fill(&key, value.clone(), Held::hints(&entry), false);
         if !c.peek(&key).is_some_and(|now| Held::of(&now).same(&value)) {
             // Evicted or replaced meanwhile, perhaps before the slot was filled.
             self.slots.empty(&key, Some(&value));
@@ -604,7 +650,7 @@ impl BlockCache {
         self.slots.kept.fetch_add(1, Ordering::Relaxed);
         // Before the hash table: if the entry is evicted at once, its slot is emptied.
         self.slots
-            .fill(&key, Held::of(&entry), Held::addresses(&entry), true);
+            .fill(&key, Held::of(&entry), Held::hints(&entry), true);
         c.insert(key, entry);
     }
 
@@ -637,7 +683,14 @@ impl BlockCache {
 
     /// The page under `key`, counting a hit or a miss.
     pub fn get_page(&self, key: CacheKey) -> Option<Arc<[u8]>> {
-        let found = match self.lookup(key) {
+        self.get_page_for(key, 0, 0)
+    }
+
+    /// [`get_page`](Self::get_page) for a caller that will read `len` bytes from `from`
+    /// in it (fetched early).
+    pub fn get_page_for(&self, key: CacheKey, from: usize, len: usize) -> Option<Arc<[u8]>> {
+        let within = (len > 0).then_some((from, len));
+        let found = match self.lookup(key, within) {
             Some(Held::Page(p)) => Some(p),
             _ => None,
         };
@@ -800,7 +853,7 @@ mod tests {
         }
         let in_slots = offsets
             .iter()
-            .filter(|&&at| cache.slots.get(&block(at)).is_some())
+            .filter(|&&at| cache.slots.get(&block(at), None).is_some())
             .count();
         assert_eq!(cache.stats().evictions, 0);
         assert!(in_slots * 100 >= blocks * 94, "{in_slots} of {blocks}");

@@ -142,7 +142,7 @@ impl PagedReads {
             page: p,
         };
         let from = (offset - first * PAGE) as usize;
-        let mut first_page = cache.get_page(page_key(first));
+        let mut first_page = cache.get_page_for(page_key(first), from, end.min(page) - from);
         if let Some(p) = first_page.take_if(|p| pages == 1 && end <= p.len()) {
             // Within one cached page: in place.
             self.counts.cache_hits += 1;
