@@ -21,7 +21,10 @@
 //! found, and emptied when the entry is evicted. Hits on slots reach the eviction policy
 //! once per epoch (an eighth of the cache's entries kept), so the policy still sees which
 //! blocks are hot. The table, 2 slots of 64 B per page of budget (3% of it), is counted in
-//! the budget.
+//! the budget. A slot also keeps where a hit will read (the entry's header, and what its
+//! type names as read first: a block's offsets), and fetches those cache lines before it
+//! takes its lock, so that a warm lookup's cache misses overlap instead of following one
+//! another.
 
 use std::any::Any;
 use std::sync::Arc;
