@@ -271,7 +271,7 @@ struct Slot {
     held: RwLock<Option<Held>>,
 }
 
-// A slot is one cache line: its key packed, its entry's addresses, its lock and its epoch.
+// A slot is one cache line: its key packed, its entry's hints, its lock and its epoch.
 const _: () = assert!(std::mem::size_of::<Slot>() == 64);
 
 impl Default for Slot {
@@ -416,14 +416,14 @@ impl Slots {
         Some((value, first))
     }
 
-    /// Puts `value` in a slot of `key`'s set: the one keyed `key`, else an empty one, else
+    /// Puts `entry` in a slot of `key`'s set: the one keyed `key`, else an empty one, else
     /// the one whose entry's hits reached the policy longest ago. `kept` says whether it is
     /// being kept now (a fresh entry: its first hit has not reached the policy). A value
     /// kept now replaces what the slot holds; a value the hash table answered with goes in
     /// only where the slot does not hold `key`, since a copy of the same block in the slot
     /// was kept after that answer (which may have been evicted since, leaving the copy the
     /// one the cache counts).
-    fn fill(&self, key: &CacheKey, value: Held, hints: [Hint; 2], kept: bool) {
+    fn fill(&self, key: &CacheKey, entry: &Entry, kept: bool) {
         let Some(key) = SlotKey::of(key) else { return };
         let Some(set) = self.set(key) else { return };
         let epoch = self.epoch();
@@ -441,8 +441,8 @@ impl Slots {
             if !kept && held.is_some() && slot.keyed(key) {
                 return;
             }
-            slot.set_key(key, hints);
-            held.replace(value)
+            slot.set_key(key, Held::hints(entry));
+            held.replace(Held::of(entry))
         };
         slot.reported.store(
             if kept { epoch.wrapping_sub(1) } else { epoch },
@@ -632,8 +632,7 @@ impl BlockCache {
         }
         let entry = c.get(&key)?;
         let value = Held::of(&entry);
-        self.slots
-            .fill(&key, value.clone(), Held::hints(&entry), false);
+        self.slots.fill(&key, &entry, false);
         if !c.peek(&key).is_some_and(|now| Held::of(&now).same(&value)) {
             // Evicted or replaced meanwhile, perhaps before the slot was filled.
             self.slots.empty(&key, Some(&value));
@@ -652,8 +651,7 @@ impl BlockCache {
     fn keep(&self, c: &Inner, key: CacheKey, entry: Entry) {
         self.slots.kept.fetch_add(1, Ordering::Relaxed);
         // Before the hash table: if the entry is evicted at once, its slot is emptied.
-        self.slots
-            .fill(&key, Held::of(&entry), Held::hints(&entry), true);
+        self.slots.fill(&key, &entry, true);
         c.insert(key, entry);
     }
 
