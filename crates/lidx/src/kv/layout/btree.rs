@@ -189,25 +189,23 @@ impl PageIndex for BtreeMeta {
         for level in (1..=top).rev() {
             r.set_level(Some(level));
             let node = r.read_page(page, Kind::Index)?;
-            let j = node.lower_bound(key);
             // Below every key, the first child: a scan from there starts at page 0.
-            let j = if j < node.len() && node.key(j) == key {
-                j
-            } else {
-                j.saturating_sub(1)
-            };
+            let entry = node.floor_or_first(key);
             let below = match level {
                 1 => 0..data_pages,
                 _ => self.level_pages(data_pages, level - 1),
             };
-            let child = <[u8; 8]>::try_from(node.record(j).1)
-                .ok()
+            let child = entry
+                .and_then(|(_, child)| <[u8; 8]>::try_from(child).ok())
                 .map(u64::from_le_bytes)
                 .filter(|c| below.contains(c));
             let Some(child) = child else {
                 return Err(file.bad_block(
                     paged::page_handle(file, page),
-                    format!("holds a child page at entry {j} outside the level below"),
+                    format!(
+                        "holds a child page outside the level below for key {}",
+                        crate::kv::keys::display_key(key)
+                    ),
                 ));
             };
             page = child;
