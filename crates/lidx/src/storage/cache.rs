@@ -82,6 +82,9 @@ struct Hint(usize);
 impl Hint {
     /// The lines `bytes` covers, at most [`HINT_LINES`].
     fn of(bytes: &[u8]) -> Hint {
+        if bytes.is_empty() {
+            return Hint(0);
+        }
         Hint::lines(bytes.as_ptr().addr(), bytes.len())
     }
 
@@ -199,7 +202,8 @@ impl Held {
     }
 
     /// Where a lookup reads the entry: its reference counts (16 bytes before its data)
-    /// and the first lines of a decoded block (its header), then what it reads next.
+    /// and the decoded value itself (a block's header: at most [`HINT_LINES`] lines),
+    /// then what it reads next.
     fn hints(entry: &Entry) -> [Hint; 2] {
         match entry {
             Entry::Page(p) => [Hint::lines(p.as_ptr().addr().wrapping_sub(16), 16), Hint(0)],
@@ -207,7 +211,8 @@ impl Held {
                 value, first_read, ..
             } => {
                 let data = Arc::as_ptr(value).cast::<u8>().addr();
-                [Hint::lines(data.wrapping_sub(16), 256), *first_read]
+                let header = 16 + std::mem::size_of_val(&**value);
+                [Hint::lines(data.wrapping_sub(16), header), *first_read]
             }
         }
     }
