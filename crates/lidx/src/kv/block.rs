@@ -459,22 +459,23 @@ impl Block {
 
     /// Record `i` (`i < len()`) as (key, value).
     pub fn record(&self, i: usize) -> (&[u8], &[u8]) {
-        let (k, v) = self.spans(i);
+        self.record_starting(self.offset(i))
+    }
+
+    /// The record that begins at `at` in the body, as (key, value).
+    fn record_starting(&self, at: usize) -> (&[u8], &[u8]) {
+        let (k, v) = self.spans_at(at);
         (
             self.body.get(k).unwrap_or_default(),
             self.body.get(v).unwrap_or_default(),
         )
     }
 
-    /// Where record `i`'s key and value lie in the body.
-    fn spans(&self, i: usize) -> (Range<usize>, Range<usize>) {
-        self.spans_at(self.offset(i))
-    }
-
     /// Where the key and value of the record that begins at `at` lie in the body.
     fn spans_at(&self, at: usize) -> (Range<usize>, Range<usize>) {
         let (k, next) = self.record_at(at);
-        (k.start..k.end, k.end..next)
+        let value = k.end..next;
+        (k, value)
     }
 
     /// Key of record `i` (`i < len()`).
@@ -565,21 +566,14 @@ impl Block {
             },
         };
         let at = |i: usize, at: Option<usize>| at.unwrap_or_else(|| self.offset(i));
-        let record = |at: usize| {
-            let (k, v) = self.spans_at(at);
-            (
-                self.body.get(k).unwrap_or_default(),
-                self.body.get(v).unwrap_or_default(),
-            )
-        };
         if found.index < self.count {
-            let held = record(at(found.index, found.at));
+            let held = self.record_starting(at(found.index, found.at));
             if held.0 == key || found.index == 0 {
                 return Some(held);
             }
         }
         let before = found.index.checked_sub(1)?;
-        Some(record(at(before, found.before)))
+        Some(self.record_starting(at(before, found.before)))
     }
 
     /// [`lower_bound_after_shared`](Self::lower_bound_after_shared) as a [`Found`]: with
