@@ -11,8 +11,8 @@ use std::time::Instant;
 use anyhow::bail;
 use hdrhistogram::Histogram;
 use lidx::updatable::{
-    Alex, Art, BTree, Counters, DynamicPgm, Kind, Lipp, Op, OrderedMap, Updatable, Workload, plan,
-    plan_shift,
+    Alex, Art, BTree, Counters, DynamicPgm, Kind, Lipp, Op, OrderedMap, Plan, Updatable, Workload,
+    plan, plan_shift,
 };
 use serde::Serialize;
 
@@ -76,6 +76,12 @@ pub struct RunReport {
     pub counters: Counters,
     /// Whether every answer was checked.
     pub verified: bool,
+    /// Lookups that found their key.
+    pub found: u64,
+    /// The wrapping sum of the payloads lookups found and of the keys and payloads scans
+    /// read: equal for two indexes given the same plan, so a replay outside lidx can be
+    /// checked against it.
+    pub checksum: u64,
 }
 
 /// Latencies of sampled operations of one kind.
@@ -102,26 +108,37 @@ impl Tail {
     }
 }
 
-/// Runs `o` over `keys` (sorted); the shift workload inserts `shift_to` (sorted).
-pub fn run(keys: &[u64], shift_to: Option<&[u64]>, o: &RunOptions) -> anyhow::Result<RunReport> {
-    if o.sample_every == 0 {
-        bail!("sample_every must be at least 1");
-    }
-    let plan = match (o.workload, shift_to) {
+/// The plan `o` runs over `keys` (sorted); the shift workload inserts `shift_to` (sorted).
+pub fn make_plan(keys: &[u64], shift_to: Option<&[u64]>, o: &RunOptions) -> anyhow::Result<Plan> {
+    Ok(match (o.workload, shift_to) {
         (Workload::Shift, Some(to)) => plan_shift(keys, to, o.ops, o.seed)?,
         (Workload::Shift, None) => bail!("the shift workload needs a second key set to insert"),
         (w, _) => plan(w, keys, o.ops, o.scan_len, o.seed)?,
-    };
+    })
+}
+
+/// Runs `o` over `keys` (sorted); the shift workload inserts `shift_to` (sorted).
+pub fn run(keys: &[u64], shift_to: Option<&[u64]>, o: &RunOptions) -> anyhow::Result<RunReport> {
+    let plan = make_plan(keys, shift_to, o)?;
+    run_plan(&plan, keys.len(), o)
+}
+
+/// Runs `plan` as `o` says (its workload and seed only name the run); `keys` is the size
+/// of the key set it came from.
+pub fn run_plan(plan: &Plan, keys: usize, o: &RunOptions) -> anyhow::Result<RunReport> {
+    if o.sample_every == 0 {
+        bail!("sample_every must be at least 1");
+    }
     let report = match o.kind {
-        Kind::DynamicPgm => run_with::<DynamicPgm>(&plan, o)?,
-        Kind::Alex => run_with::<Alex>(&plan, o)?,
-        Kind::Lipp => run_with::<Lipp>(&plan, o)?,
-        Kind::Btree => run_with::<BTree>(&plan, o)?,
-        Kind::Art => run_with::<Art>(&plan, o)?,
-        Kind::BTreeMap => run_with::<OrderedMap>(&plan, o)?,
+        Kind::DynamicPgm => run_with::<DynamicPgm>(plan, o)?,
+        Kind::Alex => run_with::<Alex>(plan, o)?,
+        Kind::Lipp => run_with::<Lipp>(plan, o)?,
+        Kind::Btree => run_with::<BTree>(plan, o)?,
+        Kind::Art => run_with::<Art>(plan, o)?,
+        Kind::BTreeMap => run_with::<OrderedMap>(plan, o)?,
     };
     Ok(RunReport {
-        keys: keys.len() as u64,
+        keys: keys as u64,
         ..report
     })
 }
@@ -153,10 +170,7 @@ fn apply<I: Updatable>(index: &mut I, op: Op, scanned: &mut Vec<(u64, u64)>) -> 
     }
 }
 
-fn run_with<I: Updatable>(
-    plan: &lidx::updatable::Plan,
-    o: &RunOptions,
-) -> anyhow::Result<RunReport> {
+fn run_with<I: Updatable>(plan: &Plan, o: &RunOptions) -> anyhow::Result<RunReport> {
     let started = Instant::now();
     let mut index = I::bulk_load(&plan.bulk)?;
     let bulk_load_s = started.elapsed().as_secs_f64();
@@ -172,6 +186,7 @@ fn run_with<I: Updatable>(
     // Every `sample_every`-th operation of each kind is timed alone, so that a mix that
     // alternates kinds samples all of them.
     let mut seen = [0usize; 4];
+    let (mut found, mut checksum) = (0u64, 0u64);
     let started = Instant::now();
     for (i, &op) in plan.ops.iter().enumerate() {
         let nth = &mut seen[op.mix_index()];
@@ -199,8 +214,18 @@ fn run_with<I: Updatable>(
                 );
             }
         }
-        if let Answer::Scanned(v) = answer {
-            scanned = v;
+        match answer {
+            Answer::Value(Some(v)) => {
+                found += 1;
+                checksum = checksum.wrapping_add(v);
+            }
+            Answer::Scanned(v) => {
+                for &(k, p) in &v {
+                    checksum = checksum.wrapping_add(k).wrapping_add(p);
+                }
+                scanned = v;
+            }
+            Answer::Value(None) | Answer::Done => {}
         }
     }
     let seconds = started.elapsed().as_secs_f64();
@@ -233,6 +258,8 @@ fn run_with<I: Updatable>(
         size_bytes: index.size_in_bytes(),
         counters: index.counters(),
         verified: o.verify,
+        found,
+        checksum,
     })
 }
 

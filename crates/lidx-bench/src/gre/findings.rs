@@ -4,7 +4,7 @@
 use lidx::updatable::{Kind, Workload};
 
 use super::is_learned;
-use super::study::Study;
+use super::study::{Learned, Study};
 use crate::harness::{Finding, Findings};
 use crate::key_source::KeySource;
 use crate::text::times;
@@ -47,19 +47,26 @@ impl Study<'_> {
             .o
             .workloads
             .iter()
+            .filter(|&&w| over.iter().any(|s| self.ratio(s, w).is_some()))
             .map(|&w| {
-                let won = over
-                    .iter()
-                    .filter(|s| self.ratio(s, w).is_some_and(|r| r.0 >= 1.0))
-                    .count();
-                format!("{} {won}/{}", w.name(), over.len())
+                let ran = over.iter().filter(|s| self.ratio(s, w).is_some()).count();
+                let won = |learned| {
+                    over.iter()
+                        .filter(|s| {
+                            self.ratio_counting(s, w, learned)
+                                .is_some_and(|r| r.0 >= 1.0)
+                        })
+                        .count()
+                };
+                let (paper, with_pgm) = (won(Learned::AsPaper), won(Learned::WithPgm));
+                format!("{} {paper}/{ran} ({with_pgm} with dynamic-pgm)", w.name())
             })
             .collect();
         let corner = |set: &str, w| self.ratio(set, w).map_or("-".into(), |r| times(r.0));
         Some(Finding {
             paper: "Learned indexes win on easy data and read-heavy workloads and lose on hard data and write-heavy ones (Fig. 2's diagonal).".into(),
             here: format!(
-                "Learned wins in {} cells. Best learned / best traditional: {} on the easiest set read-only, {} on the hardest write-only.",
+                "Learned (alex, lipp, as paper 3's Fig. 2) wins in {} cells. Best learned / best traditional: {} on the easiest set read-only, {} on the hardest write-only.",
                 wins.join(", "),
                 corner(&self.easy, Workload::ReadOnly),
                 corner(&self.hard, Workload::WriteOnly)
@@ -67,43 +74,46 @@ impl Study<'_> {
         })
     }
 
-    /// Message 2: LIPP has the fastest lookups and is the largest (Figs. 2 and 8).
+    /// Message 2: LIPP has the fastest lookups and is the largest (Figs. 2 and 8), over
+    /// the sets where every kind ran the workload.
     fn lipp_fastest_and_largest(&self) -> Option<Finding> {
         if !self.has(Kind::Lipp) {
             return None;
         }
         let all_sets = self.set_names();
-        let fastest = all_sets
-            .iter()
-            .filter(|s| {
-                let lipp = self
-                    .throughput(s, Kind::Lipp, Workload::ReadOnly)
-                    .unwrap_or(0.0);
-                self.o
-                    .kinds
-                    .iter()
-                    .all(|&k| self.throughput(s, k, Workload::ReadOnly).unwrap_or(0.0) <= lipp)
-            })
-            .count();
-        let largest = all_sets
-            .iter()
-            .filter(|s| {
-                let size = |k: Kind| {
-                    self.find("heatmap", s, k.name(), Workload::WriteOnly.name())
-                        .map_or(0, |r| r.size_bytes)
-                };
-                self.o.kinds.iter().all(|&k| size(k) <= size(Kind::Lipp))
-            })
-            .count();
+        // Each kind's read-only throughput on `set`, where every kind has one.
+        let read_only = |set: &str| -> Option<Vec<(Kind, f64)>> {
+            self.o
+                .kinds
+                .iter()
+                .map(|&k| Some((k, self.throughput(set, k, Workload::ReadOnly)?)))
+                .collect()
+        };
+        let size = |set: &str, k: Kind| {
+            self.find("heatmap", set, k.name(), Workload::WriteOnly.name())
+                .map(|r| r.size_bytes as f64)
+        };
+        let sizes = |set: &str| -> Option<Vec<(Kind, f64)>> {
+            self.o
+                .kinds
+                .iter()
+                .map(|&k| Some((k, size(set, k)?)))
+                .collect()
+        };
+        let is_top = |v: &[(Kind, f64)]| {
+            let lipp = v.iter().find(|p| p.0 == Kind::Lipp).map_or(0.0, |p| p.1);
+            v.iter().all(|p| p.1 <= lipp)
+        };
+        let lookups: Vec<Vec<(Kind, f64)>> = all_sets.iter().filter_map(|s| read_only(s)).collect();
+        let sized: Vec<Vec<(Kind, f64)>> = all_sets.iter().filter_map(|s| sizes(s)).collect();
+        if lookups.is_empty() && sized.is_empty() {
+            return None;
+        }
+        let fastest = lookups.iter().filter(|v| is_top(v)).count();
+        let largest = sized.iter().filter(|v| is_top(v)).count();
         let vs_alex: Vec<f64> = all_sets
             .iter()
-            .filter_map(|s| {
-                let size = |k: Kind| {
-                    self.find("heatmap", s, k.name(), Workload::WriteOnly.name())
-                        .map(|r| r.size_bytes as f64)
-                };
-                Some(size(Kind::Lipp)? / size(Kind::Alex)?)
-            })
+            .filter_map(|s| Some(size(s, Kind::Lipp)? / size(s, Kind::Alex)?))
             .collect();
         let range = if vs_alex.is_empty() {
             String::new()
@@ -112,38 +122,66 @@ impl Study<'_> {
             let hi = vs_alex.iter().copied().fold(0.0, f64::max);
             format!(" LIPP is {lo:.1}–{hi:.1}× ALEX's size.")
         };
+        let mut here = Vec::new();
+        if !lookups.is_empty() {
+            here.push(format!(
+                "lipp has the fastest read-only lookups on {fastest}/{} sets.",
+                lookups.len()
+            ));
+        }
+        if !sized.is_empty() {
+            here.push(format!(
+                "It is the largest after write-only on {largest}/{} sets.{range}",
+                sized.len()
+            ));
+        }
         Some(Finding {
             paper: "LIPP is the fastest on lookups but the largest (4–5× ALEX).".into(),
-            here: format!(
-                "lipp has the fastest read-only lookups on {fastest}/{} sets and is the largest after write-only on {largest}/{}.{range}",
-                all_sets.len(),
-                all_sets.len()
-            ),
+            here: here.join(" "),
         })
     }
 
-    /// Message 3: The dynamic PGM-Index inserts fastest among the learned kinds (write-only).
+    /// Message 3: The dynamic PGM-Index inserts fastest among the learned kinds
+    /// (write-only), over the sets where every learned kind ran write-only.
     fn pgm_best_writes(&self) -> Option<Finding> {
-        if !self.has(Kind::DynamicPgm) {
+        let learned: Vec<Kind> = self
+            .o
+            .kinds
+            .iter()
+            .copied()
+            .filter(|&k| is_learned(k))
+            .collect();
+        if !learned.contains(&Kind::DynamicPgm) || learned.len() < 2 {
             return None;
         }
-        let all_sets = self.set_names();
-        let best = all_sets
+        let cells: Vec<Vec<(Kind, f64)>> = self
+            .set_names()
             .iter()
-            .filter(|s| {
-                let pgm = self
-                    .throughput(s, Kind::DynamicPgm, Workload::WriteOnly)
-                    .unwrap_or(0.0);
-                [Kind::Alex, Kind::Lipp]
+            .filter_map(|s| {
+                learned
                     .iter()
-                    .all(|&k| self.throughput(s, k, Workload::WriteOnly).unwrap_or(0.0) <= pgm)
+                    .map(|&k| Some((k, self.throughput(s, k, Workload::WriteOnly)?)))
+                    .collect()
+            })
+            .collect();
+        if cells.is_empty() {
+            return None;
+        }
+        let best = cells
+            .iter()
+            .filter(|v| {
+                let pgm = v
+                    .iter()
+                    .find(|p| p.0 == Kind::DynamicPgm)
+                    .map_or(0.0, |p| p.1);
+                v.iter().all(|p| p.1 <= pgm)
             })
             .count();
         Some(Finding {
             paper: "The dynamic PGM-Index has the highest insert throughput (write-only) among learned indexes, from its LSM-like buffering.".into(),
             here: format!(
                 "dynamic-pgm is the fastest learned kind on write-only on {best}/{} sets.",
-                all_sets.len()
+                cells.len()
             ),
         })
     }

@@ -232,6 +232,8 @@ mod tests {
         for png in [
             "fig2_heatmap.png",
             "fig2_sets.png",
+            "fig2_heatmap_with_pgm.png",
+            "fig2_sets_with_pgm.png",
             "fig3_insert_vs_lookup.png",
             "fig8_size.png",
             "fig10_lookup_tail.png",
@@ -290,7 +292,71 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        assert_eq!(names.len(), 10, "{names:?}");
+        assert_eq!(names.len(), 12, "{names:?}");
+    }
+
+    #[test]
+    fn messages_come_only_from_cells_that_ran() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = Options {
+            n: 5_000,
+            ops: Some(500),
+            local: vec![4],
+            global: vec![1],
+            sets: vec![Distribution::Lognormal],
+            workloads: vec![Workload::WriteHeavy, Workload::WriteOnly],
+            scan_lens: Vec::new(),
+            shift: false,
+            repeat: 1,
+            out_dir: Some(dir.path().to_path_buf()),
+            ..Options::default()
+        };
+        let summary = run(&o, &Quiet).unwrap();
+        // No read-only run: no claim about read-only lookups, and the heatmap's cells
+        // name only the workloads that ran.
+        assert!(!summary.contains("fastest read-only lookups"), "{summary}");
+        assert!(!summary.contains("read-only 0/"), "{summary}");
+        assert!(
+            summary.contains("largest after write-only on 2/2 sets")
+                || summary.contains("largest after write-only on 1/2 sets")
+                || summary.contains("largest after write-only on 0/2 sets"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("write-only 0/1") || summary.contains("write-only 1/1"),
+            "{summary}"
+        );
+    }
+
+    #[test]
+    fn the_heatmap_leaves_the_dynamic_pgm_out_as_paper_3_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = Options {
+            n: 5_000,
+            ops: Some(500),
+            local: Vec::new(),
+            sets: vec![Distribution::Lognormal],
+            kinds: vec![Kind::DynamicPgm, Kind::BTreeMap],
+            workloads: vec![Workload::WriteOnly],
+            scan_lens: Vec::new(),
+            shift: false,
+            repeat: 1,
+            out_dir: Some(dir.path().to_path_buf()),
+            ..Options::default()
+        };
+        let summary = run(&o, &Quiet).unwrap();
+        let fig2 = summary.split_once("## Fig. 2: ").unwrap().1;
+        let fig2 = fig2.split_once("## Fig. 3").unwrap().0;
+        let (as_paper, with_pgm) = fig2.split_once("### Fig. 2 with the dynamic PGM").unwrap();
+        // With PGM the only learned kind, the paper's heatmap has no learned contender.
+        let row = |t: &str| {
+            t.lines()
+                .find(|l| l.starts_with("| lognormal"))
+                .unwrap()
+                .to_string()
+        };
+        assert!(row(as_paper).contains("| - |"), "{as_paper}");
+        assert!(row(with_pgm).contains("x "), "{with_pgm}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::Path;
 use lidx::updatable::Workload;
 
 use super::rows::Row;
-use super::study::Study;
+use super::study::{Learned, Study};
 use crate::key_source::KeySource;
 use crate::plot::{HeatPanel, Scale, Series, bars, chart, heatmaps};
 
@@ -19,6 +19,24 @@ impl Study<'_> {
     }
 
     pub(super) fn heatmap_plots(&self, out: &Path) -> anyhow::Result<()> {
+        for (learned, file, label) in [
+            (Learned::AsPaper, "", "alex, lipp"),
+            (Learned::WithPgm, "_with_pgm", "alex, lipp and dynamic-pgm"),
+        ] {
+            self.heatmap_plot(out, learned, file, label)?;
+        }
+        Ok(())
+    }
+
+    /// Fig. 2 with the learned kinds `learned` counts, to `fig2_heatmap{file}.png` and
+    /// `fig2_sets{file}.png`.
+    fn heatmap_plot(
+        &self,
+        out: &Path,
+        learned: Learned,
+        file: &str,
+        label: &str,
+    ) -> anyhow::Result<()> {
         let ws = &self.o.workloads;
         if !self.grid.is_empty() {
             let locals: Vec<u64> = self.o.local.iter().rev().copied().collect();
@@ -34,15 +52,19 @@ impl Study<'_> {
                         .map(|&l| {
                             globals
                                 .iter()
-                                .map(|&g| self.ratio(&format!("hard-l{l}-g{g}"), w))
+                                .map(|&g| {
+                                    self.ratio_counting(&format!("hard-l{l}-g{g}"), w, learned)
+                                })
                                 .collect()
                         })
                         .collect(),
                 })
                 .collect();
             heatmaps(
-                &out.join("fig2_heatmap.png"),
-                "Paper 3 Fig. 2: best learned / best traditional throughput (green: learned wins)",
+                &out.join(format!("fig2_heatmap{file}.png")),
+                &format!(
+                    "Paper 3 Fig. 2: best learned ({label}) / best traditional throughput (green: learned wins)"
+                ),
                 (
                     "global hardness target (segments at eps 4096)",
                     "local (eps 32)",
@@ -64,12 +86,16 @@ impl Study<'_> {
                 columns: ws.iter().map(|w| w.name().to_string()).collect(),
                 cells: named
                     .iter()
-                    .map(|s| ws.iter().map(|&w| self.ratio(s, w)).collect())
+                    .map(|s| {
+                        ws.iter()
+                            .map(|&w| self.ratio_counting(s, w, learned))
+                            .collect()
+                    })
                     .collect(),
             };
             heatmaps(
-                &out.join("fig2_sets.png"),
-                "Paper 3 Fig. 2 on named sets: best learned / best traditional",
+                &out.join(format!("fig2_sets{file}.png")),
+                &format!("Paper 3 Fig. 2 on named sets: best learned ({label}) / best traditional"),
                 ("workload", "set"),
                 &[panel],
                 1,

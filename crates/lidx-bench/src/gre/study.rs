@@ -7,6 +7,23 @@ use super::rows::Row;
 use super::{Options, is_learned};
 use crate::key_source::KeySource;
 
+/// Which learned kinds contend in a heatmap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Learned {
+    /// As paper 3's Fig. 2: ALEX and LIPP, not the dynamic PGM, whose write speed comes
+    /// from its LSM-like buffer rather than its learned design (section 4.1).
+    AsPaper,
+    /// Every learned kind, the dynamic PGM too.
+    WithPgm,
+}
+
+impl Learned {
+    /// Whether the learned `kind` contends.
+    pub(super) fn counts(self, kind: Kind) -> bool {
+        self == Learned::WithPgm || kind != Kind::DynamicPgm
+    }
+}
+
 /// The measurements, read back for plots and the summary.
 pub(super) struct Study<'a> {
     pub(super) o: &'a Options,
@@ -26,13 +43,24 @@ impl Study<'_> {
     }
 
     /// The best learned kind's throughput over the best traditional one's, and the best
-    /// learned kind's name (where learned wins) or the best traditional one's.
+    /// learned kind's name (where learned wins) or the best traditional one's, with the
+    /// learned kinds as paper 3's Fig. 2 counts them (the dynamic PGM left out).
     pub(super) fn ratio(&self, set: &str, workload: Workload) -> Option<(f64, String)> {
-        let best = |learned: bool| {
+        self.ratio_counting(set, workload, Learned::AsPaper)
+    }
+
+    /// [`Self::ratio`], with the learned kinds `learned` says.
+    pub(super) fn ratio_counting(
+        &self,
+        set: &str,
+        workload: Workload,
+        learned: Learned,
+    ) -> Option<(f64, String)> {
+        let best = |family: bool| {
             self.o
                 .kinds
                 .iter()
-                .filter(|&&k| is_learned(k) == learned)
+                .filter(|&&k| is_learned(k) == family && (!family || learned.counts(k)))
                 .filter_map(|&k| self.find("heatmap", set, k.name(), workload.name()))
                 .max_by(|a, b| a.ops_per_s.0.total_cmp(&b.ops_per_s.0))
         };

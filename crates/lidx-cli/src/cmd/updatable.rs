@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use lidx::data::{Distribution, GenParams, KeyFile, generate};
 use lidx::updatable::{Kind, Workload};
-use lidx_bench::updatable::{RunOptions, run as run_workload};
+use lidx_bench::updatable::{RunOptions, make_plan, run_plan};
 
 use crate::units::{human_bytes, parse_count};
 
@@ -68,6 +68,10 @@ pub struct RunArgs {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+    /// Also write the bulk load and the operations to FILE (format: `Plan::write`), for
+    /// a program outside lidx to replay the very same run.
+    #[arg(long, value_name = "FILE")]
+    plan_out: Option<PathBuf>,
 }
 
 /// The keys of a sorted SOSD file (duplicates allowed).
@@ -106,7 +110,11 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         verify: a.verify,
         sample_every: 100,
     };
-    let r = run_workload(&keys, shift_to.as_deref(), &options)?;
+    let plan = make_plan(&keys, shift_to.as_deref(), &options)?;
+    if let Some(path) = &a.plan_out {
+        plan.write(path)?;
+    }
+    let r = run_plan(&plan, keys.len(), &options)?;
     if a.json {
         say!("{}", serde_json::to_string(&r)?);
         return Ok(());
@@ -152,6 +160,11 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         c.keys_shifted,
         c.nodes_created,
         c.structure_modifications
+    );
+    say!(
+        "answers: {} lookups found their key; checksum {}",
+        r.found,
+        r.checksum
     );
     if r.verified {
         say!("verified: every answer equals a BTreeMap's (the throughput includes the checks)");

@@ -123,6 +123,61 @@ impl Plan {
     }
 }
 
+/// The magic at the start of a plan file ([`Plan::write`]).
+pub const PLAN_MAGIC: &[u8; 8] = b"LIDXPLAN";
+
+impl Plan {
+    /// Writes the plan to `path` (temporary file, renamed into place) for a program outside
+    /// lidx to replay, so that it runs exactly the operations lidx runs: the C++ originals'
+    /// drivers read it. All integers little-endian:
+    ///
+    /// | bytes | field |
+    /// |---|---|
+    /// | 8 | [`PLAN_MAGIC`] |
+    /// | 4 | version, 1 |
+    /// | 4 | 0 |
+    /// | 8 | `B`, entries of the bulk load |
+    /// | 8 | `M`, operations |
+    /// | 16 × B | (key, payload), sorted by key, a key possibly more than once (the last payload wins) |
+    /// | 24 × M | (tag, key, argument): tag 0 lookup, 1 insert (argument: payload), 2 removal, 3 scan (argument: entries) |
+    pub fn write(&self, path: &std::path::Path) -> Result<()> {
+        let mut out = crate::files::AtomicFile::create(path)?;
+        let mut header = Vec::with_capacity(32);
+        header.extend_from_slice(PLAN_MAGIC);
+        header.extend_from_slice(&1u32.to_le_bytes());
+        header.extend_from_slice(&0u32.to_le_bytes());
+        header.extend_from_slice(&(self.bulk.len() as u64).to_le_bytes());
+        header.extend_from_slice(&(self.ops.len() as u64).to_le_bytes());
+        out.write_all(&header)?;
+        let mut buf = Vec::with_capacity(1 << 16);
+        for &(k, v) in &self.bulk {
+            buf.extend_from_slice(&k.to_le_bytes());
+            buf.extend_from_slice(&v.to_le_bytes());
+            if buf.len() >= 1 << 16 {
+                out.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+        for &op in &self.ops {
+            let (tag, key, arg) = match op {
+                Op::Get(k) => (0u64, k, 0u64),
+                Op::Insert(k, v) => (1, k, v),
+                Op::Remove(k) => (2, k, 0),
+                Op::Scan(k, n) => (3, k, n as u64),
+            };
+            for x in [tag, key, arg] {
+                buf.extend_from_slice(&x.to_le_bytes());
+            }
+            if buf.len() >= 1 << 16 {
+                out.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+        out.write_all(&buf)?;
+        out.finish()
+    }
+}
+
 /// The plan of `workload` over `keys` (sorted; duplicates allowed, as a key set may
 /// hold them), at most `ops` operations, scans of `scan_len`, seeded by `seed`.
 pub fn plan(
@@ -331,6 +386,34 @@ pub fn plan_shift(loaded: &[u64], inserted: &[u64], ops: Option<usize>, seed: u6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_file_holds_the_bulk_load_and_every_operation_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.plan");
+        let p = Plan {
+            bulk: vec![(1, 10), (1, 11), (5, 50)],
+            ops: vec![Op::Get(5), Op::Insert(7, 70), Op::Remove(1), Op::Scan(0, 3)],
+        };
+        p.write(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+        assert_eq!(&bytes[..8], PLAN_MAGIC);
+        assert_eq!(&bytes[8..16], &[1, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!((word(16), word(24)), (3, 4));
+        assert_eq!(bytes.len(), 32 + 3 * 16 + 4 * 24);
+        let bulk: Vec<(u64, u64)> = (0..3)
+            .map(|i| (word(32 + 16 * i), word(40 + 16 * i)))
+            .collect();
+        assert_eq!(bulk, p.bulk);
+        let ops: Vec<[u64; 3]> = (0..4)
+            .map(|i| {
+                let at = 32 + 48 + 24 * i;
+                [word(at), word(at + 8), word(at + 16)]
+            })
+            .collect();
+        assert_eq!(ops, [[0, 5, 0], [1, 7, 70], [2, 1, 0], [3, 0, 3]]);
+    }
 
     fn keys(n: u64) -> Vec<u64> {
         (0..n).map(|i| i * 3).collect()
