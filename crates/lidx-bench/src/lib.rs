@@ -38,6 +38,7 @@
 //! a study reports while it works).
 
 pub mod airindex;
+pub mod alloc_meter;
 pub mod bigtable;
 pub mod clients;
 pub mod csv_rows;

@@ -18,8 +18,11 @@
 
 use libmimalloc_sys::{mi_option_set, mi_option_t};
 
+/// mimalloc, its live bytes counted so that studies measure what an index holds
+/// ([`lidx_bench::alloc_meter`]: a relaxed add to a per-thread counter per call).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: lidx_bench::alloc_meter::Counting<mimalloc::MiMalloc> =
+    lidx_bench::alloc_meter::Counting(mimalloc::MiMalloc);
 
 /// `mi_option_purge_delay` (milliseconds before freed memory is given back; 1000
 /// by default), by its number in the `mi_option_e` of the mimalloc v3 that libmimalloc-sys

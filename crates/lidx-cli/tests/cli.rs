@@ -2532,6 +2532,106 @@ fn updatable_run_verifies_every_kind_and_prints_json() {
     assert!(err.contains("dynamic-pgm"), "{err}");
 }
 
+/// `lidx updatable run --threads N` runs a concurrent kind on N threads, every answer
+/// checked against what the plan allows, its size measured by the allocator; a
+/// single-threaded kind with --threads (and a concurrent one without) is refused by name,
+/// and --plan-out writes the plan both runs share.
+#[test]
+fn updatable_run_on_threads_verifies_concurrent_kinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for kind in ["art-olc", "btree-olc", "scc-tree", "locked-btreemap"] {
+        for (workload, threads) in [("balanced", "2"), ("delete-heavy", "3"), ("scan", "4")] {
+            let out = ok(
+                d,
+                &[
+                    "updatable",
+                    "run",
+                    "--kind",
+                    kind,
+                    "--threads",
+                    threads,
+                    "--workload",
+                    workload,
+                    "--dist",
+                    "lognormal",
+                    "--n",
+                    "30K",
+                    "--ops",
+                    "20000",
+                    "--scan-len",
+                    "20",
+                    "--verify",
+                    "--json",
+                ],
+            );
+            let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+            assert_eq!(v["kind"], kind);
+            assert_eq!(v["verified"], true);
+            assert_eq!(v["threads"].as_u64(), threads.parse().ok(), "{out}");
+            let per: u64 = v["per_thread"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["ops"].as_u64().unwrap())
+                .sum();
+            let mix: u64 = v["mix"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap())
+                .sum();
+            assert!(mix > 10_000, "{out}");
+            assert_eq!(per, mix, "{out}");
+            // The binary's allocator counts: every kind's bytes are measured.
+            assert!(v["measured_bytes"].as_u64().unwrap() > 30_000 * 8, "{out}");
+        }
+    }
+    let refused = |args: &[&str], needle: &str| {
+        let mut all = vec![
+            "updatable",
+            "run",
+            "--workload",
+            "balanced",
+            "--dist",
+            "lognormal",
+        ];
+        all.extend_from_slice(args);
+        let bad = lidx().current_dir(d).args(&all).output().unwrap();
+        assert!(!bad.status.success());
+        let err = String::from_utf8(bad.stderr).unwrap();
+        assert!(err.contains(needle), "{err}");
+    };
+    refused(&["--kind", "alex", "--threads", "2"], "art-olc");
+    refused(&["--kind", "art-olc"], "dynamic-pgm");
+    refused(&["--kind", "art-olc", "--threads", "0"], "--threads");
+    let out = ok(
+        d,
+        &[
+            "updatable",
+            "run",
+            "--kind",
+            "btree-olc",
+            "--threads",
+            "2",
+            "--workload",
+            "balanced",
+            "--dist",
+            "lognormal",
+            "--n",
+            "10K",
+            "--ops",
+            "3000",
+            "--plan-out",
+            "p.plan",
+        ],
+    );
+    assert!(out.contains("2 threads"), "{out}");
+    let plan = std::fs::read(d.join("p.plan")).unwrap();
+    assert_eq!(&plan[..8], b"LIDXPLAN");
+    assert_eq!(plan.len(), 32 + 5000 * 16 + 3000 * 24);
+}
+
 /// `lidx gen --dist hardness` makes keys whose PLA counts are the ones asked for (on an
 /// easy corner, where the generator is exact), and `lidx hardness` reports them with the
 /// regression MSE beside.

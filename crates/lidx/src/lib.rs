@@ -80,7 +80,8 @@ pub mod join;
 pub mod kv;
 pub mod last_mile;
 pub mod memory;
-mod names;
+#[doc(hidden)]
+pub mod names;
 pub mod partition;
 pub mod pla;
 pub mod sniff;

@@ -6,7 +6,10 @@ use crate::Error;
 
 /// Gives a fieldless enum its names from one table: `ALL` (every value, in the table's
 /// order), `name`, `Display` and `FromStr`. An unknown name is an [`Error::InvalidParam`]
-/// that names `$what` and lists every accepted name.
+/// that names `$what` and lists every accepted name. Exported for the crates above the
+/// library (`lidx::name_table!`), whose enums are named the same way.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! name_table {
     ($ty:ident, $what:literal, [$($variant:ident => $name:literal),+ $(,)?]) => {
         impl $ty {
@@ -40,10 +43,11 @@ macro_rules! name_table {
     };
 }
 
-pub(crate) use name_table;
+pub(crate) use crate::name_table;
 
 /// The error for a name that is none of `names`.
-pub(crate) fn unknown<const N: usize>(what: &'static str, given: &str, names: [&str; N]) -> Error {
+#[doc(hidden)]
+pub fn unknown<const N: usize>(what: &'static str, given: &str, names: [&str; N]) -> Error {
     Error::param(
         what,
         format!("'{given}' is not one of {}", names.join(", ")),

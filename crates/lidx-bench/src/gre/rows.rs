@@ -49,7 +49,11 @@ pub struct Row {
     pub lookup_p999_ns: u64,
     pub insert_p99_ns: u64,
     pub insert_p999_ns: u64,
+    /// Bytes of the index after the run: measured by the allocator where the process
+    /// counts (the `lidx` binary), else as the index reports them.
     pub size_bytes: u64,
+    /// Where `size_bytes` comes from: `allocator` or `index`.
+    pub size_from: &'static str,
     pub nodes_traversed: u64,
     pub keys_shifted: u64,
     pub nodes_created: u64,
@@ -101,7 +105,11 @@ impl Row {
             lookup_p999_ns: r.lookup_tail.p999_ns,
             insert_p99_ns: r.insert_tail.p99_ns,
             insert_p999_ns: r.insert_tail.p999_ns,
-            size_bytes: r.size_bytes,
+            size_bytes: r.measured_bytes.unwrap_or(r.size_bytes),
+            size_from: match r.measured_bytes {
+                Some(_) => "allocator",
+                None => "index",
+            },
             nodes_traversed: r.counters.nodes_traversed,
             keys_shifted: r.counters.keys_shifted,
             nodes_created: r.counters.nodes_created,

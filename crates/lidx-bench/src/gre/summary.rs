@@ -126,6 +126,12 @@ impl Study<'_> {
     pub(super) fn size_table(&self) -> String {
         let mut s =
             String::from("\n## Fig. 8: size after the write-only workload (bytes per key)\n\n");
+        let from_allocator = self.rows.iter().any(|r| r.size_from == "allocator");
+        s += if from_allocator {
+            "Every byte the index holds, counted by the allocator.\n\n"
+        } else {
+            "As each index reports its bytes (this process does not count its allocations).\n\n"
+        };
         let mut header = vec!["kind".to_string()];
         header.extend(self.sets.iter().map(|x| x.0.clone()));
         let rows: Vec<Vec<String>> = self

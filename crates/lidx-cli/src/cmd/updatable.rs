@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use lidx::data::{Distribution, GenParams, KeyFile, generate};
 use lidx::updatable::{Kind, Workload};
+use lidx_bench::updatable::baselines::ConcurrentKind;
+use lidx_bench::updatable::threads::{MAX_THREADS, ThreadOptions, run_threads};
 use lidx_bench::updatable::{RunOptions, make_plan, run_plan};
 
 use crate::units::{human_bytes, parse_count};
@@ -25,9 +27,15 @@ pub enum Command {
 /// Arguments of `updatable run`.
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// The index: dynamic-pgm, alex, lipp, btree, art or btreemap.
+    /// The index: dynamic-pgm, alex, lipp, btree, art or btreemap; with --threads, a
+    /// concurrent kind: art-olc, btree-olc, scc-tree or locked-btreemap.
     #[arg(long)]
-    kind: Kind,
+    kind: String,
+    /// Run the operations on this many threads (1 to 1024) with a concurrent kind, as
+    /// paper 3's multi-threaded runs do (section 4.2); without it, one thread and a
+    /// single-threaded kind.
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS as u64))]
+    threads: Option<usize>,
     /// read-only, read-intensive, balanced, write-heavy, write-only, delete-heavy, scan,
     /// ycsb-a, ycsb-b, ycsb-c (paper 3, section 3.3), duplicates (every key repeated 2
     /// times on average, as in a wiki-like set, then balanced: App. B), or shift
@@ -101,8 +109,13 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         .ops
         .map(|o| usize::try_from(o).map_err(|_| anyhow::anyhow!("--ops {o} is too large")))
         .transpose()?;
+    if let Some(threads) = a.threads {
+        let kind: ConcurrentKind = a.kind.parse()?;
+        return run_threaded(&a, kind, threads, &keys, shift_to.as_deref(), ops);
+    }
+    let kind: Kind = a.kind.parse()?;
     let options = RunOptions {
-        kind: a.kind,
+        kind,
         workload: a.workload,
         ops,
         scan_len: a.scan_len,
@@ -153,8 +166,11 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         }
     }
     let c = r.counters;
+    let held = r.measured_bytes.map_or(String::new(), |b| {
+        format!(" ({} held, by the allocator)", human_bytes(b))
+    });
     say!(
-        "size: {}; nodes traversed {}, keys shifted {}, nodes created {}, structure modifications {}",
+        "size: {}{held}; nodes traversed {}, keys shifted {}, nodes created {}, structure modifications {}",
         human_bytes(r.size_bytes),
         c.nodes_traversed,
         c.keys_shifted,
@@ -168,6 +184,99 @@ pub fn run(command: Command) -> anyhow::Result<()> {
     );
     if r.verified {
         say!("verified: every answer equals a BTreeMap's (the throughput includes the checks)");
+    }
+    Ok(())
+}
+
+/// `updatable run --threads N`: the plan on `threads` threads of a concurrent kind.
+fn run_threaded(
+    a: &RunArgs,
+    kind: ConcurrentKind,
+    threads: usize,
+    keys: &[u64],
+    shift_to: Option<&[u64]>,
+    ops: Option<usize>,
+) -> anyhow::Result<()> {
+    // The plan is the single-threaded one's, so both runs do the same operations.
+    let plan_options = RunOptions {
+        kind: Kind::BTreeMap,
+        workload: a.workload,
+        ops,
+        scan_len: a.scan_len,
+        seed: a.seed,
+        verify: false,
+        sample_every: 100,
+    };
+    let plan = make_plan(keys, shift_to, &plan_options)?;
+    if let Some(path) = &a.plan_out {
+        plan.write(path)?;
+    }
+    let o = ThreadOptions {
+        kind,
+        threads,
+        verify: a.verify,
+        sample_every: 100,
+    };
+    let r = run_threads(&plan, &o)?;
+    if a.json {
+        say!("{}", serde_json::to_string(&r)?);
+        return Ok(());
+    }
+    let [gets, inserts, removes, scans] = r.mix;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    say!(
+        "{} on {} ({} keys), {} threads on {} cores{}: bulk load of {} in {:.3} s, then {} lookups, {} inserts, {} removals, {} scans",
+        r.kind,
+        a.workload,
+        keys.len(),
+        r.threads,
+        cores,
+        if r.threads > cores {
+            " (oversubscribed)"
+        } else {
+            ""
+        },
+        r.bulk_loaded,
+        r.bulk_load_s,
+        gets,
+        inserts,
+        removes,
+        scans
+    );
+    say!(
+        "throughput: {:.0} ops/s over {:.3} s",
+        r.ops_per_s,
+        r.seconds
+    );
+    for (what, t) in [("lookups", r.lookup_tail), ("inserts", r.insert_tail)] {
+        if t.sampled > 0 {
+            say!(
+                "  {what} sampled 1% ({}): p50 {} ns, p99 {} ns, p99.9 {} ns",
+                t.sampled,
+                t.p50_ns,
+                t.p99_ns,
+                t.p999_ns
+            );
+        }
+    }
+    for (i, t) in r.per_thread.iter().enumerate() {
+        say!(
+            "  thread {i}: {} operations in {:.3} s; lookups p99 {} ns, inserts p99 {} ns",
+            t.ops,
+            t.seconds,
+            t.lookup_tail.p99_ns,
+            t.insert_tail.p99_ns
+        );
+    }
+    let size = r.measured_bytes.map_or_else(
+        || format!("{} as the index reports it", human_bytes(r.size_bytes)),
+        |b| format!("{} held (allocator)", human_bytes(b)),
+    );
+    say!("size: {size}; {} lookups found their key", r.found);
+    if r.verified {
+        say!(
+            "verified: every answer is one the plan allows and the end state holds every key it should (the throughput includes the checks)"
+        );
     }
     Ok(())
 }

@@ -33,6 +33,7 @@
 pub mod alex;
 pub mod art;
 pub mod btree;
+pub mod concurrent;
 pub mod dynamic_pgm;
 pub mod lipp;
 pub mod oracle;
@@ -139,6 +140,12 @@ pub(crate) fn check_sorted(entries: &[(u64, u64)], what: &'static str) -> Result
             ),
         )),
     }
+}
+
+/// Fails unless `entries` are sorted by key (equal keys allowed), naming `what` (for the
+/// kinds built outside the library).
+pub fn check_sorted_entries(entries: &[(u64, u64)], what: &'static str) -> Result<()> {
+    check_sorted(entries, what)
 }
 
 /// `entries` (sorted) with each key once, its last payload kept.

@@ -57,15 +57,21 @@ impl Updatable for OrderedMap {
     /// bytes each) and a small header; inner nodes add a pointer per child. The standard
     /// library does not report its allocation, so this assumes nodes two-thirds full.
     fn size_in_bytes(&self) -> u64 {
-        let n = self.map.len() as u64;
-        let leaves = (n * 3).div_ceil(NODE_KEYS * 2);
-        let leaf_bytes = NODE_KEYS * 16 + 16;
-        let inner = leaves.div_ceil(8);
-        leaves * leaf_bytes + inner * (leaf_bytes + 12 * 8)
+        OrderedMap::estimate(self.map.len() as u64)
     }
 
     /// The standard library counts nothing.
     fn counters(&self) -> Counters {
         Counters::default()
+    }
+}
+
+impl OrderedMap {
+    /// The estimated bytes of a `BTreeMap<u64, u64>` of `n` entries (see `size_in_bytes`).
+    pub(crate) fn estimate(n: u64) -> u64 {
+        let leaves = (n * 3).div_ceil(NODE_KEYS * 2);
+        let leaf_bytes = NODE_KEYS * 16 + 16;
+        let inner = leaves.div_ceil(8);
+        leaves * leaf_bytes + inner * (leaf_bytes + 12 * 8)
     }
 }

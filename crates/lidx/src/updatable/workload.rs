@@ -113,6 +113,18 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The most entries any scan of the plan asks for (0 without scans).
+    pub fn max_scan(&self) -> usize {
+        self.ops
+            .iter()
+            .map(|op| match op {
+                Op::Scan(_, n) => *n,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     /// How many operations of each kind: lookups, inserts, removals, scans.
     pub fn mix(&self) -> [usize; 4] {
         let mut m = [0; 4];

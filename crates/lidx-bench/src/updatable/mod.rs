@@ -5,6 +5,9 @@
 //! `BTreeMap` answers every operation too and the first difference is an error, and the
 //! index's structure is walked and checked at the end.
 
+pub mod baselines;
+pub mod threads;
+
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -15,6 +18,8 @@ use lidx::updatable::{
     plan, plan_shift,
 };
 use serde::Serialize;
+
+use crate::alloc_meter::live_bytes;
 
 /// What to run.
 #[derive(Clone, Copy, Debug)]
@@ -70,8 +75,11 @@ pub struct RunReport {
     pub lookup_tail: Tail,
     /// The sampled inserts alone (paper 3, Fig. 11).
     pub insert_tail: Tail,
-    /// Bytes of the index at the end, the whole structure.
+    /// Bytes of the index at the end, the whole structure, as the index reports them.
     pub size_bytes: u64,
+    /// Bytes the allocator holds for the index at the end (`None` without the counting
+    /// allocator, [`crate::alloc_meter`]).
+    pub measured_bytes: Option<u64>,
     /// Where the work went.
     pub counters: Counters,
     /// Whether every answer was checked.
@@ -98,7 +106,7 @@ pub struct Tail {
 }
 
 impl Tail {
-    fn of(h: &Histogram<u64>) -> Tail {
+    pub(crate) fn of(h: &Histogram<u64>) -> Tail {
         Tail {
             sampled: h.len(),
             p50_ns: h.value_at_quantile(0.5),
@@ -143,6 +151,11 @@ pub fn run_plan(plan: &Plan, keys: usize, o: &RunOptions) -> anyhow::Result<RunR
     })
 }
 
+/// Bytes allocated since `before` ([`live_bytes`] then), where the allocator counts.
+pub(crate) fn held_since(before: Option<i64>) -> Option<u64> {
+    Some((live_bytes()? - before?).max(0) as u64)
+}
+
 /// An operation's answer, to compare with the oracle's.
 #[derive(Debug, PartialEq, Eq)]
 enum Answer {
@@ -171,6 +184,12 @@ fn apply<I: Updatable>(index: &mut I, op: Op, scanned: &mut Vec<(u64, u64)>) -> 
 }
 
 fn run_with<I: Updatable>(plan: &Plan, o: &RunOptions) -> anyhow::Result<RunReport> {
+    let mut histogram = Histogram::<u64>::new(3)?;
+    let mut lookups = Histogram::<u64>::new(3)?;
+    let mut inserts = Histogram::<u64>::new(3)?;
+    let mut scanned = Vec::with_capacity(plan.max_scan());
+    let mut expected = Vec::new();
+    let before = live_bytes();
     let started = Instant::now();
     let mut index = I::bulk_load(&plan.bulk)?;
     let bulk_load_s = started.elapsed().as_secs_f64();
@@ -178,11 +197,6 @@ fn run_with<I: Updatable>(plan: &Plan, o: &RunOptions) -> anyhow::Result<RunRepo
         true => Some(OrderedMap::bulk_load(&plan.bulk)?),
         false => None,
     };
-    let mut histogram = Histogram::<u64>::new(3)?;
-    let mut lookups = Histogram::<u64>::new(3)?;
-    let mut inserts = Histogram::<u64>::new(3)?;
-    let mut scanned = Vec::new();
-    let mut expected = Vec::new();
     // Every `sample_every`-th operation of each kind is timed alone, so that a mix that
     // alternates kinds samples all of them.
     let mut seen = [0usize; 4];
@@ -229,6 +243,8 @@ fn run_with<I: Updatable>(plan: &Plan, o: &RunOptions) -> anyhow::Result<RunRepo
         }
     }
     let seconds = started.elapsed().as_secs_f64();
+    drop(oracle);
+    let measured_bytes = held_since(before);
     if o.verify
         && let Err(broken) = index.check_structure()
     {
@@ -256,6 +272,7 @@ fn run_with<I: Updatable>(plan: &Plan, o: &RunOptions) -> anyhow::Result<RunRepo
         lookup_tail: Tail::of(&lookups),
         insert_tail: Tail::of(&inserts),
         size_bytes: index.size_in_bytes(),
+        measured_bytes,
         counters: index.counters(),
         verified: o.verify,
         found,
