@@ -21,9 +21,12 @@ use std::ops::Bound;
 
 use lidx::updatable::concurrent::Concurrent;
 
-/// The concurrent kinds.
+/// The concurrent kinds: paper 3's learned ones (lidx's own) and the traditional
+/// baselines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConcurrentKind {
+    /// [`Finedex`](lidx::updatable::concurrent::Finedex).
+    Finedex,
     /// [`ArtOlc`].
     ArtOlc,
     /// [`BTreeOlc`].
@@ -36,6 +39,7 @@ pub enum ConcurrentKind {
 }
 
 lidx::name_table!(ConcurrentKind, "concurrent index kind", [
+    Finedex => "finedex",
     ArtOlc => "art-olc",
     BTreeOlc => "btree-olc",
     SccTree => "scc-tree",
@@ -46,6 +50,7 @@ impl ConcurrentKind {
     /// Whether paper 3 counts the kind as a learned index.
     pub fn is_learned(self) -> bool {
         match self {
+            ConcurrentKind::Finedex => true,
             ConcurrentKind::ArtOlc
             | ConcurrentKind::BTreeOlc
             | ConcurrentKind::SccTree

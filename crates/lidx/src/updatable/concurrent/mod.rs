@@ -12,15 +12,21 @@
 //! map allows.
 //!
 //! Kinds:
+//! - [`Finedex`]: FINEdex, a learned index designed for concurrency (paper 3's native
+//!   concurrent learned indexes are XIndex and FINEdex): a static PLA top level, sorted
+//!   arrays updated in place by atomics, a delta bin with its own lock per gap, retrained
+//!   alone when full.
 //! - [`LockedMap`]: a `BTreeMap` behind one reader-writer lock, the simplest correct
 //!   design and the tests' reference.
 //!
 //! [`OptLock`] is the optimistic version lock the kinds share (paper 3, section 2.3).
 
 pub mod conformance;
+mod finedex;
 mod lock;
 mod locked_map;
 
+pub use finedex::Finedex;
 pub use lock::{OptLock, back_off};
 pub use locked_map::LockedMap;
 
