@@ -2540,7 +2540,13 @@ fn updatable_run_verifies_every_kind_and_prints_json() {
 fn updatable_run_on_threads_verifies_concurrent_kinds() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    for kind in ["finedex", "art-olc", "btree-olc", "scc-tree", "locked-btreemap"] {
+    for kind in [
+        "finedex",
+        "art-olc",
+        "btree-olc",
+        "scc-tree",
+        "locked-btreemap",
+    ] {
         for (workload, threads) in [("balanced", "2"), ("delete-heavy", "3"), ("scan", "4")] {
             let out = ok(
                 d,

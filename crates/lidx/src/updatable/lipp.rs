@@ -19,10 +19,27 @@
 use super::{Counters, Updatable, check_sorted, last_of_each_key};
 use crate::Result;
 
+/// How a node built over sorted keys fits its model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LippModel {
+    /// LIPP's FMCD (Wu et al., section 4.2, Algorithm 1; paper 3's LIPP): the line that
+    /// minimises the most keys any one slot gets, found by growing the bound `D` on that
+    /// number until a slot width `U_T` parts every `D + 1` consecutive keys; where that
+    /// needs `D` above a third of the keys, the line through the keys at a third and two
+    /// thirds. Slots per key as LIPP's code gives them: 6 below 100K keys, 3 below 1M, 2
+    /// above (so paper 3's density 0.5 at its node sizes).
+    Fmcd,
+    /// A line from the least to the greatest key over `slots_per_key` slots per key
+    /// (lidx's model before FMCD: skewed keys chain conflicts).
+    MinMax,
+}
+
 /// How nodes are sized and rebuilt.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LippParams {
-    /// Slots per key when a node is built (paper 3's density 0.5: 2).
+    /// How a node's model is fit.
+    pub model: LippModel,
+    /// Slots per key when a node is built with [`LippModel::MinMax`].
     pub slots_per_key: usize,
     /// Slots of a node made by a conflict between two keys.
     pub conflict_slots: usize,
@@ -38,6 +55,7 @@ pub struct LippParams {
 impl Default for LippParams {
     fn default() -> Self {
         LippParams {
+            model: LippModel::Fmcd,
             slots_per_key: 2,
             conflict_slots: 8,
             insert_ratio: 2.0,
@@ -45,6 +63,80 @@ impl Default for LippParams {
             min_rebuild: 2,
         }
     }
+}
+
+/// The model a build fits: FMCD, or min-max with so many slots per key.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fit {
+    Fmcd,
+    MinMax(usize),
+}
+
+impl Fit {
+    fn of(params: &LippParams) -> Fit {
+        match params.model {
+            LippModel::Fmcd => Fit::Fmcd,
+            LippModel::MinMax => Fit::MinMax(params.slots_per_key),
+        }
+    }
+}
+
+/// `(slots, slope, offset)` of a line from `lo` at slot 0 to `hi` at the last slot.
+fn min_max(lo: u64, hi: u64, capacity: usize) -> (usize, f64, f64) {
+    let slope = match hi > lo {
+        true => (capacity - 1) as f64 / (hi - lo) as f64,
+        false => 0.0,
+    };
+    (capacity, slope, 0.0)
+}
+
+/// LIPP's FMCD over `entries` (sorted, distinct, at least 3), as its code computes it
+/// (`build_tree_bulk_fmcd`), in key offsets from the least key: `(slots, slope, offset)`,
+/// or `None` where the numbers are not finite.
+fn fmcd(entries: &[(u64, u64)]) -> Option<(usize, f64, f64)> {
+    let n = entries.len();
+    let gaps = match n {
+        1_000_000.. => 1,
+        100_000.. => 2,
+        _ => 5,
+    };
+    let slots = n * (gaps + 1);
+    let base = entries[0].0;
+    let key = |i: usize| (entries[i].0 - base) as f64;
+    let width = |d: usize| (key(n - 1 - d) - key(d)) / (slots - 2) as f64 + 1e-6;
+    // Grow D, the most keys a slot may get, until slots of width U_T part every D + 1
+    // consecutive keys.
+    let (mut i, mut d) = (0, 1);
+    let mut ut = width(d);
+    while i < n - 1 - d {
+        while i + d < n && key(i + d) - key(i) >= ut {
+            i += 1;
+        }
+        if i + d >= n {
+            break;
+        }
+        d += 1;
+        if d * 3 > n {
+            break;
+        }
+        ut = width(d);
+    }
+    let (slope, offset) = if d * 3 <= n {
+        let slope = 1.0 / ut;
+        (
+            slope,
+            (slots as f64 - slope * (key(n - 1 - d) + key(d))) / 2.0,
+        )
+    } else {
+        // The line through the midpoints of the keys at a third and at two thirds.
+        let (m1, m2) = ((n - 1) / 3, (n - 1) * 2 / 3);
+        let (k1, k2) = ((key(m1) + key(m1 + 1)) / 2.0, (key(m2) + key(m2 + 1)) / 2.0);
+        let per = (gaps + 1) as f64;
+        let (t1, t2) = (m1 as f64 * per + per / 2.0, m2 as f64 * per + per / 2.0);
+        let slope = (t2 - t1) / (k2 - k1);
+        (slope, t1 - slope * k1)
+    };
+    (slope.is_finite() && offset.is_finite() && slope >= 0.0).then_some((slots, slope, offset))
 }
 
 #[derive(Clone, Debug)]
@@ -56,9 +148,10 @@ enum Slot {
 
 #[derive(Clone, Debug)]
 struct Node {
-    /// The model: slot = ⌊(key − base) · slope⌋, clamped to the slots.
+    /// The model: slot = ⌊(key − base) · slope + offset⌋, clamped to the slots.
     base: u64,
     slope: f64,
+    offset: f64,
     slots: Vec<Slot>,
     /// Keys in the subtree when it was built.
     built_with: u64,
@@ -70,34 +163,50 @@ struct Node {
 
 impl Node {
     fn slot(&self, key: u64) -> usize {
-        let at = (key.saturating_sub(self.base) as f64 * self.slope) as usize;
-        at.min(self.slots.len() - 1)
+        let at = key.saturating_sub(self.base) as f64 * self.slope + self.offset;
+        // `as` saturates: below 0 (and NaN) to slot 0.
+        (at as usize).min(self.slots.len() - 1)
     }
 
-    /// A node over `entries` (sorted, distinct keys; at least one).
-    fn build(entries: &[(u64, u64)], slots_per_key: usize, counters: &mut Counters) -> Node {
+    /// A node over `entries` (sorted, distinct keys; at least one) with the model `fit`
+    /// says, its keys placed and its conflicts built into children the same way.
+    fn build(entries: &[(u64, u64)], fit: Fit, counters: &mut Counters) -> Node {
         counters.nodes_created += 1;
         let n = entries.len();
-        let capacity = (n * slots_per_key).max(2);
         let (lo, hi) = (entries[0].0, entries[n - 1].0);
-        let slope = if hi > lo {
-            (capacity - 1) as f64 / (hi - lo) as f64
-        } else {
-            0.0
+        let fmcd = match fit {
+            Fit::Fmcd if n >= 3 => fmcd(entries),
+            _ => None,
+        };
+        let (capacity, slope, offset) = match (fmcd, fit) {
+            (Some(model), _) => model,
+            (None, Fit::MinMax(per_key)) => min_max(lo, hi, (n * per_key).max(2)),
+            // LIPP's node of two keys: 8 slots.
+            (None, Fit::Fmcd) => min_max(lo, hi, (n * 4).max(2)),
         };
         let mut node = Node {
             base: lo,
             slope,
+            offset,
             slots: Vec::with_capacity(capacity),
             built_with: n as u64,
             inserts: 0,
             conflicts: 0,
         };
         node.slots.resize_with(capacity, || Slot::Empty);
-        // Rounding can leave the greatest key short of the last slot, and then, with two
-        // slots, in the least key's: nudge the slope up until it lands there, so the least
-        // and greatest keys always part and building ends.
-        while hi > lo && node.slot(hi) < capacity - 1 {
+        if fmcd.is_some() && node.slot(lo) == node.slot(hi) {
+            // Rounding of keys far apart in f64 left FMCD's line unable to part them.
+            (node.slope, node.offset) = (min_max(lo, hi, capacity).1, 0.0);
+        }
+        // Rounding can leave the greatest key short of the last slot (min-max), and then,
+        // with two slots, in the least key's: nudge the slope up until it lands there (or,
+        // for FMCD's line, until the two part), so building ends.
+        let last = if node.offset == 0.0 {
+            capacity - 1
+        } else {
+            node.slot(lo) + 1
+        };
+        while hi > lo && node.slot(hi) < last {
             node.slope = node.slope.next_up();
         }
         let mut i = 0;
@@ -110,11 +219,7 @@ impl Node {
             node.slots[s] = if j - i == 1 {
                 Slot::Entry(entries[i].0, entries[i].1)
             } else {
-                Slot::Child(Box::new(Node::build(
-                    &entries[i..j],
-                    slots_per_key,
-                    counters,
-                )))
+                Slot::Child(Box::new(Node::build(&entries[i..j], fit, counters)))
             };
             i = j;
         }
@@ -132,9 +237,33 @@ impl Node {
             .sum()
     }
 
+    /// Entries in the subtree.
+    fn count_entries(&self) -> u64 {
+        let own = self
+            .slots
+            .iter()
+            .filter(|s| matches!(s, Slot::Entry(..)))
+            .count() as u64;
+        own + self.over_children(Node::count_entries)
+    }
+
     /// Nodes in the subtree.
     fn count(&self) -> u64 {
         1 + self.over_children(Node::count)
+    }
+
+    /// Adds to `sum` the depth (1 at this node) of each entry below, and returns the
+    /// deepest.
+    fn depths(&self, depth: u64, sum: &mut u64) -> u64 {
+        let mut deepest = depth;
+        for slot in &self.slots {
+            match slot {
+                Slot::Empty => {}
+                Slot::Entry(..) => *sum += depth,
+                Slot::Child(c) => deepest = deepest.max(c.depths(depth + 1, sum)),
+            }
+        }
+        deepest
     }
 
     /// Appends the subtree's entries in key order.
@@ -229,6 +358,14 @@ pub struct Lipp {
 }
 
 impl Lipp {
+    /// The nodes a lookup of each entry visits: their mean over the entries, and the most.
+    pub fn depths(&self) -> (f64, u64) {
+        let mut sum = 0;
+        let deepest = self.root.depths(1, &mut sum);
+        let n = self.root.count_entries().max(1);
+        (sum as f64 / n as f64, deepest)
+    }
+
     /// An index over `entries` (sorted; the last payload of a key wins) with `params`.
     pub fn with_params(entries: &[(u64, u64)], params: LippParams) -> Result<Lipp> {
         check_sorted(entries, "Lipp::bulk_load")?;
@@ -244,13 +381,14 @@ impl Lipp {
             Node {
                 base: 0,
                 slope: 0.0,
+                offset: 0.0,
                 slots: vec![Slot::Empty, Slot::Empty],
                 built_with: 0,
                 inserts: 0,
                 conflicts: 0,
             }
         } else {
-            Node::build(&entries, params.slots_per_key, &mut counters)
+            Node::build(&entries, Fit::of(&params), &mut counters)
         };
         Ok(Lipp {
             params,
@@ -289,7 +427,8 @@ fn insert_at(
             pair.sort_unstable_by_key(|e| e.0);
             let per_key = (params.conflict_slots / 2).max(1);
             counters.structure_modifications += 1;
-            node.slots[s] = Slot::Child(Box::new(Node::build(&pair, per_key, counters)));
+            node.slots[s] =
+                Slot::Child(Box::new(Node::build(&pair, Fit::MinMax(per_key), counters)));
             (true, true)
         }
     };
@@ -319,7 +458,7 @@ fn rebuild_on_path(index: &mut Lipp, key: u64) {
             index.counters.structure_modifications += 1;
             if !entries.is_empty() {
                 index.dropped += node.count();
-                *node = Node::build(&entries, params.slots_per_key, &mut index.counters);
+                *node = Node::build(&entries, Fit::of(&params), &mut index.counters);
             }
             return;
         }
@@ -399,5 +538,47 @@ impl Updatable for Lipp {
 
     fn counters(&self) -> Counters {
         self.counters
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{Distribution, GenParams, generate};
+
+    fn shape(dist: Distribution, model: LippModel) -> (f64, f64, u64) {
+        let keys = generate(&GenParams::new(dist, 500_000, 42)).unwrap();
+        let mut entries: Vec<(u64, u64)> = keys.iter().map(|&k| (k, k)).collect();
+        entries.dedup_by_key(|e| e.0);
+        let params = LippParams {
+            model,
+            ..LippParams::default()
+        };
+        let lipp = Lipp::with_params(&entries, params).unwrap();
+        lipp.check_structure().unwrap();
+        let (mean, deepest) = lipp.depths();
+        (
+            lipp.size_in_bytes() as f64 / entries.len() as f64,
+            mean,
+            deepest,
+        )
+    }
+
+    /// The audit's case: 500K lognormal keys chained conflicts under the min-max line
+    /// (128 bytes a key, 2.37 nodes a lookup); FMCD's line (with LIPP's 3 slots a key at
+    /// this size) takes fewer nodes. On uniform keys most keys sit in the root.
+    #[test]
+    fn fmcd_takes_fewer_nodes_a_lookup_than_the_min_max_line() {
+        let (fmcd_bytes, fmcd, _) = shape(Distribution::Lognormal, LippModel::Fmcd);
+        let (minmax_bytes, minmax, minmax_max) = shape(Distribution::Lognormal, LippModel::MinMax);
+        eprintln!(
+            "lognormal: fmcd {fmcd_bytes:.1} B/key, {fmcd:.3} nodes; min-max {minmax_bytes:.1} B/key, {minmax:.3} nodes"
+        );
+        assert!(minmax > 2.0 && minmax_max >= 4, "{minmax} {minmax_max}");
+        assert!(fmcd < minmax - 0.1, "{fmcd} against {minmax}");
+        let (bytes, uniform, deepest) = shape(Distribution::Usparse, LippModel::Fmcd);
+        eprintln!("usparse: fmcd {bytes:.1} B/key, {uniform:.3} nodes, deepest {deepest}");
+        // Random keys at 3 slots a key: about a seventh share a slot with another.
+        assert!(uniform < 1.4, "{uniform}");
     }
 }

@@ -46,7 +46,7 @@ pub use alex::{Alex, AlexParams};
 pub use art::Art;
 pub use btree::{BTree, BTreeParams};
 pub use dynamic_pgm::{DynamicPgm, DynamicPgmParams};
-pub use lipp::{Lipp, LippParams};
+pub use lipp::{Lipp, LippModel, LippParams};
 pub use oracle::OrderedMap;
 pub use workload::{Op, Plan, Workload, plan, plan_shift};
 
