@@ -27,9 +27,11 @@ pub struct DynamicPgmParams {
 }
 
 impl Default for DynamicPgmParams {
-    /// ε = 16 (paper 3), and the C++ DynamicPGMIndex's defaults: a buffer of 128 entries,
-    /// PGMs on runs of 2^18 entries and more (smaller runs are cheaper to bisect than to
-    /// index again at every merge).
+    /// ε = 16 (paper 3), and PGM-index's `DynamicPGMIndex` defaults before May 2021: a
+    /// buffer of 128 entries, levels that double, PGMs on runs of 2^18 entries and more
+    /// (smaller runs are cheaper to bisect than to index again at every merge). Its defaults
+    /// since, and in the version GRE pins, are levels of base 8 and PGMs only above 2^21
+    /// entries.
     fn default() -> Self {
         DynamicPgmParams {
             epsilon: 16,
