@@ -19,6 +19,8 @@
 //! - [`updatable`]: one run of an updatable index on one of paper 3's workloads.
 //! - [`gre`]: paper 3's study of updatable indexes over the hardness plane (Figs. 2, 3,
 //!   8, 10–13).
+//! - [`gre_threads`]: paper 3's multi-threaded half, concurrent updatable indexes as the
+//!   threads grow (Figs. 4–6).
 //! - `lsm_joins` (feature `rocksdb`): paper 5's joins over LSM-trees in RocksDB (Figs.
 //!   5–12) and its cost model as an advisor.
 //! - [`disk`]: the disk benchmark and the storage profile it saves.
@@ -45,6 +47,7 @@ pub mod csv_rows;
 pub mod demo;
 pub mod disk;
 pub mod gre;
+pub mod gre_threads;
 pub mod harness;
 pub mod index_bench;
 pub mod indexes;

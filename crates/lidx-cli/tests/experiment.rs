@@ -973,6 +973,94 @@ fn updatable_runs_every_kind_and_workload_and_refuses_bad_parameters() {
     );
 }
 
+/// `lidx experiment updatable-concurrent` at a small size: a row per (set, workload,
+/// threads, kind), a row per thread of each, the plots and the messages; bad parameters
+/// refused before any output.
+#[test]
+fn updatable_concurrent_runs_every_thread_count_and_refuses_bad_parameters() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "experiment",
+            "updatable-concurrent",
+            "--n",
+            "20K",
+            "--ops",
+            "3K",
+            "--threads",
+            "1,2,3",
+            "--kinds",
+            "finedex,art-olc",
+            "--workloads",
+            "read-only,balanced",
+            "--sets",
+            "lognormal",
+            "--hard",
+            "16:2",
+            "--repeat",
+            "1",
+            "--out-dir",
+            "o",
+            "-q",
+        ],
+    );
+    let rows = read_csv(&d.join("o/threads.csv"));
+    assert_eq!(rows.len(), 2 * 2 * 3 * 2);
+    for r in &rows {
+        well_formed(r, &["ops_per_s", "seconds", "bulk_load_s"]);
+        assert_eq!(
+            r["cores"].parse::<usize>().unwrap() < r["threads"].parse().unwrap(),
+            r["oversubscribed"] == "true",
+            "{r:?}"
+        );
+        assert!(r["measured_bytes"].parse::<u64>().unwrap() > 0, "{r:?}");
+        assert!(!r["machine"].is_empty());
+    }
+    let per = read_csv(&d.join("o/per_thread.csv"));
+    assert_eq!(per.len(), 2 * 2 * (1 + 2 + 3) * 2);
+    for set in ["lognormal", "hard-l16-g2"] {
+        png(&d.join(format!("o/fig5_{set}_balanced.png")));
+    }
+    let summary = std::fs::read_to_string(d.join("o/summary.md")).unwrap();
+    assert!(
+        summary.contains("| hard-l16-g2 | balanced | finedex |"),
+        "{summary}"
+    );
+
+    let fresh = d.join("fresh");
+    std::fs::create_dir(&fresh).unwrap();
+    refused_before_any_output(
+        &fresh,
+        "updatable-concurrent",
+        "lidx: error:",
+        &[
+            (&["--hard", "4:16"], "LOCAL at least GLOBAL"),
+            (&["--hard", "x"], "LOCAL:GLOBAL"),
+        ],
+    );
+    // Refused by the argument parser, naming what it accepts.
+    for (args, want) in [
+        (["--threads", "0"], "0 is not in 1..=1024"),
+        (["--kinds", "alex"], "finedex"),
+        (["--repeat", "0"], "0 is not in 1..=100"),
+    ] {
+        let out = lidx()
+            .current_dir(&fresh)
+            .args(["experiment", "updatable-concurrent", "--out-dir", "o"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            !out.status.success() && err.contains(want),
+            "{args:?}: {err}"
+        );
+        assert!(!fresh.join("o").exists());
+    }
+}
+
 /// `lidx experiment lsm-joins` at a small size: every method of every cell of two figures
 /// joined after every batch, the files it promises, no database left behind, and bad
 /// parameters refused before any output.

@@ -70,7 +70,8 @@ pub struct ThreadedReport {
     pub bulk_load_s: f64,
     /// Operations: lookups, inserts, removals, scans.
     pub mix: [usize; 4],
-    /// Seconds from releasing the threads until the last finished.
+    /// Seconds from the first thread's start, once all were released, until the last
+    /// finished.
     pub seconds: f64,
     /// Operations per second, all threads together.
     pub ops_per_s: f64,
@@ -171,30 +172,36 @@ fn run_with<C: Concurrent>(plan: &Plan, o: &ThreadOptions) -> anyhow::Result<Thr
     let ops = &plan.ops;
     let chunk = (ops.len() / (o.threads * 16)).clamp(1, CHUNK);
     let cursor = AtomicUsize::new(0);
-    let barrier = Barrier::new(o.threads + 1);
+    let barrier = Barrier::new(o.threads);
     let (index, allowed, cursor, barrier) = (&index, allowed.as_ref(), &cursor, &barrier);
-    let (seconds, outcomes) = std::thread::scope(|s| {
+    // The workers read the clock themselves: a main thread that waited with them could be
+    // scheduled late on a machine with as many cores as workers, and start the clock after
+    // they had finished.
+    let outcomes: Vec<anyhow::Result<Worker>> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..o.threads)
             .map(|_| {
                 s.spawn(move || worker(index, ops, chunk, cursor, barrier, allowed, o.sample_every))
             })
             .collect();
-        barrier.wait();
-        let start = Instant::now();
-        let outcomes: Vec<anyhow::Result<Worker>> = workers
+        workers
             .into_iter()
             .map(|w| {
                 w.join()
                     .map_err(|_| anyhow::anyhow!("a worker thread panicked"))?
-                    .map(|mut w| {
-                        w.seconds = w.end.duration_since(start).as_secs_f64();
-                        w
-                    })
             })
-            .collect();
-        (start.elapsed().as_secs_f64(), outcomes)
+            .collect()
     });
-    let workers: Vec<Worker> = outcomes.into_iter().collect::<anyhow::Result<_>>()?;
+    let mut workers: Vec<Worker> = outcomes.into_iter().collect::<anyhow::Result<_>>()?;
+    let (Some(start), Some(end)) = (
+        workers.iter().map(|w| w.began).min(),
+        workers.iter().map(|w| w.end).max(),
+    ) else {
+        bail!("no worker ran");
+    };
+    let seconds = end.duration_since(start).as_secs_f64();
+    for w in &mut workers {
+        w.seconds = w.end.duration_since(start).as_secs_f64();
+    }
     if let Some(allowed) = allowed {
         check_end_state(index, allowed).with_context(|| format!("{}", o.kind))?;
     }
@@ -239,6 +246,8 @@ fn run_with<C: Concurrent>(plan: &Plan, o: &ThreadOptions) -> anyhow::Result<Thr
 struct Worker {
     ops: u64,
     found: u64,
+    /// When it was released, and when it ran out of operations.
+    began: Instant,
     end: Instant,
     seconds: f64,
     lookups: Histogram<u64>,
@@ -259,6 +268,7 @@ fn worker<C: Concurrent>(
     let mut scanned = Vec::new();
     let (mut done, mut found, mut seen) = (0u64, 0u64, [0usize; 4]);
     barrier.wait();
+    let began = Instant::now();
     loop {
         let from = cursor.fetch_add(chunk, Ordering::Relaxed);
         if from >= ops.len() {
@@ -309,6 +319,7 @@ fn worker<C: Concurrent>(
     Ok(Worker {
         ops: done,
         found,
+        began,
         end: Instant::now(),
         seconds: 0.0,
         lookups,

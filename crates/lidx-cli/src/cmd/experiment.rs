@@ -13,6 +13,7 @@ use lidx::data::Distribution;
 use lidx::index::IndexKind;
 use lidx::updatable::{Kind, Workload};
 use lidx_bench::key_source::KeySource;
+use lidx_bench::updatable::baselines::ConcurrentKind;
 use lidx_bench::{Setup, airindex, bigtable, gre, indexes, join_sorted, unsorted, warm};
 
 use crate::progress::Context;
@@ -70,6 +71,16 @@ pub enum Command {
         after_help = "Examples:\n  lidx experiment updatable\n  lidx experiment updatable --n 5M --local 32,320,3200 --global 1,8,64\n  lidx experiment updatable --sosd books_200M_uint64 --sosd osm_cellids_200M_uint64 --n 200M --repeat 3"
     )]
     Updatable(UpdatableArgs),
+    /// Paper 3's multi-threaded half (GRE, section 4.2): concurrent updatable indexes
+    /// (FINEdex and the concurrent traditional baselines) on its workloads as the threads
+    /// grow, on an easy and a hard key set (Figs. 4-6), with per-thread tail latencies.
+    /// The default runs 1, 2 and 4 threads (4 oversubscribes 2 cores); --threads takes
+    /// the paper's range on a larger machine.
+    #[command(
+        name = "updatable-concurrent",
+        after_help = "Examples:\n  lidx experiment updatable-concurrent\n  lidx experiment updatable-concurrent --threads 1,2,4,8,16,24 --n 20M\n  lidx experiment updatable-concurrent --sosd osm_cellids_200M_uint64 --n 200M --workloads read-only,balanced,write-only"
+    )]
+    UpdatableConcurrent(UpdatableConcurrentArgs),
     /// Paper 5's study of joins over LSM-trees (section 4): the 29 methods over RocksDB
     /// against entry size, join frequency and matching rate (Fig. 5), index designs against
     /// entry size, duplication, skew and join frequency (Figs. 6-9), cumulative updates
@@ -164,6 +175,65 @@ pub struct UpdatableArgs {
     /// Seed of the keys and the workloads.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+}
+
+/// Run paper 3's multi-threaded study.
+#[derive(clap::Args)]
+pub struct UpdatableConcurrentArgs {
+    /// Keys per generated set (the paper: 200M).
+    #[arg(long, value_parser = parse_count, default_value = "1M")]
+    n: u64,
+    /// Operations per run after the bulk load at most [default: the workload's own].
+    #[arg(long, value_parser = parse_count)]
+    ops: Option<u64>,
+    /// Thread counts, comma-separated, each 1 to 1024 (the paper: 1 to 96).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4", value_parser = in_range::<1, 1024>)]
+    threads: Vec<usize>,
+    /// The kinds, comma-separated [default: all].
+    #[arg(long, value_delimiter = ',')]
+    kinds: Vec<ConcurrentKind>,
+    /// The workloads, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "read-only,read-intensive,balanced,write-only"
+    )]
+    workloads: Vec<Workload>,
+    /// lidx's synthetic sets, comma-separated (none: "").
+    #[arg(long, value_delimiter = ',', default_value = "lognormal")]
+    sets: Vec<Distribution>,
+    /// Hard sets of the hardness generator, each LOCAL:GLOBAL (segments at eps 32 and
+    /// 4096), comma-separated (none: "").
+    #[arg(long, value_delimiter = ',', default_value = "1600:16")]
+    hard: Vec<String>,
+    /// SOSD key files to run too (sorted; all their keys); repeatable.
+    #[arg(long, value_name = "FILE")]
+    sosd: Vec<PathBuf>,
+    /// Runs of each measurement, 1 to 100 (the median throughput's run is kept).
+    #[arg(long, default_value_t = 3, value_parser = in_range::<1, 100>)]
+    repeat: usize,
+    /// Directory for the CSVs, plots and summary [default: results/updatable-concurrent].
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+    /// Seed of the keys and the workloads.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+}
+
+/// `LOCAL:GLOBAL`, the hardness generator's targets.
+fn hard_set(text: &str) -> anyhow::Result<KeySource> {
+    let bad = || {
+        anyhow::anyhow!(
+            "--hard {text:?}: give LOCAL:GLOBAL, two counts of segments, LOCAL at least GLOBAL, e.g. 1600:16"
+        )
+    };
+    let (l, g) = text.split_once(':').ok_or_else(bad)?;
+    let (local, global): (u64, u64) = (
+        l.trim().parse().map_err(|_| bad())?,
+        g.trim().parse().map_err(|_| bad())?,
+    );
+    anyhow::ensure!(local >= global && global >= 1, bad());
+    Ok(KeySource::Hard { local, global })
 }
 
 /// Where a study writes, as every study that generates data takes it.
@@ -644,6 +714,32 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 seed: a.seed,
             };
             gre::run(&options, &progress)?
+        }
+        Command::UpdatableConcurrent(a) => {
+            let count = |name: &str, v: u64| {
+                usize::try_from(v).with_context(|| format!("--{name} {v} is too large"))
+            };
+            let mut sets: Vec<KeySource> = a.sets.into_iter().map(KeySource::Synthetic).collect();
+            for h in a.hard.iter().filter(|h| !h.trim().is_empty()) {
+                sets.push(hard_set(h)?);
+            }
+            sets.extend(a.sosd.into_iter().map(KeySource::Sosd));
+            let options = lidx_bench::gre_threads::Options {
+                n: count("n", a.n)?,
+                ops: a.ops.map(|v| count("ops", v)).transpose()?,
+                threads: a.threads,
+                kinds: if a.kinds.is_empty() {
+                    ConcurrentKind::ALL.to_vec()
+                } else {
+                    a.kinds
+                },
+                workloads: a.workloads,
+                sets,
+                repeat: a.repeat,
+                out_dir: a.out_dir,
+                seed: a.seed,
+            };
+            lidx_bench::gre_threads::run(&options, &progress)?
         }
         #[cfg(feature = "rocksdb")]
         Command::LsmJoins(a) => {
