@@ -24,7 +24,7 @@ use crate::progress::Progress;
 use crate::text::{table, times};
 use crate::updatable::baselines::ConcurrentKind;
 use crate::updatable::threads::{MAX_THREADS, ThreadOptions, ThreadedReport, run_threads};
-use crate::updatable::{RunOptions, make_plan};
+use crate::updatable::{PlanOptions, make_plan};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -187,14 +187,11 @@ impl Experiment for Measuring<'_> {
         let plan = make_plan(
             keys,
             None,
-            &RunOptions {
-                kind: lidx::updatable::Kind::BTreeMap,
+            &PlanOptions {
                 workload: cell.workload,
                 ops: o.ops,
                 scan_len: 100,
                 seed: o.seed,
-                verify: false,
-                sample_every: 100,
             },
         )?;
         let mut reports: Vec<Vec<ThreadedReport>> = vec![Vec::new(); o.kinds.len()];

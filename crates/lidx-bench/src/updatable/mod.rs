@@ -116,8 +116,33 @@ impl Tail {
     }
 }
 
-/// The plan `o` runs over `keys` (sorted); the shift workload inserts `shift_to` (sorted).
-pub fn make_plan(keys: &[u64], shift_to: Option<&[u64]>, o: &RunOptions) -> anyhow::Result<Plan> {
+/// What a run does, independent of the index: the workload, at most `ops` operations
+/// (`None`: the workload's own count), scans of `scan_len`, seeded by `seed`.
+#[derive(Clone, Copy, Debug)]
+pub struct PlanOptions {
+    /// The workload.
+    pub workload: Workload,
+    /// At most this many operations.
+    pub ops: Option<usize>,
+    /// Entries per scan.
+    pub scan_len: usize,
+    /// Seed of the plan.
+    pub seed: u64,
+}
+
+impl From<&RunOptions> for PlanOptions {
+    fn from(o: &RunOptions) -> PlanOptions {
+        PlanOptions {
+            workload: o.workload,
+            ops: o.ops,
+            scan_len: o.scan_len,
+            seed: o.seed,
+        }
+    }
+}
+
+/// The plan `o` makes over `keys` (sorted); the shift workload inserts `shift_to` (sorted).
+pub fn make_plan(keys: &[u64], shift_to: Option<&[u64]>, o: &PlanOptions) -> anyhow::Result<Plan> {
     Ok(match (o.workload, shift_to) {
         (Workload::Shift, Some(to)) => plan_shift(keys, to, o.ops, o.seed)?,
         (Workload::Shift, None) => bail!("the shift workload needs a second key set to insert"),
@@ -127,7 +152,7 @@ pub fn make_plan(keys: &[u64], shift_to: Option<&[u64]>, o: &RunOptions) -> anyh
 
 /// Runs `o` over `keys` (sorted); the shift workload inserts `shift_to` (sorted).
 pub fn run(keys: &[u64], shift_to: Option<&[u64]>, o: &RunOptions) -> anyhow::Result<RunReport> {
-    let plan = make_plan(keys, shift_to, o)?;
+    let plan = make_plan(keys, shift_to, &o.into())?;
     run_plan(&plan, keys.len(), o)
 }
 

@@ -7,7 +7,7 @@ use lidx::data::{Distribution, GenParams, KeyFile, generate};
 use lidx::updatable::{Kind, Workload};
 use lidx_bench::updatable::baselines::ConcurrentKind;
 use lidx_bench::updatable::threads::{MAX_THREADS, ThreadOptions, run_threads};
-use lidx_bench::updatable::{RunOptions, make_plan, run_plan};
+use lidx_bench::updatable::{PlanOptions, RunOptions, Tail, make_plan, run_plan};
 
 use crate::units::{human_bytes, parse_count};
 
@@ -123,7 +123,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         verify: a.verify,
         sample_every: 100,
     };
-    let plan = make_plan(&keys, shift_to.as_deref(), &options)?;
+    let plan = make_plan(&keys, shift_to.as_deref(), &(&options).into())?;
     if let Some(path) = &a.plan_out {
         plan.write(path)?;
     }
@@ -154,17 +154,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         r.p99_ns,
         r.p999_ns
     );
-    for (what, t) in [("lookups", r.lookup_tail), ("inserts", r.insert_tail)] {
-        if t.sampled > 0 {
-            say!(
-                "  {what} alone ({}): p50 {} ns, p99 {} ns, p99.9 {} ns",
-                t.sampled,
-                t.p50_ns,
-                t.p99_ns,
-                t.p999_ns
-            );
-        }
-    }
+    say_tails(r.lookup_tail, r.insert_tail)?;
     let c = r.counters;
     let held = r.measured_bytes.map_or(String::new(), |b| {
         format!(" ({} held, by the allocator)", human_bytes(b))
@@ -198,14 +188,11 @@ fn run_threaded(
     ops: Option<usize>,
 ) -> anyhow::Result<()> {
     // The plan is the single-threaded one's, so both runs do the same operations.
-    let plan_options = RunOptions {
-        kind: Kind::BTreeMap,
+    let plan_options = PlanOptions {
         workload: a.workload,
         ops,
         scan_len: a.scan_len,
         seed: a.seed,
-        verify: false,
-        sample_every: 100,
     };
     let plan = make_plan(keys, shift_to, &plan_options)?;
     if let Some(path) = &a.plan_out {
@@ -248,17 +235,7 @@ fn run_threaded(
         r.ops_per_s,
         r.seconds
     );
-    for (what, t) in [("lookups", r.lookup_tail), ("inserts", r.insert_tail)] {
-        if t.sampled > 0 {
-            say!(
-                "  {what} sampled 1% ({}): p50 {} ns, p99 {} ns, p99.9 {} ns",
-                t.sampled,
-                t.p50_ns,
-                t.p99_ns,
-                t.p999_ns
-            );
-        }
-    }
+    say_tails(r.lookup_tail, r.insert_tail)?;
     for (i, t) in r.per_thread.iter().enumerate() {
         say!(
             "  thread {i}: {} operations in {:.3} s; lookups p99 {} ns, inserts p99 {} ns",
@@ -277,6 +254,22 @@ fn run_threaded(
         say!(
             "verified: every answer is one the plan allows and the end state holds every key it should (the throughput includes the checks)"
         );
+    }
+    Ok(())
+}
+
+/// The sampled lookups' and inserts' latencies, where there are any.
+fn say_tails(lookups: Tail, inserts: Tail) -> anyhow::Result<()> {
+    for (what, t) in [("lookups", lookups), ("inserts", inserts)] {
+        if t.sampled > 0 {
+            say!(
+                "  {what} timed alone ({}): p50 {} ns, p99 {} ns, p99.9 {} ns",
+                t.sampled,
+                t.p50_ns,
+                t.p99_ns,
+                t.p999_ns
+            );
+        }
     }
     Ok(())
 }
