@@ -924,8 +924,9 @@ fn updatable_runs_every_kind_and_workload_and_refuses_bad_parameters() {
         ],
     );
     let rows = read_csv(&d.join("o/updatable.csv"));
-    // 3 sets × 5 workloads, 2 scan lengths, 4 shift runs, 3 bulk loads; each × 3 kinds.
-    assert_eq!(rows.len(), (3 * 5 + 2 + 4 + 3) * 3);
+    // 3 sets × 5 workloads, 4 tail runs, 2 scan lengths, 4 shift runs, 3 bulk loads;
+    // each × 3 kinds.
+    assert_eq!(rows.len(), (3 * 5 + 4 + 2 + 4 + 3) * 3);
     for r in &rows {
         well_formed(r, &["ops_per_s", "mean_ns", "bulk_load_s"]);
         // Every run but a bulk load's does operations after it.

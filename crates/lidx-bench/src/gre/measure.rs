@@ -18,6 +18,10 @@ pub(super) enum Cell {
     /// Fig. 2 (and 3, 8, 10, 11 from the same runs): every kind on `workload` over the
     /// `set`-th of the grid's and the named sets.
     Heatmap { set: usize, workload: Workload },
+    /// Figs. 10–11: `workload` (read-only for lookups, write-only for inserts) over the
+    /// easiest or the hardest set with every operation timed alone, so that a p99.9
+    /// rests on hundreds of samples (paper 3 times 1% of 100M operations and more).
+    Tail { hardest: bool, workload: Workload },
     /// Fig. 13: scans of `len` entries over the scan set.
     Scan { len: usize },
     /// Fig. 12: balanced runs over the set from `from` inserting keys of the set from `to`
@@ -187,6 +191,15 @@ impl Experiment for Measuring<'_> {
                 cells.push(Cell::Heatmap { set, workload });
             }
         }
+        let tails = [Workload::ReadOnly, Workload::WriteOnly];
+        for hardest in [false, true] {
+            cells.extend(
+                tails
+                    .iter()
+                    .filter(|w| o.workloads.contains(w))
+                    .map(|&workload| Cell::Tail { hardest, workload }),
+            );
+        }
         cells.extend(o.scan_lens.iter().map(|&len| Cell::Scan { len }));
         if o.shift {
             let (e, h) = (&self.easy, &self.hard);
@@ -226,6 +239,19 @@ impl Experiment for Measuring<'_> {
                     .as_ref()
                     .ok_or_else(|| anyhow::anyhow!("a set was just loaded"))?;
                 self.run_kinds("heatmap", set, None, &runs, progress)
+            }
+            Cell::Tail { hardest, workload } => {
+                let set =
+                    KeySet::load(if *hardest { &self.hard } else { &self.easy }, o.n, o.seed)?;
+                let runs: Vec<RunOptions> = o
+                    .kinds
+                    .iter()
+                    .map(|&k| RunOptions {
+                        sample_every: 1,
+                        ..self.base(k, *workload)
+                    })
+                    .collect();
+                self.run_kinds("tail", &set, None, &runs, progress)
             }
             Cell::Scan { len } => {
                 let len = *len;

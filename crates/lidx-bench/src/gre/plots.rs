@@ -124,6 +124,11 @@ impl Study<'_> {
             let get = |w: &'static str, f: fn(&Row) -> f64| {
                 move |k: &str| self.find("heatmap", set, k, w).map(f)
             };
+            // The tails from the runs that time every operation, each percentile only
+            // where at least 100 samples lie beyond it.
+            let tail = |w: &'static str, f: fn(&Row) -> Option<f64>| {
+                move |k: &str| self.find("tail", set, k, w).and_then(f)
+            };
             fig3.push(series(
                 format!("lookup, {label} ({set})"),
                 &get(ro, |r| r.mean_ns.0),
@@ -134,19 +139,27 @@ impl Study<'_> {
             ));
             fig10.push(series(
                 format!("p99, {label}"),
-                &get(ro, |r| r.lookup_p99_ns as f64),
+                &tail(ro, |r| {
+                    (r.lookup_sampled >= 10_000).then_some(r.lookup_p99_ns as f64)
+                }),
             ));
             fig10.push(series(
                 format!("p99.9, {label}"),
-                &get(ro, |r| r.lookup_p999_ns as f64),
+                &tail(ro, |r| {
+                    (r.lookup_sampled >= 100_000).then_some(r.lookup_p999_ns as f64)
+                }),
             ));
             fig11.push(series(
                 format!("p99, {label}"),
-                &get(wo, |r| r.insert_p99_ns as f64),
+                &tail(wo, |r| {
+                    (r.insert_sampled >= 10_000).then_some(r.insert_p99_ns as f64)
+                }),
             ));
             fig11.push(series(
                 format!("p99.9, {label}"),
-                &get(wo, |r| r.insert_p999_ns as f64),
+                &tail(wo, |r| {
+                    (r.insert_sampled >= 100_000).then_some(r.insert_p999_ns as f64)
+                }),
             ));
         }
         let fig8: Vec<Series> = self

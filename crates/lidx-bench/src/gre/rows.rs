@@ -13,8 +13,8 @@ use crate::updatable::RunReport;
 /// One measurement: a CSV row.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Row {
-    /// Which figure the run is for: heatmap, scan, shift (to the other set), shift-base
-    /// (to the same source), bulk.
+    /// Which figure the run is for: heatmap, tail (every operation timed alone, for Figs.
+    /// 10–11), scan, shift (to the other set), shift-base (to the same source), bulk.
     pub part: String,
     /// The key set (for a shift, the one bulk-loaded).
     pub set: String,
@@ -45,8 +45,12 @@ pub struct Row {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub p999_ns: u64,
+    /// Lookups timed alone, and their tail.
+    pub lookup_sampled: u64,
     pub lookup_p99_ns: u64,
     pub lookup_p999_ns: u64,
+    /// Inserts timed alone, and their tail.
+    pub insert_sampled: u64,
     pub insert_p99_ns: u64,
     pub insert_p999_ns: u64,
     /// Bytes of the index after the run: measured by the allocator where the process
@@ -101,8 +105,10 @@ impl Row {
             p50_ns: r.p50_ns,
             p99_ns: r.p99_ns,
             p999_ns: r.p999_ns,
+            lookup_sampled: r.lookup_tail.sampled,
             lookup_p99_ns: r.lookup_tail.p99_ns,
             lookup_p999_ns: r.lookup_tail.p999_ns,
+            insert_sampled: r.insert_tail.sampled,
             insert_p99_ns: r.insert_tail.p99_ns,
             insert_p999_ns: r.insert_tail.p999_ns,
             size_bytes: r.measured_bytes.unwrap_or(r.size_bytes),

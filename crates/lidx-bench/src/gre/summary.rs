@@ -166,15 +166,12 @@ impl Study<'_> {
             .kind_names()
             .iter()
             .map(|&k| {
-                let cell = |set: &str, w: Workload, f: fn(&Row) -> (u64, u64)| {
-                    self.find("heatmap", set, k, w.name())
-                        .map_or("-".into(), |r| {
-                            let (a, b) = f(r);
-                            format!("{a} / {b}")
-                        })
+                let cell = |set: &str, w: Workload, f: fn(&Row) -> (u64, u64, u64)| {
+                    self.find("tail", set, k, w.name())
+                        .map_or("-".into(), |r| tail_cell(f(r)))
                 };
-                let lookups = |r: &Row| (r.lookup_p99_ns, r.lookup_p999_ns);
-                let inserts = |r: &Row| (r.insert_p99_ns, r.insert_p999_ns);
+                let lookups = |r: &Row| (r.lookup_sampled, r.lookup_p99_ns, r.lookup_p999_ns);
+                let inserts = |r: &Row| (r.insert_sampled, r.insert_p99_ns, r.insert_p999_ns);
                 vec![
                     k.to_string(),
                     cell(&self.easy, Workload::ReadOnly, lookups),
@@ -184,7 +181,10 @@ impl Study<'_> {
                 ]
             })
             .collect();
-        s += &format!("Easiest: {}; hardest: {}.\n\n", self.easy, self.hard);
+        s += &format!(
+            "Easiest: {}; hardest: {}. Every operation of these runs is timed alone (their throughput is not the heatmap's); a percentile is shown where at least 100 samples lie beyond it (p99: 10,000 samples, p99.9: 100,000), else `-`; the samples are in brackets.\n\n",
+            self.easy, self.hard
+        );
         s + &table(&header, &rows)
     }
 
@@ -294,4 +294,17 @@ impl Study<'_> {
         s += &table(&strings(&["kind", "n", "2n", "4n"]), &rows);
         s
     }
+}
+
+/// `p99 / p99.9 (samples)`, each percentile only where at least 100 samples lie beyond it.
+fn tail_cell((sampled, p99, p999): (u64, u64, u64)) -> String {
+    let show = |p: u64, needs: u64| match sampled >= needs {
+        true => p.to_string(),
+        false => "-".into(),
+    };
+    format!(
+        "{} / {} ({sampled})",
+        show(p99, 10_000),
+        show(p999, 100_000)
+    )
 }

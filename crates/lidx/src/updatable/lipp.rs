@@ -194,19 +194,17 @@ impl Node {
             conflicts: 0,
         };
         node.slots.resize_with(capacity, || Slot::Empty);
+        let mut min_max_line = fmcd.is_none();
         if fmcd.is_some() && node.slot(lo) == node.slot(hi) {
             // Rounding of keys far apart in f64 left FMCD's line unable to part them.
             (node.slope, node.offset) = (min_max(lo, hi, capacity).1, 0.0);
+            min_max_line = true;
         }
-        // Rounding can leave the greatest key short of the last slot (min-max), and then,
-        // with two slots, in the least key's: nudge the slope up until it lands there (or,
-        // for FMCD's line, until the two part), so building ends.
-        let last = if node.offset == 0.0 {
-            capacity - 1
-        } else {
-            node.slot(lo) + 1
-        };
-        while hi > lo && node.slot(hi) < last {
+        // FMCD's line parts the least and the greatest key (checked above), so a child
+        // always holds fewer keys and building ends. The min-max line can fall short of
+        // the last slot by rounding, and then, with two slots, land both in one: nudge its
+        // slope up (a few steps) until the greatest key reaches the last slot.
+        while min_max_line && hi > lo && node.slot(hi) < capacity - 1 {
             node.slope = node.slope.next_up();
         }
         let mut i = 0;
@@ -544,7 +542,7 @@ impl Updatable for Lipp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::{Distribution, GenParams, generate};
+    use crate::data::{Distribution, GenParams, HardnessParams, generate, generate_hard};
 
     fn shape(dist: Distribution, model: LippModel) -> (f64, f64, u64) {
         let keys = generate(&GenParams::new(dist, 500_000, 42)).unwrap();
@@ -562,6 +560,27 @@ mod tests {
             mean,
             deepest,
         )
+    }
+
+    /// Building ends on every set of the hardness generator's small corners (a loop that
+    /// nudged FMCD's line towards the last slot never ended on one of them).
+    #[test]
+    fn fmcd_builds_end_on_the_hardness_grid() {
+        for (local, global) in [(4, 1), (4, 2), (16, 1), (16, 2), (160, 16)] {
+            for n in [20_000, 3_000] {
+                let keys = generate_hard(&HardnessParams {
+                    n,
+                    local,
+                    global,
+                    seed: 42,
+                })
+                .unwrap();
+                let entries: Vec<(u64, u64)> = keys.iter().map(|&k| (k, k)).collect();
+                let mut lipp = Lipp::with_params(&entries, LippParams::default()).unwrap();
+                lipp.check_structure().unwrap();
+                assert_eq!(lipp.get(keys[n / 2]), Some(keys[n / 2]));
+            }
+        }
     }
 
     /// The audit's case: 500K lognormal keys chained conflicts under the min-max line
