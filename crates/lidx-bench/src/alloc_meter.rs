@@ -40,6 +40,15 @@ fn shard() -> &'static AtomicI64 {
     &LIVE[i].0
 }
 
+/// Notes that the counting allocator is in use, writing the shared flag only once: a
+/// store on every allocation would pull its cache line from thread to thread.
+#[inline]
+fn mark_installed() {
+    if !INSTALLED.load(Ordering::Relaxed) {
+        INSTALLED.store(true, Ordering::Relaxed);
+    }
+}
+
 /// A global allocator that counts the bytes live through `A`:
 /// `#[global_allocator] static A: Counting<MiMalloc> = Counting(MiMalloc);`.
 pub struct Counting<A>(pub A);
@@ -55,7 +64,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
         // SAFETY: the caller's contract, passed on.
         let p = unsafe { self.0.alloc(layout) };
         if !p.is_null() {
-            INSTALLED.store(true, Ordering::Relaxed);
+            mark_installed();
             shard().fetch_add(layout.size() as i64, Ordering::Relaxed);
         }
         p
@@ -65,7 +74,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
         // SAFETY: the caller's contract, passed on.
         let p = unsafe { self.0.alloc_zeroed(layout) };
         if !p.is_null() {
-            INSTALLED.store(true, Ordering::Relaxed);
+            mark_installed();
             shard().fetch_add(layout.size() as i64, Ordering::Relaxed);
         }
         p
