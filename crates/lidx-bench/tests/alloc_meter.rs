@@ -18,12 +18,12 @@ fn the_meter_counts_what_is_held() {
 }
 
 fn a_vector_is_counted_at_its_capacity_and_freed() {
-    let before = live_bytes().unwrap();
+    let before = live_bytes().expect("the counting allocator is installed");
     let v: Vec<u64> = Vec::with_capacity(1 << 20);
-    let held = live_bytes().unwrap() - before;
+    let held = live_bytes().expect("the counting allocator is installed") - before;
     assert!((8 << 20..(8 << 20) + 4096).contains(&held), "{held}");
     drop(v);
-    let after = live_bytes().unwrap() - before;
+    let after = live_bytes().expect("the counting allocator is installed") - before;
     assert!(after.abs() < 4096, "{after}");
 }
 
@@ -39,8 +39,8 @@ fn every_kind_reports_about_the_bytes_it_holds() {
             verify: false,
             sample_every: 100,
         };
-        let r = run(&keys, None, &o).unwrap();
-        let measured = r.measured_bytes.unwrap() as f64;
+        let r = run(&keys, None, &o).expect("a run");
+        let measured = r.measured_bytes.expect("a measured size") as f64;
         let reported = r.size_bytes as f64;
         // 200K entries of 16 bytes: no index holds less.
         assert!(measured >= 200_000.0 * 16.0, "{kind}: {measured}");
