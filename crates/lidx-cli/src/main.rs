@@ -179,10 +179,23 @@ fn usage_error(err: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         _ => {
+            // clap's message up to its usage block, on one line: the arguments it names
+            // (a missing one, say) sit on the lines below the first.
             let text = err.to_string();
-            let first = text.lines().next().unwrap_or("invalid command line");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("lidx: error: {first} (see lidx --help)");
+            let message: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let message = message.join(" ");
+            let message = message.strip_prefix("error: ").unwrap_or(&message);
+            let message = if message.is_empty() {
+                "invalid command line"
+            } else {
+                message
+            };
+            eprintln!("lidx: error: {message} (see lidx --help)");
             ExitCode::from(2)
         }
     }

@@ -470,6 +470,22 @@ fn usage_errors_exit_with_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("'books' is not one of udense"));
+    // A missing argument is named, on the one line.
+    let out = lidx()
+        .args([
+            "updatable",
+            "run",
+            "--kind",
+            "alex",
+            "--workload",
+            "balanced",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not provided: --dist <DIST>"), "{err}");
 }
 
 /// A short `lidx bench disk` of `dir` (an 8 MiB scratch file, 4 KiB and 1 MiB reads, queue

@@ -25,6 +25,8 @@ use lidx::updatable::concurrent::Concurrent;
 /// baselines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConcurrentKind {
+    /// [`AlexPlus`](lidx::updatable::concurrent::AlexPlus).
+    AlexPlus,
     /// [`Finedex`](lidx::updatable::concurrent::Finedex).
     Finedex,
     /// [`ArtOlc`].
@@ -39,6 +41,7 @@ pub enum ConcurrentKind {
 }
 
 lidx::name_table!(ConcurrentKind, "concurrent index kind", [
+    AlexPlus => "alex+",
     Finedex => "finedex",
     ArtOlc => "art-olc",
     BTreeOlc => "btree-olc",
@@ -47,10 +50,16 @@ lidx::name_table!(ConcurrentKind, "concurrent index kind", [
 ]);
 
 impl ConcurrentKind {
+    /// Whether the kind is a learned index designed for concurrency from the start
+    /// (paper 3's XIndex and FINEdex), not a single-thread one made thread-safe (ALEX+).
+    pub fn is_native_learned(self) -> bool {
+        self == ConcurrentKind::Finedex
+    }
+
     /// Whether paper 3 counts the kind as a learned index.
     pub fn is_learned(self) -> bool {
         match self {
-            ConcurrentKind::Finedex => true,
+            ConcurrentKind::AlexPlus | ConcurrentKind::Finedex => true,
             ConcurrentKind::ArtOlc
             | ConcurrentKind::BTreeOlc
             | ConcurrentKind::SccTree

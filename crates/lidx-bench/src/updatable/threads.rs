@@ -19,7 +19,7 @@ use anyhow::{Context, bail};
 use hdrhistogram::Histogram;
 use lidx::updatable::Op;
 use lidx::updatable::Plan;
-use lidx::updatable::concurrent::{Concurrent, Finedex, LockedMap};
+use lidx::updatable::concurrent::{AlexPlus, Concurrent, Finedex, LockedMap};
 use serde::Serialize;
 
 use super::baselines::{ArtOlc, BTreeOlc, ConcurrentKind, SccTree};
@@ -101,6 +101,7 @@ pub fn run_threads(plan: &Plan, o: &ThreadOptions) -> anyhow::Result<ThreadedRep
         bail!("sample_every must be at least 1");
     }
     match o.kind {
+        ConcurrentKind::AlexPlus => run_with::<AlexPlus>(plan, o),
         ConcurrentKind::Finedex => run_with::<Finedex>(plan, o),
         ConcurrentKind::ArtOlc => run_with::<ArtOlc>(plan, o),
         ConcurrentKind::BTreeOlc => run_with::<BTreeOlc>(plan, o),

@@ -37,16 +37,17 @@
 //! each other by index; a split reuses the split node's index for its left half.
 
 pub mod file;
+mod gapped;
 mod plan;
+mod plus;
 
 pub use file::{AlexFile, AlexReader, BuildReport};
+pub use plus::AlexPlus;
 
 use super::{Counters, Updatable, check_sorted, last_of_each_key};
 use crate::Result;
-use plan::{
-    LOOKUP_WEIGHT, MIN_SLOTS, Model, NodeSink, Router, SEARCH_WEIGHT, SHIFT_WEIGHT, SMALL_RANGE,
-    expected_cost, place, slots_for,
-};
+use gapped::CostStats;
+use plan::{MIN_SLOTS, Model, NodeSink, Router, expected_cost, place, slots_for};
 
 /// Densities, sizes and the cost model's weights.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -162,10 +163,7 @@ struct Data {
     next: u32,
     /// The cost per operation the build expected, and what was seen since.
     expected_cost: f64,
-    ops: u64,
-    search_steps: u64,
-    inserts: u64,
-    shifts: u64,
+    stats: CostStats,
 }
 
 impl Data {
@@ -181,10 +179,7 @@ impl Data {
             len: entries.len(),
             next,
             expected_cost: expected_cost(entries, slots),
-            ops: 0,
-            search_steps: 0,
-            inserts: 0,
-            shifts: 0,
+            stats: CostStats::default(),
         };
         let mut last = 0;
         place(entries, slots, &model, |i, _, pos| {
@@ -227,88 +222,25 @@ impl Data {
     /// The first slot at or after `from` whose bit differs from `flip`'s (all zeros: an
     /// entry; all ones: a gap); `slots()` if none.
     fn next_bit(&self, from: usize, flip: u64) -> usize {
-        let mut w = from / 64;
-        if w >= self.occupied.len() {
-            return self.slots();
-        }
-        let mut bits = (self.occupied[w] ^ flip) & (u64::MAX << (from % 64));
-        loop {
-            if bits != 0 {
-                return (w * 64 + bits.trailing_zeros() as usize).min(self.slots());
-            }
-            w += 1;
-            if w == self.occupied.len() {
-                return self.slots();
-            }
-            bits = self.occupied[w] ^ flip;
-        }
+        gapped::next_bit(&self.occupied[..], self.slots(), from, flip)
     }
 
     /// The last gap before `before`.
     fn prev_gap(&self, before: usize) -> Option<usize> {
-        if before == 0 {
-            return None;
-        }
-        let last = before - 1;
-        let mut w = last / 64;
-        let mut bits = !self.occupied[w] & (u64::MAX >> (63 - last % 64));
-        loop {
-            if bits != 0 {
-                return Some(w * 64 + 63 - bits.leading_zeros() as usize);
-            }
-            if w == 0 {
-                return None;
-            }
-            w -= 1;
-            bits = !self.occupied[w];
-        }
+        gapped::prev_gap(&self.occupied[..], before)
     }
 
     /// The first slot whose key is at least `key`, searched exponentially outwards from
     /// the model's prediction; and the steps that took.
     fn lower_bound(&self, key: u64) -> (usize, u64) {
-        let keys = &self.keys;
-        let from = self.model.predict(key, keys.len());
-        let mut steps = 1;
-        let mut step = 1;
-        let (lo, hi) = if keys[from] >= key {
-            // The answer is at most `from`: probe leftwards.
-            let mut first_ge = from;
-            loop {
-                if step > from {
-                    break (0, first_ge);
-                }
-                let probe = from - step;
-                if keys[probe] < key {
-                    break (probe + 1, first_ge);
-                }
-                first_ge = probe;
-                step *= 2;
-                steps += 1;
-            }
-        } else {
-            let mut last_lt = from;
-            loop {
-                let probe = from + step;
-                if probe >= keys.len() {
-                    break (last_lt + 1, keys.len());
-                }
-                if keys[probe] >= key {
-                    break (last_lt + 1, probe);
-                }
-                last_lt = probe;
-                step *= 2;
-                steps += 1;
-            }
-        };
-        (lo + keys[lo..hi].partition_point(|&k| k < key), steps)
+        gapped::lower_bound(&self.keys[..], &self.model, key)
     }
 
     /// The slot holding `key`, and the lower bound it was searched from.
     fn find(&mut self, key: u64) -> (Option<usize>, usize) {
         let (lb, steps) = self.lower_bound(key);
-        self.ops += 1;
-        self.search_steps += steps;
+        self.stats.ops += 1;
+        self.stats.search_steps += steps;
         let at = self.next_entry(lb);
         let found = (at < self.slots() && self.keys[at] == key).then_some(at);
         (found, lb)
@@ -342,8 +274,8 @@ impl Data {
         self.payloads[pos] = payload;
         self.set(pos, true);
         self.len += 1;
-        self.inserts += 1;
-        self.shifts += shifted;
+        self.stats.inserts += 1;
+        self.stats.shifts += shifted;
         shifted
     }
 
@@ -384,21 +316,6 @@ impl Data {
             i = self.next_entry(i + 1);
         }
         out
-    }
-
-    /// Whether inserts have shifted so many entries (over 100 each, ALEX's catastrophic
-    /// cost) that the node must split before it is full.
-    fn is_catastrophic(&self) -> bool {
-        self.len >= SMALL_RANGE
-            && self.inserts >= MIN_OBSERVED_INSERTS
-            && self.shifts > CATASTROPHIC_SHIFTS * self.inserts
-    }
-
-    /// The cost per operation seen since the build.
-    fn observed_cost(&self) -> f64 {
-        let steps = self.search_steps as f64 / self.ops.max(1) as f64;
-        let shifts = self.shifts as f64 / self.inserts.max(1) as f64;
-        SEARCH_WEIGHT * steps + SHIFT_WEIGHT * shifts
     }
 
     fn bytes(&self) -> u64 {
@@ -547,11 +464,7 @@ impl Alex {
         let params = self.params;
         let d = self.data(at.data);
         let grown = slots_for(d.len + 1, params.min_density);
-        let strayed = d.is_catastrophic()
-            || d.inserts >= MIN_OBSERVED_INSERTS
-                && d.len >= SMALL_RANGE
-                && d.observed_cost() > LOOKUP_WEIGHT
-                && d.observed_cost() > DEVIATION * d.expected_cost;
+        let strayed = d.stats.has_strayed(d.len, d.expected_cost);
         let (entries, next) = (d.entries(), d.next);
         self.counters.structure_modifications += 1;
         self.counters.keys_shifted += entries.len() as u64;
@@ -817,7 +730,7 @@ impl Updatable for Alex {
             // A node just rebuilt or split always has a gap, so room is made once.
             if made_room || !d.is_full(max_density) {
                 let shifted = d.insert_absent(key, payload, lb);
-                let catastrophic = d.is_catastrophic();
+                let catastrophic = d.stats.is_catastrophic(d.len);
                 self.counters.keys_shifted += shifted;
                 if catastrophic {
                     // Inserts crowd one part of a large node: split it now, not when full.

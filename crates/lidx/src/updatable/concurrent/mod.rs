@@ -12,6 +12,8 @@
 //! map allows.
 //!
 //! Kinds:
+//! - [`AlexPlus`]: ALEX+, the ALEX-like index with an optimistic lock per data node and
+//!   structure modifications out of place (paper 3's ALEX+, after APEX).
 //! - [`Finedex`]: FINEdex, a learned index designed for concurrency (paper 3's native
 //!   concurrent learned indexes are XIndex and FINEdex): a static PLA top level, sorted
 //!   arrays updated in place by atomics, a delta bin with its own lock per gap, retrained
@@ -26,6 +28,7 @@ mod finedex;
 mod lock;
 mod locked_map;
 
+pub use super::alex::AlexPlus;
 pub use finedex::Finedex;
 pub use lock::{OptLock, back_off};
 pub use locked_map::LockedMap;
