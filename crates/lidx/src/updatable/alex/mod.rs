@@ -170,6 +170,11 @@ impl Data {
     /// A data node over `entries` (sorted, distinct keys) with `slots` positions, placed
     /// by a least-squares model.
     fn build(entries: &[(u64, u64)], slots: usize, next: u32) -> Data {
+        Data::build_expecting(entries, slots, next, expected_cost(entries, slots))
+    }
+
+    /// [`Data::build`], the cost per operation expected given.
+    fn build_expecting(entries: &[(u64, u64)], slots: usize, next: u32, expected: f64) -> Data {
         let model = Model::fit(entries, slots);
         let mut data = Data {
             model,
@@ -178,7 +183,7 @@ impl Data {
             occupied: vec![0; slots.div_ceil(64)],
             len: entries.len(),
             next,
-            expected_cost: expected_cost(entries, slots),
+            expected_cost: expected,
             stats: CostStats::default(),
         };
         let mut last = 0;
@@ -466,10 +471,15 @@ impl Alex {
         let grown = slots_for(d.len + 1, params.min_density);
         let strayed = d.stats.has_strayed(d.len, d.expected_cost);
         let (entries, next) = (d.entries(), d.next);
+        let (d_expected, d_stats) = (d.expected_cost, d.stats);
         self.counters.structure_modifications += 1;
         self.counters.keys_shifted += entries.len() as u64;
         if !strayed && grown <= params.max_data_slots {
-            self.rebuild_data(at.data, &entries, grown, next);
+            // ALEX's plain expansion: the node keeps the cost its build expected and
+            // what it has seen since (only a split or a retrain computes them anew).
+            let mut expanded = Data::build_expecting(&entries, grown, next, d_expected);
+            expanded.stats = d_stats;
+            self.nodes[at.data as usize] = Node::Data(expanded);
             return;
         }
         match at.parent {

@@ -231,6 +231,22 @@ impl DataNode {
     /// A data node over `entries` (sorted, distinct keys) with `slots` positions, locked
     /// by its creator.
     fn build(entries: &[(u64, u64)], slots: usize) -> DataNode {
+        DataNode::build_expecting(
+            entries,
+            slots,
+            expected_cost(entries, slots),
+            CostStats::default(),
+        )
+    }
+
+    /// [`DataNode::build`], the expected cost and the costs seen so far given (ALEX's plain
+    /// expansion keeps both).
+    fn build_expecting(
+        entries: &[(u64, u64)],
+        slots: usize,
+        expected: f64,
+        seen: CostStats,
+    ) -> DataNode {
         let model = Model::fit(entries, slots);
         let mut keys = vec![u64::MAX; slots];
         let mut payloads = vec![0; slots];
@@ -251,11 +267,11 @@ impl DataNode {
             payloads: atomics(payloads),
             occupied: atomics(occupied),
             len: AtomicUsize::new(entries.len()),
-            expected_cost: expected_cost(entries, slots),
-            ops: AtomicU64::new(0),
-            search_steps: AtomicU64::new(0),
-            inserts: AtomicU64::new(0),
-            shifts: AtomicU64::new(0),
+            expected_cost: expected,
+            ops: AtomicU64::new(seen.ops),
+            search_steps: AtomicU64::new(seen.search_steps),
+            inserts: AtomicU64::new(seen.inserts),
+            shifts: AtomicU64::new(seen.shifts),
             links: Mutex::new(Links::default()),
         }
     }
@@ -590,11 +606,16 @@ impl AlexPlus {
         let new = if split {
             self.split(key, old, &entries)
         } else {
-            let slots = match change {
-                Change::Grow => grown,
-                Change::Shrink => slots_for(entries.len(), p.init_density),
+            let new = match change {
+                // ALEX's plain expansion keeps the expected cost and the costs seen.
+                Change::Grow => {
+                    DataNode::build_expecting(&entries, grown, d.expected_cost, d.stats())
+                }
+                Change::Shrink => {
+                    DataNode::build(&entries, slots_for(entries.len(), p.init_density))
+                }
             };
-            let new = Arc::new(Node::Data(DataNode::build(&entries, slots)));
+            let new = Arc::new(Node::Data(new));
             let parent = self.lock_parent(key, old);
             self.repoint(&parent, key, old, &new);
             vec![new]
