@@ -20,12 +20,13 @@
 //!   the same way (or made the root, under the root lock). Locks are taken from a leaf
 //!   upwards only, and a shared holder waits for nothing, so no two writers wait on each
 //!   other.
-//! - **Leaves are linked** left to right for scans, each link guarded by a lock per leaf,
-//!   taken left to right when an SMO rewires them. A scan reads each leaf under its
+//! - **Leaves are linked** left to right for scans; an SMO rewires the links under a lock
+//!   per leaf, taken left to right. A scan reads a leaf in chunks, each under the leaf's
 //!   version; where a leaf turns out obsolete it descends again from the last key it
 //!   returned.
-//! - Nodes are freed when the last thread holding them lets go (reference counts and
-//!   `arc-swap` in place of ALEX+'s epochs).
+//! - **Epoch-based reclamation** (`crossbeam-epoch`, as ALEX+ ports HOT's epochs): every
+//!   operation runs pinned; a replaced node, no longer pointed at by any current node, is
+//!   freed once every thread pinned before its replacement has let go.
 //!
 //! Departures from GRE's code, where that code is unsafe: the root grows past its last slot
 //! out of place (ALEX+ rewrites the root's slot array under readers), and a scan that meets
@@ -33,10 +34,10 @@
 //! search steps for the cost model with racy relaxed stores, as ALEX+'s plain increments
 //! do.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
 
-use arc_swap::{ArcSwap, Guard};
+use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned, Shared};
 use parking_lot::{Mutex, MutexGuard};
 
 use super::gapped::{self, CostStats};
@@ -47,6 +48,8 @@ use crate::updatable::concurrent::{Concurrent, OptLock, back_off};
 use crate::updatable::{check_sorted, last_of_each_key};
 
 const RELAXED: Ordering = Ordering::Relaxed;
+const ACQUIRE: Ordering = Ordering::Acquire;
+const RELEASE: Ordering = Ordering::Release;
 
 /// Entries a scan reads from a leaf under one version.
 const SCAN_CHUNK: usize = 64;
@@ -54,7 +57,7 @@ const SCAN_CHUNK: usize = 64;
 /// The ALEX+ index.
 pub struct AlexPlus {
     params: AlexParams,
-    root: ArcSwap<Node>,
+    root: Atomic<Node>,
     /// Held to replace the root (ALEX+'s super-root lock).
     root_lock: Mutex<()>,
     /// Structure modifications so far: expansions, contractions, splits, slot doublings.
@@ -82,20 +85,53 @@ impl Node {
     }
 }
 
+/// The node behind `p`, loaded from the tree (its root, a slot, a link) or just made
+/// under `'g`; `None` for null (a link at an end).
+#[expect(
+    unsafe_code,
+    reason = "epoch-protected pointers, as ALEX+ reclaims nodes"
+)]
+fn node<'g>(p: Shared<'g, Node>) -> Option<&'g Node> {
+    // SAFETY: a node is destroyed only by `retire`, after no current node points at it,
+    // and then only once every thread pinned before that has unpinned; `p` was loaded (or
+    // made) under the guard of lifetime `'g`, pinned since, so its node outlives `'g`.
+    unsafe { p.as_ref() }
+}
+
+/// The node behind `p`, which is not null (a root or a slot).
+fn at<'g>(p: Shared<'g, Node>) -> &'g Node {
+    node(p).expect("the root and the slots are never null")
+}
+
+/// Frees node `p`, replaced (obsolete, and pointed at by no current node), once no pinned
+/// thread can hold it.
+#[expect(unsafe_code, reason = "epoch-based reclamation of a replaced node")]
+fn retire(p: Shared<'_, Node>, guard: &Guard) {
+    // SAFETY: the caller replaced `p` and unlinked it from every current node (parent
+    // slots, the root, neighbours' links), and each node is retired once, by the writer
+    // that replaced it; threads that still hold it are pinned, and the epoch outlives them.
+    unsafe { guard.defer_destroy(p) }
+}
+
 /// A model node: a router and a child per slot (a child may take a run of slots).
 struct ModelNode {
     router: Router,
-    children: Box<[ArcSwap<Node>]>,
+    children: Box<[Atomic<Node>]>,
     /// Distinct children (runs of slots).
     distinct: AtomicUsize,
     smo: SmoLock,
 }
 
 impl ModelNode {
-    fn new(router: Router, children: Vec<Arc<Node>>, distinct: usize, smo: SmoLock) -> ModelNode {
+    fn new(
+        router: Router,
+        children: &[Shared<'_, Node>],
+        distinct: usize,
+        smo: SmoLock,
+    ) -> ModelNode {
         ModelNode {
             router,
-            children: children.into_iter().map(ArcSwap::new).collect(),
+            children: children.iter().map(|&c| Atomic::from(c)).collect(),
             distinct: AtomicUsize::new(distinct),
             smo,
         }
@@ -105,21 +141,27 @@ impl ModelNode {
         self.router.slot(key, self.children.len())
     }
 
-    fn points_at(&self, slot: usize, node: &Arc<Node>) -> bool {
-        std::ptr::eq(Arc::as_ptr(&self.children[slot].load()), Arc::as_ptr(node))
+    fn child<'g>(&self, slot: usize, guard: &'g Guard) -> Shared<'g, Node> {
+        self.children[slot].load(ACQUIRE, guard)
     }
 
     /// The run of slots `[first, end)` around `at` that point at `child`.
-    fn span(&self, at: usize, child: &Arc<Node>) -> (usize, usize) {
+    fn span(&self, at: usize, child: Shared<'_, Node>, guard: &Guard) -> (usize, usize) {
         let mut first = at;
-        while first > 0 && self.points_at(first - 1, child) {
+        while first > 0 && self.child(first - 1, guard) == child {
             first -= 1;
         }
         let mut end = at + 1;
-        while end < self.children.len() && self.points_at(end, child) {
+        while end < self.children.len() && self.child(end, guard) == child {
             end += 1;
         }
         (first, end)
+    }
+
+    fn store(&self, slots: std::ops::Range<usize>, child: Shared<'_, Node>) {
+        for s in slots {
+            self.children[s].store(child, RELEASE);
+        }
     }
 }
 
@@ -201,13 +243,6 @@ impl SmoLock {
     }
 }
 
-/// A leaf's neighbours (the previous one held weakly, so the chain owns no cycle).
-#[derive(Default)]
-struct Links {
-    prev: Option<Weak<Node>>,
-    next: Option<Arc<Node>>,
-}
-
 /// A data node: the gapped array of [`Alex`](super::Alex)'s data nodes in relaxed atomics,
 /// under an optimistic lock.
 struct DataNode {
@@ -224,7 +259,11 @@ struct DataNode {
     search_steps: AtomicU64,
     inserts: AtomicU64,
     shifts: AtomicU64,
-    links: Mutex<Links>,
+    /// Held while an SMO rewires `prev` and `next` (scans read `next` without it).
+    links: Mutex<()>,
+    /// The neighbouring leaves (null at the ends, and once this leaf is replaced).
+    prev: Atomic<Node>,
+    next: Atomic<Node>,
 }
 
 impl DataNode {
@@ -272,7 +311,9 @@ impl DataNode {
             search_steps: AtomicU64::new(seen.search_steps),
             inserts: AtomicU64::new(seen.inserts),
             shifts: AtomicU64::new(seen.shifts),
-            links: Mutex::new(Links::default()),
+            links: Mutex::new(()),
+            prev: Atomic::null(),
+            next: Atomic::null(),
         }
     }
 
@@ -458,6 +499,8 @@ impl DataNode {
 }
 
 /// What a structure modification puts in place of a full (or emptied) node.
+
+/// What a structure modification puts in place of a full (or emptied) node.
 #[derive(Clone, Copy, PartialEq)]
 enum Change {
     /// An insert found the node full or catastrophic.
@@ -470,20 +513,16 @@ enum Change {
 /// held shared (released on drop).
 enum Parent<'a> {
     Root(#[expect(dead_code, reason = "held, not read")] MutexGuard<'a, ()>),
-    Model(Shared),
+    Model(Held<'a>),
 }
 
 /// A model node held shared.
-struct Shared(Arc<Node>);
+struct Held<'g>(&'g ModelNode);
 
-impl Drop for Shared {
+impl Drop for Held<'_> {
     fn drop(&mut self) {
-        self.0.model().smo.unlock_shared();
+        self.0.smo.unlock_shared();
     }
-}
-
-fn same(a: &Arc<Node>, b: &Arc<Node>) -> bool {
-    Arc::ptr_eq(a, b)
 }
 
 impl AlexPlus {
@@ -492,19 +531,24 @@ impl AlexPlus {
         check_sorted(entries, "AlexPlus::bulk_load")?;
         params.check()?;
         let entries = last_of_each_key(entries);
-        let mut loader = Loader::default();
+        let guard = &epoch::pin();
+        let mut loader = Loader {
+            built: Vec::new(),
+            leaves: Vec::new(),
+            guard,
+        };
         let root = plan::bulk_load(&entries, &params, size_of::<DataNode>(), &mut loader);
         let root = loader.assemble(root);
         for pair in loader.leaves.windows(2) {
-            pair[0].data().links.lock().next = Some(pair[1].clone());
-            pair[1].data().links.lock().prev = Some(Arc::downgrade(&pair[0]));
+            at(pair[0]).data().next.store(pair[1], RELEASE);
+            at(pair[1]).data().prev.store(pair[0], RELEASE);
         }
-        for leaf in &loader.leaves {
-            leaf.data().lock.unlock();
+        for &leaf in &loader.leaves {
+            at(leaf).data().lock.unlock();
         }
         Ok(AlexPlus {
             params,
-            root: ArcSwap::new(root),
+            root: Atomic::from(root),
             root_lock: Mutex::new(()),
             modifications: AtomicU64::new(0),
         })
@@ -518,60 +562,61 @@ impl AlexPlus {
 
     /// Levels of nodes from the root to the deepest data node (1 when the root is one).
     pub fn depth(&self) -> u64 {
-        fn depth(node: &Node) -> u64 {
-            match node {
-                Node::Data(_) => 1,
-                Node::Model(m) => {
-                    let mut deepest = 0;
-                    let mut s = 0;
-                    while s < m.children.len() {
-                        let child = m.children[s].load_full();
-                        deepest = deepest.max(depth(&child));
-                        s = m.span(s, &child).1;
-                    }
-                    1 + deepest
-                }
+        fn depth(p: Shared<'_, Node>, guard: &Guard) -> u64 {
+            let Node::Model(m) = at(p) else {
+                return 1;
+            };
+            let (mut deepest, mut s) = (0, 0);
+            while s < m.children.len() {
+                let child = m.child(s, guard);
+                deepest = deepest.max(depth(child, guard));
+                s = m.span(s, child, guard).1;
             }
+            1 + deepest
         }
-        depth(&self.root.load())
+        let guard = &epoch::pin();
+        depth(self.root.load(ACQUIRE, guard), guard)
     }
 
-    /// The data node `key` leads to, descending without locks (and without writing to
-    /// any shared cache line: a guard, not a reference count, holds each node).
-    fn leaf(&self, key: u64) -> Guard<Arc<Node>> {
-        let mut node = self.root.load();
-        while let Node::Model(m) = &**node {
-            let child = m.children[m.slot(key)].load();
-            node = child;
+    /// The data node `key` leads to, descending without locks.
+    fn leaf<'g>(&self, key: u64, guard: &'g Guard) -> Shared<'g, Node> {
+        let mut p = self.root.load(ACQUIRE, guard);
+        while let Node::Model(m) = at(p) {
+            p = m.child(m.slot(key), guard);
         }
-        node
+        p
     }
 
     /// Locks the parent of `target` (current, and held by the caller so no one else
     /// replaces it), found by descending with `key`, which leads to it.
-    fn lock_parent(&self, key: u64, target: &Arc<Node>) -> Parent<'_> {
+    fn lock_parent<'g>(
+        &'g self,
+        key: u64,
+        target: Shared<'g, Node>,
+        guard: &'g Guard,
+    ) -> Parent<'g> {
         let mut spins = 0;
         loop {
-            let mut node = self.root.load_full();
-            if same(&node, target) {
+            let mut p = self.root.load(ACQUIRE, guard);
+            if p == target {
                 let held = self.root_lock.lock();
-                if same(&self.root.load(), target) {
+                if self.root.load(ACQUIRE, guard) == target {
                     return Parent::Root(held);
                 }
             } else {
-                while let Node::Model(m) = &*node {
+                while let Node::Model(m) = at(p) {
                     let s = m.slot(key);
-                    let child = m.children[s].load_full();
-                    if same(&child, target) {
+                    let child = m.child(s, guard);
+                    if child == target {
                         if m.smo.lock_shared() {
-                            let held = Shared(node.clone());
-                            if m.points_at(s, target) {
+                            let held = Held(m);
+                            if m.child(s, guard) == target {
                                 return Parent::Model(held);
                             }
                         }
                         break;
                     }
-                    node = child;
+                    p = child;
                 }
             }
             back_off(&mut spins);
@@ -579,15 +624,19 @@ impl AlexPlus {
     }
 
     /// Points the slots of `old` (which `key` leads to) in `parent` at `new`.
-    fn repoint(&self, parent: &Parent<'_>, key: u64, old: &Arc<Node>, new: &Arc<Node>) {
+    fn repoint(
+        &self,
+        parent: &Parent<'_>,
+        key: u64,
+        old: Shared<'_, Node>,
+        new: Shared<'_, Node>,
+        guard: &Guard,
+    ) {
         match parent {
-            Parent::Root(_) => self.root.store(new.clone()),
-            Parent::Model(Shared(p)) => {
-                let m = p.model();
-                let (first, end) = m.span(m.slot(key), old);
-                for s in first..end {
-                    m.children[s].store(new.clone());
-                }
+            Parent::Root(_) => self.root.store(new, RELEASE),
+            Parent::Model(Held(m)) => {
+                let (first, end) = m.span(m.slot(key), old, guard);
+                m.store(first..end, new);
             }
         }
     }
@@ -595,8 +644,14 @@ impl AlexPlus {
     /// Replaces leaf `old` (locked by the caller; `key` leads to it) after an insert found
     /// it full or catastrophic, or a removal left it sparse: expands or contracts it, or
     /// splits it where its cost strayed or it would grow too large. `old` dies locked.
-    fn restructure(&self, key: u64, old: &Arc<Node>, change: Change) {
-        let d = old.data();
+    fn restructure<'g>(
+        &'g self,
+        key: u64,
+        old: Shared<'g, Node>,
+        change: Change,
+        guard: &'g Guard,
+    ) {
+        let d = at(old).data();
         let entries = d.entries();
         let p = self.params;
         self.modifications.fetch_add(1, RELAXED);
@@ -604,7 +659,7 @@ impl AlexPlus {
         let split = change == Change::Grow
             && (d.stats().has_strayed(entries.len(), d.expected_cost) || grown > p.max_data_slots);
         let new = if split {
-            self.split(key, old, &entries)
+            self.split(key, old, &entries, guard)
         } else {
             let new = match change {
                 // ALEX's plain expansion keeps the expected cost and the costs seen.
@@ -615,53 +670,58 @@ impl AlexPlus {
                     DataNode::build(&entries, slots_for(entries.len(), p.init_density))
                 }
             };
-            let new = Arc::new(Node::Data(new));
-            let parent = self.lock_parent(key, old);
-            self.repoint(&parent, key, old, &new);
+            let new = Owned::new(Node::Data(new)).into_shared(guard);
+            let parent = self.lock_parent(key, old, guard);
+            self.repoint(&parent, key, old, new, guard);
             vec![new]
         };
-        self.relink(old, &new);
+        self.relink(old, &new, guard);
         d.lock.unlock_obsolete();
-        for n in &new {
-            n.data().lock.unlock();
+        for &n in &new {
+            at(n).data().lock.unlock();
         }
+        retire(old, guard);
     }
 
     /// Splits leaf `old` in two and puts the halves in its place: sideways where it takes
     /// several of its parent's slots, by doubling the parent's slots where that parts its
     /// keys, downwards (a new model node) otherwise. Returns the halves, still locked.
-    fn split(&self, key: u64, old: &Arc<Node>, entries: &[(u64, u64)]) -> Vec<Arc<Node>> {
+    fn split<'g>(
+        &'g self,
+        key: u64,
+        old: Shared<'g, Node>,
+        entries: &[(u64, u64)],
+        guard: &'g Guard,
+    ) -> Vec<Shared<'g, Node>> {
+        let init = self.params.init_density;
         loop {
-            let parent = self.lock_parent(key, old);
-            let Parent::Model(Shared(p)) = &parent else {
-                let (node, halves) = self.split_down(key, entries);
-                self.root.store(node);
+            let parent = self.lock_parent(key, old, guard);
+            let Parent::Model(Held(m)) = &parent else {
+                let (node, halves) = self.split_down(key, entries, guard);
+                self.root.store(node, RELEASE);
                 return halves;
             };
-            let m = p.model();
-            let (first, end) = m.span(m.slot(key), old);
+            let m: &'g ModelNode = m;
+            let (first, end) = m.span(m.slot(key), old, guard);
             if end - first >= 2 {
-                return split_sideways(m, first, end, entries, self.params.init_density);
+                return split_sideways(m, first, end, entries, init, guard);
             }
             if !self.doubling_parts(m, entries) {
-                let (node, halves) = self.split_down(key, entries);
-                m.children[first].store(node);
+                let (node, halves) = self.split_down(key, entries, guard);
+                m.store(first..end, node);
                 return halves;
             }
             // The parent doubles: copied under its exclusive lock, the copy put in the
             // grandparent's slots, the halves then put in the copy's.
-            let p = p.clone();
             drop(parent);
-            let m = p.model();
             if !m.smo.lock_exclusive() {
                 continue;
             }
-            let children: Vec<Arc<Node>> = m
-                .children
-                .iter()
-                .flat_map(|c| {
-                    let c = c.load_full();
-                    [c.clone(), c]
+            let this = self.parent_of(key, old, guard);
+            let children: Vec<Shared<'g, Node>> = (0..m.children.len())
+                .flat_map(|s| {
+                    let c = m.child(s, guard);
+                    [c, c]
                 })
                 .collect();
             let router = Router {
@@ -669,22 +729,38 @@ impl AlexPlus {
                 ..m.router
             };
             let distinct = m.distinct.load(RELAXED);
-            let copy = Arc::new(Node::Model(ModelNode::new(
-                router,
-                children,
-                distinct,
-                SmoLock::exclusive(),
-            )));
-            let grandparent = self.lock_parent(key, &p);
-            self.repoint(&grandparent, key, &p, &copy);
+            let copy = ModelNode::new(router, &children, distinct, SmoLock::exclusive());
+            let copy = Owned::new(Node::Model(copy)).into_shared(guard);
+            let grandparent = self.lock_parent(key, this, guard);
+            self.repoint(&grandparent, key, this, copy, guard);
             drop(grandparent);
             m.smo.unlock_obsolete();
+            retire(this, guard);
             self.modifications.fetch_add(1, RELAXED);
-            let c = copy.model();
-            let (first, end) = c.span(c.slot(key), old);
-            let halves = split_sideways(c, first, end, entries, self.params.init_density);
+            let c = at(copy).model();
+            let (first, end) = c.span(c.slot(key), old, guard);
+            let halves = split_sideways(c, first, end, entries, init, guard);
             c.smo.unlock_exclusive();
             return halves;
+        }
+    }
+
+    /// The model node whose slot for `key` points at `child` (the caller holds it
+    /// exclusively, so it is current and stays so).
+    fn parent_of<'g>(
+        &self,
+        key: u64,
+        child: Shared<'g, Node>,
+        guard: &'g Guard,
+    ) -> Shared<'g, Node> {
+        let mut p = self.root.load(ACQUIRE, guard);
+        loop {
+            let m = at(p).model();
+            let next = m.child(m.slot(key), guard);
+            if next == child {
+                return p;
+            }
+            p = next;
         }
     }
 
@@ -703,30 +779,35 @@ impl AlexPlus {
 
     /// The keys routed to where `key` goes, as [`Alex`](super::Alex) computes them to aim a
     /// new model node, and whether each side is open (the tree's edge).
-    fn domain(&self, key: u64) -> ((u64, bool), (u64, bool)) {
+    fn domain(&self, key: u64, guard: &Guard) -> ((u64, bool), (u64, bool)) {
         let (mut lo, mut hi) = ((0u64, true), (u64::MAX, true));
-        let mut node = self.root.load_full();
-        while let Node::Model(m) = &*node {
+        let mut p = self.root.load(ACQUIRE, guard);
+        while let Node::Model(m) = at(p) {
             let s = m.slot(key);
-            let child = m.children[s].load_full();
-            let (first, end) = m.span(s, &child);
+            let child = m.child(s, guard);
+            let (first, end) = m.span(s, child, guard);
             if first > 0 {
                 lo = (lo.0.max(m.router.key_at(first)), false);
             }
             if end < m.children.len() {
                 hi = (hi.0.min(m.router.key_at(end).saturating_sub(1)), false);
             }
-            node = child;
+            p = child;
         }
         (lo, hi)
     }
 
     /// A new model node over `entries` parted between two locked data nodes, aimed at the
     /// keys routed to the split node, as [`Alex`](super::Alex)'s downward split is.
-    fn split_down(&self, key: u64, entries: &[(u64, u64)]) -> (Arc<Node>, Vec<Arc<Node>>) {
+    fn split_down<'g>(
+        &self,
+        key: u64,
+        entries: &[(u64, u64)],
+        guard: &'g Guard,
+    ) -> (Shared<'g, Node>, Vec<Shared<'g, Node>>) {
         let (lo, hi) = (entries[0].0, entries[entries.len() - 1].0);
         let width = (hi - lo).max(1);
-        let ((dlo, lo_open), (dhi, hi_open)) = self.domain(key);
+        let ((dlo, lo_open), (dhi, hi_open)) = self.domain(key, guard);
         let reach = width.saturating_mul(EDGE_REACH);
         let span_lo = if lo_open {
             lo.saturating_sub(reach)
@@ -750,28 +831,22 @@ impl AlexPlus {
         }
         let cut_slot = cut_slot.clamp(1, fanout - 1);
         let cut = entries.partition_point(|e| router.slot(e.0, fanout) < cut_slot);
-        let init = self.params.init_density;
-        let left = Arc::new(Node::Data(DataNode::build(
-            &entries[..cut],
-            slots_for(cut, init),
-        )));
-        let right_len = entries.len() - cut;
-        let right = Arc::new(Node::Data(DataNode::build(
-            &entries[cut..],
-            slots_for(right_len, init),
-        )));
-        let mut children = vec![left.clone(); cut_slot];
-        children.resize(fanout, right.clone());
-        let node = ModelNode::new(router, children, 2, SmoLock::new());
-        (Arc::new(Node::Model(node)), vec![left, right])
+        let [left, right] = halves(entries, cut, self.params.init_density, guard);
+        let mut children = vec![left; cut_slot];
+        children.resize(fanout, right);
+        let node = ModelNode::new(router, &children, 2, SmoLock::new());
+        (
+            Owned::new(Node::Model(node)).into_shared(guard),
+            vec![left, right],
+        )
     }
 
     /// Where `key` lies just past the root's last slot, replaces the root by a copy with
     /// twice the slots, the new ones pointing where the last one does (as
     /// [`Alex`](super::Alex) expands its root), out of place.
-    fn expand_root_for(&self, key: u64) {
-        let root = self.root.load();
-        let Node::Model(m) = &**root else {
+    fn expand_root_for(&self, key: u64, guard: &Guard) {
+        let root = self.root.load(ACQUIRE, guard);
+        let Node::Model(m) = at(root) else {
             return;
         };
         let slots = m.children.len();
@@ -779,139 +854,138 @@ impl AlexPlus {
         if raw < slots as f64 || raw >= 2.0 * slots as f64 || 2 * slots > self.params.max_fanout {
             return;
         }
-        let root = Guard::into_inner(root);
-        let m = root.model();
         if !m.smo.lock_exclusive() {
             return;
         }
         let held = self.root_lock.lock();
-        if !same(&self.root.load(), &root) {
+        if self.root.load(ACQUIRE, guard) != root {
             m.smo.unlock_exclusive();
             return;
         }
-        let mut children: Vec<Arc<Node>> = m.children.iter().map(|c| c.load_full()).collect();
-        children.resize(2 * slots, children[slots - 1].clone());
+        let mut children: Vec<Shared<'_, Node>> = (0..slots).map(|s| m.child(s, guard)).collect();
+        children.resize(2 * slots, children[slots - 1]);
         let distinct = m.distinct.load(RELAXED);
-        let copy = ModelNode::new(m.router, children, distinct, SmoLock::new());
-        self.root.store(Arc::new(Node::Model(copy)));
+        let copy = ModelNode::new(m.router, &children, distinct, SmoLock::new());
+        self.root.store(Owned::new(Node::Model(copy)), RELEASE);
         drop(held);
         m.smo.unlock_obsolete();
+        retire(root, guard);
         self.modifications.fetch_add(1, RELAXED);
     }
 
     /// Puts `new` (a run of leaves, locked by the caller) in the place of leaf `old`
-    /// (locked by the caller) in the chain, taking the link locks left to right.
-    fn relink(&self, old: &Arc<Node>, new: &[Arc<Node>]) {
-        let od = old.data();
+    /// (locked by the caller) in the chain, taking the link locks left to right, and
+    /// clears `old`'s links.
+    fn relink(&self, old: Shared<'_, Node>, new: &[Shared<'_, Node>], guard: &Guard) {
+        let od = at(old).data();
         let mut spins = 0;
         loop {
-            let prev = od.links.lock().prev.clone();
-            let prev = match prev {
-                None => None,
-                Some(weak) => match weak.upgrade() {
-                    Some(p) => Some(p),
-                    // Replaced and gone: its replacement is rewiring `old.prev`.
-                    None => {
-                        back_off(&mut spins);
-                        continue;
-                    }
-                },
+            let prev = {
+                let _links = od.links.lock();
+                od.prev.load(ACQUIRE, guard)
             };
-            let mut prev_links = prev.as_ref().map(|p| p.data().links.lock());
-            let mut old_links = od.links.lock();
-            let unchanged = match (&old_links.prev, &prev) {
-                (None, None) => true,
-                (Some(w), Some(p)) => std::ptr::eq(w.as_ptr(), Arc::as_ptr(p)),
-                _ => false,
-            };
-            let prev_points_here = prev_links
-                .as_ref()
-                .is_none_or(|l| l.next.as_ref().is_some_and(|n| same(n, old)));
-            if !unchanged || !prev_points_here {
+            let prev_links = node(prev).map(|p| p.data().links.lock());
+            let old_links = od.links.lock();
+            let prev_points_here =
+                node(prev).is_none_or(|p| p.data().next.load(ACQUIRE, guard) == old);
+            if od.prev.load(ACQUIRE, guard) != prev || !prev_points_here {
                 drop(old_links);
                 drop(prev_links);
                 back_off(&mut spins);
                 continue;
             }
-            let next = old_links.next.clone();
-            let mut next_links = next.as_ref().map(|n| n.data().links.lock());
-            for (i, n) in new.iter().enumerate() {
-                let mut l = n.data().links.lock();
-                l.prev = match i {
-                    0 => prev.as_ref().map(Arc::downgrade),
-                    _ => Some(Arc::downgrade(&new[i - 1])),
-                };
-                l.next = new.get(i + 1).cloned().or_else(|| next.clone());
+            let next = od.next.load(ACQUIRE, guard);
+            let _next_links = node(next).map(|n| n.data().links.lock());
+            for (i, &n) in new.iter().enumerate() {
+                let nd = at(n).data();
+                let _links = nd.links.lock();
+                nd.prev
+                    .store(if i == 0 { prev } else { new[i - 1] }, RELEASE);
+                nd.next
+                    .store(new.get(i + 1).copied().unwrap_or(next), RELEASE);
             }
-            if let Some(l) = &mut prev_links {
-                l.next = Some(new[0].clone());
+            if let Some(p) = node(prev) {
+                p.data().next.store(new[0], RELEASE);
             }
-            if let (Some(l), Some(last)) = (&mut next_links, new.last()) {
-                l.prev = Some(Arc::downgrade(last));
+            if let (Some(n), Some(&last)) = (node(next), new.last()) {
+                n.data().prev.store(last, RELEASE);
             }
-            // The old leaf lets go of its neighbours: a chain of replaced leaves, each
-            // holding the next, would outlive a reader holding the first, and drop
-            // recursively after it. Every reader of these links checks `old`'s version
-            // after, and it is locked for good.
-            *old_links = Links::default();
+            // Every reader of these links checks `old`'s version after, and it is locked
+            // for good.
+            od.prev.store(Shared::null(), RELEASE);
+            od.next.store(Shared::null(), RELEASE);
             return;
         }
     }
 
-    /// The leftmost leaf.
-    fn first_leaf(&self) -> Arc<Node> {
-        Guard::into_inner(self.leaf(0))
+    /// Every node reachable from the root, each once, parents before children.
+    fn nodes<'g>(&self, guard: &'g Guard) -> Vec<Shared<'g, Node>> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        let mut stack = vec![self.root.load(ACQUIRE, guard)];
+        while let Some(p) = stack.pop() {
+            if !seen.insert(p.as_raw()) {
+                continue;
+            }
+            out.push(p);
+            if let Node::Model(m) = at(p) {
+                stack.extend((0..m.children.len()).map(|s| m.child(s, guard)));
+            }
+        }
+        out
     }
 }
 
-/// Splits leaf data over slots `first..end` of `m` (held shared or exclusive) into two
+/// Two locked leaves over `entries[..cut]` and `entries[cut..]`, built at density `init`.
+fn halves<'g>(
+    entries: &[(u64, u64)],
+    cut: usize,
+    init: f64,
+    guard: &'g Guard,
+) -> [Shared<'g, Node>; 2] {
+    [&entries[..cut], &entries[cut..]].map(|part| {
+        let leaf = DataNode::build(part, slots_for(part.len(), init));
+        Owned::new(Node::Data(leaf)).into_shared(guard)
+    })
+}
+
+/// Splits the leaf over slots `first..end` of `m` (held shared or exclusive) into two
 /// locked halves at the middle slot, and points the slots at them.
-fn split_sideways(
+fn split_sideways<'g>(
     m: &ModelNode,
     first: usize,
     end: usize,
     entries: &[(u64, u64)],
     init: f64,
-) -> Vec<Arc<Node>> {
+    guard: &'g Guard,
+) -> Vec<Shared<'g, Node>> {
     let mid = first + (end - first) / 2;
     let cut = entries.partition_point(|e| m.slot(e.0) < mid);
-    let left = Arc::new(Node::Data(DataNode::build(
-        &entries[..cut],
-        slots_for(cut, init),
-    )));
-    let right_len = entries.len() - cut;
-    let right = Arc::new(Node::Data(DataNode::build(
-        &entries[cut..],
-        slots_for(right_len, init),
-    )));
-    for s in first..mid {
-        m.children[s].store(left.clone());
-    }
-    for s in mid..end {
-        m.children[s].store(right.clone());
-    }
+    let [left, right] = halves(entries, cut, init, guard);
+    m.store(first..mid, left);
+    m.store(mid..end, right);
     m.distinct.fetch_add(1, RELAXED);
     vec![left, right]
 }
 
 /// The bulk load's sink: data nodes made at once, model nodes assembled at the end.
-#[derive(Default)]
-struct Loader {
-    built: Vec<Built>,
+struct Loader<'g> {
+    built: Vec<Built<'g>>,
     /// Data nodes, left to right.
-    leaves: Vec<Arc<Node>>,
+    leaves: Vec<Shared<'g, Node>>,
+    guard: &'g Guard,
 }
 
-enum Built {
-    Data(Arc<Node>),
+enum Built<'g> {
+    Data(Shared<'g, Node>),
     Model(Router, Vec<u32>),
 }
 
-impl NodeSink<(u64, u64)> for Loader {
+impl NodeSink<(u64, u64)> for Loader<'_> {
     fn data(&mut self, _at: usize, entries: &[(u64, u64)], slots: usize) -> u32 {
-        let node = Arc::new(Node::Data(DataNode::build(entries, slots)));
-        self.leaves.push(node.clone());
-        self.built.push(Built::Data(node));
+        let leaf = Owned::new(Node::Data(DataNode::build(entries, slots))).into_shared(self.guard);
+        self.leaves.push(leaf);
+        self.built.push(Built::Data(leaf));
         (self.built.len() - 1) as u32
     }
 
@@ -928,37 +1002,39 @@ impl NodeSink<(u64, u64)> for Loader {
     }
 }
 
-impl Loader {
+impl<'g> Loader<'g> {
     /// The tree below node `id`.
-    fn assemble(&self, id: u32) -> Arc<Node> {
+    fn assemble(&self, id: u32) -> Shared<'g, Node> {
         match &self.built[id as usize] {
-            Built::Data(node) => node.clone(),
+            Built::Data(leaf) => *leaf,
             Built::Model(router, ids) => {
-                let mut children: Vec<Arc<Node>> = Vec::with_capacity(ids.len());
+                let mut children: Vec<Shared<'g, Node>> = Vec::with_capacity(ids.len());
                 let mut distinct = 0;
                 for (s, &child) in ids.iter().enumerate() {
                     if s > 0 && ids[s - 1] == child {
-                        let same = children[s - 1].clone();
-                        children.push(same);
+                        children.push(children[s - 1]);
                     } else {
                         children.push(self.assemble(child));
                         distinct += 1;
                     }
                 }
-                let node = ModelNode::new(*router, children, distinct, SmoLock::new());
-                Arc::new(Node::Model(node))
+                let node = ModelNode::new(*router, &children, distinct, SmoLock::new());
+                Owned::new(Node::Model(node)).into_shared(self.guard)
             }
         }
     }
 }
 
 impl Drop for AlexPlus {
-    /// Unlinks the leaves one by one: dropping the first would otherwise drop the chain
-    /// recursively, a frame per leaf.
+    /// Frees the tree's nodes (the replaced ones are the epochs' to free).
+    #[expect(unsafe_code, reason = "freeing the tree's nodes, each once")]
     fn drop(&mut self) {
-        let mut leaf = Some(self.first_leaf());
-        while let Some(node) = leaf {
-            leaf = node.data().links.lock().next.take();
+        let guard = &epoch::pin();
+        for p in self.nodes(guard) {
+            // SAFETY: `&mut self`: no other thread uses the tree; `nodes` lists each node
+            // reachable from the root once, and none of them was retired (a retired node
+            // is pointed at by no current one).
+            drop(unsafe { p.into_owned() });
         }
     }
 }
@@ -969,10 +1045,10 @@ impl Concurrent for AlexPlus {
     }
 
     fn get(&self, key: u64) -> Option<u64> {
+        let guard = &epoch::pin();
         let mut spins = 0;
         loop {
-            let leaf = self.leaf(key);
-            let d = leaf.data();
+            let d = at(self.leaf(key, guard)).data();
             if let Some(version) = d.lock.read() {
                 let (found, _, steps) = d.find(key);
                 let payload = found.map(|i| d.payload(i));
@@ -986,12 +1062,13 @@ impl Concurrent for AlexPlus {
     }
 
     fn insert(&self, key: u64, payload: u64) {
-        self.expand_root_for(key);
+        let guard = &epoch::pin();
+        self.expand_root_for(key, guard);
         let max_density = self.params.max_density;
         let mut spins = 0;
         loop {
-            let leaf = self.leaf(key);
-            let d = leaf.data();
+            let leaf = self.leaf(key, guard);
+            let d = at(leaf).data();
             if !d.lock.try_lock() {
                 back_off(&mut spins);
                 continue;
@@ -1005,13 +1082,13 @@ impl Concurrent for AlexPlus {
             }
             if d.is_full(max_density) {
                 // Replaced by a node with room; the insert then starts again.
-                self.restructure(key, &leaf, Change::Grow);
+                self.restructure(key, leaf, Change::Grow, guard);
                 continue;
             }
             d.insert_absent(key, payload, lb);
             if d.stats().is_catastrophic(d.len()) {
                 // Inserts crowd one part of a large node: split it now, not when full.
-                self.restructure(key, &leaf, Change::Grow);
+                self.restructure(key, leaf, Change::Grow, guard);
             } else {
                 d.lock.unlock();
             }
@@ -1020,11 +1097,12 @@ impl Concurrent for AlexPlus {
     }
 
     fn remove(&self, key: u64) {
+        let guard = &epoch::pin();
         let min_density = self.params.min_density;
         let mut spins = 0;
         loop {
-            let leaf = self.leaf(key);
-            let d = leaf.data();
+            let leaf = self.leaf(key, guard);
+            let d = at(leaf).data();
             if !d.lock.try_lock() {
                 back_off(&mut spins);
                 continue;
@@ -1037,7 +1115,7 @@ impl Concurrent for AlexPlus {
             };
             d.remove_at(i);
             if d.slots() > MIN_SLOTS && (d.len() as f64) < d.slots() as f64 * min_density / 2.0 {
-                self.restructure(key, &leaf, Change::Shrink);
+                self.restructure(key, leaf, Change::Shrink, guard);
             } else {
                 d.lock.unlock();
             }
@@ -1049,15 +1127,15 @@ impl Concurrent for AlexPlus {
     /// (so writers to a large leaf cannot starve it); where a chunk's version fails, goes
     /// on from the key after the last one it returned, from the root.
     fn scan(&self, from: u64, n: usize, out: &mut Vec<(u64, u64)>) -> usize {
+        let guard = &epoch::pin();
         let before = out.len();
         let until = before.saturating_add(n);
         let mut from = from;
         let mut chunk = Vec::with_capacity(SCAN_CHUNK);
         let mut spins = 0;
         'descend: while out.len() < until {
-            let mut leaf = Guard::into_inner(self.leaf(from));
+            let mut d = at(self.leaf(from, guard)).data();
             loop {
-                let d = leaf.data();
                 let Some(version) = d.lock.read() else {
                     back_off(&mut spins);
                     continue 'descend;
@@ -1070,11 +1148,7 @@ impl Concurrent for AlexPlus {
                     i = d.next_entry(i + 1);
                 }
                 let exhausted = i >= d.slots();
-                let next = if exhausted {
-                    d.links.lock().next.clone()
-                } else {
-                    None
-                };
+                let next = d.next.load(ACQUIRE, guard);
                 if !d.lock.check(version) {
                     back_off(&mut spins);
                     continue 'descend;
@@ -1090,8 +1164,8 @@ impl Concurrent for AlexPlus {
                     break 'descend;
                 }
                 if exhausted {
-                    match next {
-                        Some(n) => leaf = n,
+                    match node(next) {
+                        Some(n) => d = n.data(),
                         None => break 'descend,
                     }
                 }
@@ -1101,34 +1175,26 @@ impl Concurrent for AlexPlus {
     }
 
     fn size_in_bytes(&self) -> u64 {
-        fn bytes(node: &Arc<Node>, seen: &mut std::collections::HashSet<usize>) -> u64 {
-            if !seen.insert(Arc::as_ptr(node) as usize) {
-                return 0;
+        let guard = &epoch::pin();
+        let nodes = self.nodes(guard).into_iter().map(|p| match at(p) {
+            Node::Data(d) => d.bytes(),
+            Node::Model(m) => {
+                (size_of::<Node>() + m.children.len() * size_of::<Atomic<Node>>()) as u64
             }
-            match &**node {
-                Node::Data(d) => d.bytes(),
-                Node::Model(m) => {
-                    let own = size_of::<Node>()
-                        + 2 * size_of::<usize>()
-                        + m.children.len() * size_of::<ArcSwap<Node>>();
-                    own as u64
-                        + m.children
-                            .iter()
-                            .map(|c| bytes(&c.load_full(), seen))
-                            .sum::<u64>()
-                }
-            }
-        }
-        size_of::<Self>() as u64 + bytes(&self.root.load_full(), &mut Default::default())
+        });
+        size_of::<Self>() as u64 + nodes.sum::<u64>()
     }
 
     fn check_structure(&self) -> std::result::Result<(), String> {
-        // Walk: every model node's runs, and the leaves in key order.
-        fn walk(node: &Arc<Node>, leaves: &mut Vec<Arc<Node>>) -> std::result::Result<(), String> {
-            match &**node {
+        fn walk<'g>(
+            p: Shared<'g, Node>,
+            leaves: &mut Vec<Shared<'g, Node>>,
+            guard: &'g Guard,
+        ) -> std::result::Result<(), String> {
+            match at(p) {
                 Node::Data(d) => {
                     d.check()?;
-                    leaves.push(node.clone());
+                    leaves.push(p);
                 }
                 Node::Model(m) => {
                     if m.smo.0.load(RELAXED) != 0 {
@@ -1136,9 +1202,9 @@ impl Concurrent for AlexPlus {
                     }
                     let (mut s, mut runs) = (0, 0);
                     while s < m.children.len() {
-                        let child = m.children[s].load_full();
-                        let (_, end) = m.span(s, &child);
-                        walk(&child, leaves)?;
+                        let child = m.child(s, guard);
+                        let (_, end) = m.span(s, child, guard);
+                        walk(child, leaves, guard)?;
                         s = end;
                         runs += 1;
                     }
@@ -1152,31 +1218,23 @@ impl Concurrent for AlexPlus {
             }
             Ok(())
         }
+        let guard = &epoch::pin();
         let mut leaves = Vec::new();
-        walk(&self.root.load_full(), &mut leaves)?;
+        walk(self.root.load(ACQUIRE, guard), &mut leaves, guard)?;
         let mut last: Option<u64> = None;
-        for (i, leaf) in leaves.iter().enumerate() {
-            let links = leaf.data().links.lock();
-            let next_ok = match (&links.next, leaves.get(i + 1)) {
-                (None, None) => true,
-                (Some(a), Some(b)) => same(a, b),
-                _ => false,
-            };
-            let prev_ok = match (&links.prev, i.checked_sub(1).map(|p| &leaves[p])) {
-                (None, None) => true,
-                (Some(w), Some(p)) => std::ptr::eq(w.as_ptr(), Arc::as_ptr(p)),
-                _ => false,
-            };
-            if !next_ok || !prev_ok {
+        for (i, &leaf) in leaves.iter().enumerate() {
+            let d = at(leaf).data();
+            let next = leaves.get(i + 1).copied().unwrap_or(Shared::null());
+            let prev = i.checked_sub(1).map_or(Shared::null(), |p| leaves[p]);
+            if d.next.load(ACQUIRE, guard) != next || d.prev.load(ACQUIRE, guard) != prev {
                 return Err(format!("leaf {i} is not linked to its neighbours"));
             }
-            drop(links);
-            for (k, _) in leaf.data().entries() {
+            for (k, _) in d.entries() {
                 if last.is_some_and(|l| l >= k) {
                     return Err(format!("key {k} follows {}", last.unwrap_or(0)));
                 }
                 last = Some(k);
-                if !same(&self.leaf(k), leaf) {
+                if self.leaf(k, guard) != leaf {
                     return Err(format!("key {k} is in leaf {i} but leads elsewhere"));
                 }
             }
@@ -1184,7 +1242,6 @@ impl Concurrent for AlexPlus {
         Ok(())
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1298,19 +1355,19 @@ mod tests {
         let bulk: Vec<(u64, u64)> = (0..1_000u64).map(|i| (i * 10, i)).collect();
         let a = AlexPlus::with_params(&bulk, small()).unwrap();
         // A reader stalled on the first leaf while inserts replace it and those after it.
-        let held = Guard::into_inner(a.leaf(0));
+        let guard = &epoch::pin();
+        let held = a.leaf(0, guard);
         for k in 0..20_000u64 {
             a.insert(k, k);
         }
-        assert!(held.data().lock.is_obsolete());
-        let links = held.data().links.lock();
-        assert!(links.next.is_none() && links.prev.is_none());
-        drop(links);
+        let d = at(held).data();
+        assert!(d.lock.is_obsolete());
+        assert!(d.next.load(ACQUIRE, guard).is_null() && d.prev.load(ACQUIRE, guard).is_null());
         a.check_structure().unwrap();
     }
 
     #[test]
-    fn a_long_chain_of_leaves_drops_without_recursion() {
+    fn a_tree_of_many_leaves_is_freed() {
         let bulk: Vec<(u64, u64)> = (0..400_000u64).map(|i| (i * i, i)).collect();
         let a = AlexPlus::with_params(
             &bulk,
