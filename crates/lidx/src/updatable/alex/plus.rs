@@ -499,8 +499,6 @@ impl DataNode {
 }
 
 /// What a structure modification puts in place of a full (or emptied) node.
-
-/// What a structure modification puts in place of a full (or emptied) node.
 #[derive(Clone, Copy, PartialEq)]
 enum Change {
     /// An insert found the node full or catastrophic.
