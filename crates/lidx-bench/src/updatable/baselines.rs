@@ -27,6 +27,8 @@ use lidx::updatable::concurrent::Concurrent;
 pub enum ConcurrentKind {
     /// [`AlexPlus`](lidx::updatable::concurrent::AlexPlus).
     AlexPlus,
+    /// [`LippPlus`](lidx::updatable::concurrent::LippPlus).
+    LippPlus,
     /// [`Finedex`](lidx::updatable::concurrent::Finedex).
     Finedex,
     /// [`ArtOlc`].
@@ -42,6 +44,7 @@ pub enum ConcurrentKind {
 
 lidx::name_table!(ConcurrentKind, "concurrent index kind", [
     AlexPlus => "alex+",
+    LippPlus => "lipp+",
     Finedex => "finedex",
     ArtOlc => "art-olc",
     BTreeOlc => "btree-olc",
@@ -59,7 +62,7 @@ impl ConcurrentKind {
     /// Whether paper 3 counts the kind as a learned index.
     pub fn is_learned(self) -> bool {
         match self {
-            ConcurrentKind::AlexPlus | ConcurrentKind::Finedex => true,
+            ConcurrentKind::AlexPlus | ConcurrentKind::LippPlus | ConcurrentKind::Finedex => true,
             ConcurrentKind::ArtOlc
             | ConcurrentKind::BTreeOlc
             | ConcurrentKind::SccTree

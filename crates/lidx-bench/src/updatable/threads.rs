@@ -19,7 +19,7 @@ use anyhow::{Context, bail};
 use hdrhistogram::Histogram;
 use lidx::updatable::Op;
 use lidx::updatable::Plan;
-use lidx::updatable::concurrent::{AlexPlus, Concurrent, Finedex, LockedMap};
+use lidx::updatable::concurrent::{AlexPlus, Concurrent, Finedex, LippPlus, LockedMap};
 use serde::Serialize;
 
 use super::baselines::{ArtOlc, BTreeOlc, ConcurrentKind, SccTree};
@@ -102,6 +102,7 @@ pub fn run_threads(plan: &Plan, o: &ThreadOptions) -> anyhow::Result<ThreadedRep
     }
     match o.kind {
         ConcurrentKind::AlexPlus => run_with::<AlexPlus>(plan, o),
+        ConcurrentKind::LippPlus => run_with::<LippPlus>(plan, o),
         ConcurrentKind::Finedex => run_with::<Finedex>(plan, o),
         ConcurrentKind::ArtOlc => run_with::<ArtOlc>(plan, o),
         ConcurrentKind::BTreeOlc => run_with::<BTreeOlc>(plan, o),

@@ -28,7 +28,7 @@ pub enum Command {
 #[derive(clap::Args)]
 pub struct RunArgs {
     /// The index: dynamic-pgm, alex, lipp, btree, art or btreemap; with --threads, a
-    /// concurrent kind: finedex, art-olc, btree-olc, scc-tree or locked-btreemap.
+    /// concurrent kind: alex+, lipp+, finedex, art-olc, btree-olc, scc-tree or locked-btreemap.
     #[arg(long)]
     kind: String,
     /// Run the operations on this many threads (1 to 1024) with a concurrent kind, as

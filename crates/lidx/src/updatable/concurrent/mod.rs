@@ -14,6 +14,9 @@
 //! Kinds:
 //! - [`AlexPlus`]: ALEX+, the ALEX-like index with an optimistic lock per data node and
 //!   structure modifications out of place (paper 3's ALEX+, after APEX).
+//! - [`LippPlus`]: LIPP+, the LIPP-like index with an optimistic lock per item, statistics
+//!   on every node of an insert's path, and subtrees rebuilt out of place after freezing
+//!   their items (paper 3's LIPP+).
 //! - [`Finedex`]: FINEdex, a learned index designed for concurrency (paper 3's native
 //!   concurrent learned indexes are XIndex and FINEdex): a static PLA top level, sorted
 //!   arrays updated in place by atomics, a delta bin with its own lock per gap, retrained
@@ -29,6 +32,7 @@ mod lock;
 mod locked_map;
 
 pub use super::alex::AlexPlus;
+pub use super::lipp::LippPlus;
 pub use finedex::Finedex;
 pub use lock::{OptLock, back_off};
 pub use locked_map::LockedMap;

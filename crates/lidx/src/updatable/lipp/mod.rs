@@ -16,6 +16,10 @@
 //! subtree is rebuilt from its entries. Removals empty the slot (LIPP has none; paper 3
 //! added them), leaving the structure as it is.
 
+mod plus;
+
+pub use plus::LippPlus;
+
 use super::{Counters, Updatable, check_sorted, last_of_each_key};
 use crate::Result;
 
@@ -146,12 +150,86 @@ enum Slot {
     Child(Box<Node>),
 }
 
-#[derive(Clone, Debug)]
-struct Node {
-    /// The model: slot = ⌊(key − base) · slope + offset⌋, clamped to the slots.
+/// A node's model: slot = ⌊(key − base) · slope + offset⌋, clamped to its `slots`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Line {
     base: u64,
     slope: f64,
     offset: f64,
+    slots: usize,
+}
+
+impl Line {
+    /// Two slots and every key in the first: an empty index's root.
+    const EMPTY: Line = Line {
+        base: 0,
+        slope: 0.0,
+        offset: 0.0,
+        slots: 2,
+    };
+
+    #[inline]
+    fn slot(&self, key: u64) -> usize {
+        let at = key.saturating_sub(self.base) as f64 * self.slope + self.offset;
+        // `as` saturates: below 0 (and NaN) to slot 0.
+        (at as usize).min(self.slots - 1)
+    }
+
+    /// The line of a node over `entries` (sorted, distinct keys; at least one) as `fit`
+    /// says. It parts the least and the greatest key where they differ, so a child built
+    /// over the keys of one slot always holds fewer and building ends.
+    fn fit(entries: &[(u64, u64)], fit: Fit) -> Line {
+        let n = entries.len();
+        let (lo, hi) = (entries[0].0, entries[n - 1].0);
+        let fmcd = match fit {
+            Fit::Fmcd if n >= 3 => fmcd(entries),
+            _ => None,
+        };
+        let (slots, slope, offset) = match (fmcd, fit) {
+            (Some(model), _) => model,
+            (None, Fit::MinMax(per_key)) => min_max(lo, hi, (n * per_key).max(2)),
+            // LIPP's node of two keys: 8 slots.
+            (None, Fit::Fmcd) => min_max(lo, hi, (n * 4).max(2)),
+        };
+        let mut line = Line {
+            base: lo,
+            slope,
+            offset,
+            slots,
+        };
+        let mut min_max_line = fmcd.is_none();
+        if fmcd.is_some() && line.slot(lo) == line.slot(hi) {
+            // Rounding of keys far apart in f64 left FMCD's line unable to part them.
+            (line.slope, line.offset) = (min_max(lo, hi, slots).1, 0.0);
+            min_max_line = true;
+        }
+        // The min-max line can fall short of the last slot by rounding, and then, with two
+        // slots, land both keys in one: nudge its slope up (a few steps) until the greatest
+        // key reaches the last slot.
+        while min_max_line && hi > lo && line.slot(hi) < slots - 1 {
+            line.slope = line.slope.next_up();
+        }
+        line
+    }
+
+    /// The runs of `entries` (sorted) that share a slot, in order: `(slot, range)`.
+    fn runs(&self, entries: &[(u64, u64)], mut each: impl FnMut(usize, std::ops::Range<usize>)) {
+        let mut i = 0;
+        while i < entries.len() {
+            let s = self.slot(entries[i].0);
+            let mut j = i + 1;
+            while j < entries.len() && self.slot(entries[j].0) == s {
+                j += 1;
+            }
+            each(s, i..j);
+            i = j;
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    line: Line,
     slots: Vec<Slot>,
     /// Keys in the subtree when it was built.
     built_with: u64,
@@ -162,65 +240,31 @@ struct Node {
 }
 
 impl Node {
+    #[inline]
     fn slot(&self, key: u64) -> usize {
-        let at = key.saturating_sub(self.base) as f64 * self.slope + self.offset;
-        // `as` saturates: below 0 (and NaN) to slot 0.
-        (at as usize).min(self.slots.len() - 1)
+        self.line.slot(key)
     }
 
     /// A node over `entries` (sorted, distinct keys; at least one) with the model `fit`
     /// says, its keys placed and its conflicts built into children the same way.
     fn build(entries: &[(u64, u64)], fit: Fit, counters: &mut Counters) -> Node {
         counters.nodes_created += 1;
-        let n = entries.len();
-        let (lo, hi) = (entries[0].0, entries[n - 1].0);
-        let fmcd = match fit {
-            Fit::Fmcd if n >= 3 => fmcd(entries),
-            _ => None,
-        };
-        let (capacity, slope, offset) = match (fmcd, fit) {
-            (Some(model), _) => model,
-            (None, Fit::MinMax(per_key)) => min_max(lo, hi, (n * per_key).max(2)),
-            // LIPP's node of two keys: 8 slots.
-            (None, Fit::Fmcd) => min_max(lo, hi, (n * 4).max(2)),
-        };
+        let line = Line::fit(entries, fit);
         let mut node = Node {
-            base: lo,
-            slope,
-            offset,
-            slots: Vec::with_capacity(capacity),
-            built_with: n as u64,
+            line,
+            slots: Vec::with_capacity(line.slots),
+            built_with: entries.len() as u64,
             inserts: 0,
             conflicts: 0,
         };
-        node.slots.resize_with(capacity, || Slot::Empty);
-        let mut min_max_line = fmcd.is_none();
-        if fmcd.is_some() && node.slot(lo) == node.slot(hi) {
-            // Rounding of keys far apart in f64 left FMCD's line unable to part them.
-            (node.slope, node.offset) = (min_max(lo, hi, capacity).1, 0.0);
-            min_max_line = true;
-        }
-        // FMCD's line parts the least and the greatest key (checked above), so a child
-        // always holds fewer keys and building ends. The min-max line can fall short of
-        // the last slot by rounding, and then, with two slots, land both in one: nudge its
-        // slope up (a few steps) until the greatest key reaches the last slot.
-        while min_max_line && hi > lo && node.slot(hi) < capacity - 1 {
-            node.slope = node.slope.next_up();
-        }
-        let mut i = 0;
-        while i < n {
-            let s = node.slot(entries[i].0);
-            let mut j = i + 1;
-            while j < n && node.slot(entries[j].0) == s {
-                j += 1;
-            }
-            node.slots[s] = if j - i == 1 {
-                Slot::Entry(entries[i].0, entries[i].1)
+        node.slots.resize_with(line.slots, || Slot::Empty);
+        line.runs(entries, |s, run| {
+            node.slots[s] = if run.len() == 1 {
+                Slot::Entry(entries[run.start].0, entries[run.start].1)
             } else {
-                Slot::Child(Box::new(Node::build(&entries[i..j], fit, counters)))
+                Slot::Child(Box::new(Node::build(&entries[run], fit, counters)))
             };
-            i = j;
-        }
+        });
         node
     }
 
@@ -377,9 +421,7 @@ impl Lipp {
         let mut counters = Counters::default();
         let root = if entries.is_empty() {
             Node {
-                base: 0,
-                slope: 0.0,
-                offset: 0.0,
+                line: Line::EMPTY,
                 slots: vec![Slot::Empty, Slot::Empty],
                 built_with: 0,
                 inserts: 0,
