@@ -18,7 +18,9 @@
 //!   the first it cannot take), collects the entries, builds the subtree anew with FMCD out
 //!   of place, and publishes it by one pointer store under the parent's item lock (or as
 //!   the root). The old items are left obsolete, so every thread still in the old subtree
-//!   starts again.
+//!   starts again. A flag on the subtree's node keeps the inserts that see the same
+//!   statistics meanwhile from trying too (LIPP+ lets them, each freeze that fails
+//!   unlocking and so restarting the readers there).
 //! - **Epoch-based reclamation** (`crossbeam-epoch`; LIPP+ uses HOT's epochs): a replaced
 //!   subtree is freed once every thread pinned before its replacement has let go.
 //!
@@ -31,7 +33,7 @@
 //! exist (LIPP+ has none): each item is read under its version, and a failed one resumes
 //! from the root after the last key returned.
 
-use std::sync::atomic::{AtomicI64, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicU64, Ordering};
 
 use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned, Shared};
 
@@ -81,10 +83,9 @@ impl Item {
         }
     }
 
-    /// The child an item of kind [`CHILD`] names (read under its version or its lock).
-    fn child<'g>(&self, _guard: &'g Guard) -> Shared<'g, Node> {
-        let addr = self.key.load(RELAXED) as usize;
-        Shared::from(std::ptr::with_exposed_provenance::<Node>(addr))
+    /// The child an item of kind [`CHILD`] names (the caller holds its lock).
+    fn child<'g>(&self, guard: &'g Guard) -> Shared<'g, Node> {
+        child_at(self.key.load(RELAXED), guard)
     }
 
     /// Makes the item (locked by the caller) a child.
@@ -112,6 +113,9 @@ struct Node {
     size: AtomicI64,
     inserts: AtomicU64,
     conflicts: AtomicU64,
+    /// Set while a thread tries to rebuild the subtree, so that the inserts behind it,
+    /// seeing the same statistics, do not queue to try too.
+    rebuilding: AtomicBool,
 }
 
 impl Node {
@@ -129,6 +133,7 @@ impl Node {
             size: AtomicI64::new(entries.len() as i64),
             inserts: AtomicU64::new(0),
             conflicts: AtomicU64::new(0),
+            rebuilding: AtomicBool::new(false),
         };
         line.runs(entries, |s, run| {
             if run.len() == 1 {
@@ -175,23 +180,38 @@ enum Read<'g> {
     Child(Shared<'g, Node>),
 }
 
-/// Reads `item` under its version: `None` where it is locked, obsolete or changed.
+/// The node at address `addr` (an item's `key` when it names a child).
+fn child_at(addr: u64, _guard: &Guard) -> Shared<'_, Node> {
+    Shared::from(std::ptr::with_exposed_provenance::<Node>(addr as usize))
+}
+
+/// Reads `item` under its version: `None` where it is locked, obsolete or changed. The
+/// words are checked before a child's address is made a pointer (a torn read may pair a
+/// child's kind with an entry's key).
 fn read<'g>(item: &Item, guard: &'g Guard) -> Option<(Read<'g>, u64)> {
     let version = item.lock.read()?;
-    let found = match item.kind.load(RELAXED) {
+    let kind = item.kind.load(RELAXED);
+    let (key, payload) = (item.key.load(RELAXED), item.payload.load(RELAXED));
+    if !item.lock.check(version) {
+        return None;
+    }
+    let found = match kind {
         EMPTY => Read::Empty,
-        ENTRY => Read::Entry(item.key.load(RELAXED), item.payload.load(RELAXED)),
-        _ => Read::Child(item.child(guard)),
+        ENTRY => Read::Entry(key, payload),
+        _ => Read::Child(child_at(key, guard)),
     };
-    item.lock.check(version).then_some((found, version))
+    Some((found, version))
 }
 
 impl LippPlus {
     /// An index over `entries` (sorted; the last payload of a key wins) with `params`.
     pub fn with_params(entries: &[(u64, u64)], params: LippParams) -> Result<LippPlus> {
         check_sorted(entries, "LippPlus::bulk_load")?;
-        if params.conflict_slots < 2 {
-            return Err(crate::Error::param("slots", "at least 2 per conflict node"));
+        if params.slots_per_key < 1 || params.conflict_slots < 2 {
+            return Err(crate::Error::param(
+                "slots",
+                "at least 1 slot per key and 2 per conflict node",
+            ));
         }
         let entries = last_of_each_key(entries);
         let guard = &epoch::pin();
@@ -212,16 +232,27 @@ impl LippPlus {
     /// one of its items: then the rebuild is left to a later insert.
     fn rebuild(&self, path: &[Shared<'_, Node>], i: usize, key: u64, guard: &Guard) {
         let sub = path[i];
+        if at(sub).rebuilding.swap(true, ACQUIRE) {
+            return;
+        }
+        if !self.try_rebuild(path, i, key, guard) {
+            at(sub).rebuilding.store(false, RELEASE);
+        }
+    }
+
+    /// [`LippPlus::rebuild`] once the subtree is claimed: whether it was rebuilt.
+    fn try_rebuild(&self, path: &[Shared<'_, Node>], i: usize, key: u64, guard: &Guard) -> bool {
+        let sub = path[i];
         let parent_item = match i {
             0 => None,
             _ => {
                 let item = at(path[i - 1]).item(key);
                 if !item.lock.lock() {
-                    return;
+                    return false;
                 }
                 if item.kind.load(RELAXED) != CHILD || item.child(guard) != sub {
                     item.lock.unlock();
-                    return;
+                    return false;
                 }
                 Some(item)
             }
@@ -237,7 +268,7 @@ impl LippPlus {
                     if let Some(p) = parent_item {
                         p.lock.unlock();
                     }
-                    return;
+                    return false;
                 }
                 frozen.push(item);
                 if item.kind.load(RELAXED) == CHILD {
@@ -250,7 +281,7 @@ impl LippPlus {
             // Another rebuild replaced the root (its items would have failed the freeze,
             // so this does not happen; checked all the same).
             frozen.iter().for_each(|i| i.lock.unlock());
-            return;
+            return false;
         }
         let mut entries = Vec::new();
         collect(at(sub), &mut entries, guard);
@@ -269,16 +300,18 @@ impl LippPlus {
             retire(node, guard);
         }
         self.rebuilds.fetch_add(1, RELAXED);
+        true
     }
 
-    /// Every node of the tree, parents before children.
+    /// Every node of the tree, parents before children, each child read under its item's
+    /// version (a subtree being rebuilt meanwhile is left out).
     fn nodes<'g>(&self, guard: &'g Guard) -> Vec<Shared<'g, Node>> {
         let mut nodes = vec![self.root.load(ACQUIRE, guard)];
         let mut k = 0;
         while k < nodes.len() {
             for item in at(nodes[k]).items.iter() {
-                if item.kind.load(RELAXED) == CHILD {
-                    nodes.push(item.child(guard));
+                if let Some((Read::Child(c), _)) = read(item, guard) {
+                    nodes.push(c);
                 }
             }
             k += 1;
