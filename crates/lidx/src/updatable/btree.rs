@@ -1,20 +1,26 @@
 //! An in-memory B+tree in the manner of the STX B+tree (paper 3's "B+tree" baseline):
 //! leaves of up to `leaf_slots` sorted keys with their payloads, linked left to right;
 //! inner nodes of up to `inner_slots` separators, separator `i` the least key under child
-//! `i + 1`. Inserts split full nodes in half from the leaf up (a new root when the root
-//! splits); removals take the entry out of its leaf and leave the node as it is, however
-//! empty (no merging, as many production B-trees do), so lookups and scans stay exact and
-//! the tree never shrinks. The nodes live in one arena and refer to each other by index.
+//! `i + 1`. As in STX, a node's keys, payloads and children lie inline in the node (256
+//! bytes of keys and payloads in a leaf of 16), and a node of so few keys is searched by a
+//! linear scan (STX scans below 256 bytes of keys). Inserts split full nodes in half from
+//! the leaf up (a new root when the root splits); removals take the entry out of its leaf
+//! and leave the node as it is, however empty (no merging, as many production B-trees do),
+//! so lookups and scans stay exact and the tree never shrinks. The nodes live in one arena
+//! and refer to each other by index.
 
 use super::{Counters, Updatable, check_sorted, last_of_each_key};
 use crate::Result;
 
+/// The most slots a node may have: STX's for 8-byte keys and payloads.
+pub const MAX_SLOTS: usize = 16;
+
 /// Node sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BTreeParams {
-    /// Entries a leaf holds at most (at least 2).
+    /// Entries a leaf holds at most (2 to [`MAX_SLOTS`]).
     pub leaf_slots: usize,
-    /// Separators an inner node holds at most (at least 2).
+    /// Separators an inner node holds at most (2 to [`MAX_SLOTS`]).
     pub inner_slots: usize,
 }
 
@@ -22,27 +28,77 @@ impl Default for BTreeParams {
     /// STX's defaults for 8-byte keys and payloads: nodes of 256 bytes, 16 slots each.
     fn default() -> Self {
         BTreeParams {
-            leaf_slots: 16,
-            inner_slots: 16,
+            leaf_slots: MAX_SLOTS,
+            inner_slots: MAX_SLOTS,
         }
     }
 }
 
 const NONE: u32 = u32::MAX;
 
+/// A leaf: `len` sorted keys and their payloads, with room for one more (an insert into
+/// a full leaf overflows it, then splits it).
+#[derive(Clone, Debug)]
+struct Leaf {
+    len: usize,
+    keys: [u64; MAX_SLOTS + 1],
+    values: [u64; MAX_SLOTS + 1],
+    /// The next leaf to the right (`NONE` for the last).
+    next: u32,
+}
+
+/// An inner node: `len` separators and `len + 1` children, with room for one more.
+#[derive(Clone, Debug)]
+struct Inner {
+    len: usize,
+    /// `keys[i]` is the least key under `children[i + 1]`.
+    keys: [u64; MAX_SLOTS + 1],
+    children: [u32; MAX_SLOTS + 2],
+}
+
 #[derive(Clone, Debug)]
 enum Node {
-    Leaf {
-        keys: Vec<u64>,
-        values: Vec<u64>,
-        /// The next leaf to the right (`NONE` for the last).
-        next: u32,
-    },
-    Inner {
-        /// `keys[i]` is the least key under `children[i + 1]`.
-        keys: Vec<u64>,
-        children: Vec<u32>,
-    },
+    Leaf(Leaf),
+    Inner(Inner),
+}
+
+/// How many of `keys` are below `key` (`upto`: at most or below): a linear scan without
+/// branches, as STX searches nodes this small.
+#[inline]
+fn rank(keys: &[u64], key: u64, upto: bool) -> usize {
+    match upto {
+        true => keys.iter().map(|&k| usize::from(k <= key)).sum(),
+        false => keys.iter().map(|&k| usize::from(k < key)).sum(),
+    }
+}
+
+impl Leaf {
+    fn new(entries: &[(u64, u64)], next: u32) -> Leaf {
+        let mut leaf = Leaf {
+            len: entries.len(),
+            keys: [0; MAX_SLOTS + 1],
+            values: [0; MAX_SLOTS + 1],
+            next,
+        };
+        for (i, &(k, v)) in entries.iter().enumerate() {
+            leaf.keys[i] = k;
+            leaf.values[i] = v;
+        }
+        leaf
+    }
+
+    fn keys(&self) -> &[u64] {
+        &self.keys[..self.len]
+    }
+
+    /// The slot of `key`, or where it would go.
+    fn find(&self, key: u64) -> std::result::Result<usize, usize> {
+        let i = rank(self.keys(), key, false);
+        match i < self.len && self.keys[i] == key {
+            true => Ok(i),
+            false => Err(i),
+        }
+    }
 }
 
 /// The B+tree.
@@ -63,8 +119,12 @@ impl BTree {
     /// leaves filled full, left to right, and inner levels over them.
     pub fn with_params(entries: &[(u64, u64)], params: BTreeParams) -> Result<BTree> {
         check_sorted(entries, "BTree::bulk_load")?;
-        if params.leaf_slots < 2 || params.inner_slots < 2 {
-            return Err(crate::Error::param("node slots", "at least 2 per node"));
+        let slots = 2..=MAX_SLOTS;
+        if !slots.contains(&params.leaf_slots) || !slots.contains(&params.inner_slots) {
+            return Err(crate::Error::param(
+                "node slots",
+                format!("2 to {MAX_SLOTS} per node"),
+            ));
         }
         let entries = last_of_each_key(entries);
         let mut tree = BTree {
@@ -79,35 +139,32 @@ impl BTree {
         let mut level: Vec<(u64, u32)> = Vec::new();
         for chunk in entries.chunks(params.leaf_slots) {
             let id = tree.nodes.len() as u32;
-            if let Some(Node::Leaf { next, .. }) = tree.nodes.last_mut() {
-                *next = id;
+            if let Some(Node::Leaf(last)) = tree.nodes.last_mut() {
+                last.next = id;
             }
-            let (mut keys, mut values) = (tree.slots(true), tree.slots(true));
-            keys.extend(chunk.iter().map(|e| e.0));
-            values.extend(chunk.iter().map(|e| e.1));
-            tree.nodes.push(Node::Leaf {
-                keys,
-                values,
-                next: NONE,
-            });
+            tree.nodes.push(Node::Leaf(Leaf::new(chunk, NONE)));
             level.push((chunk[0].0, id));
         }
         if level.is_empty() {
-            tree.nodes.push(Node::Leaf {
-                keys: Vec::new(),
-                values: Vec::new(),
-                next: NONE,
-            });
+            tree.nodes.push(Node::Leaf(Leaf::new(&[], NONE)));
             level.push((0, 0));
         }
         while level.len() > 1 {
             let mut up = Vec::new();
             for chunk in level.chunks(params.inner_slots + 1) {
                 let id = tree.nodes.len() as u32;
-                let (mut keys, mut children) = (tree.slots(false), tree.slots(false));
-                keys.extend(chunk[1..].iter().map(|c| c.0));
-                children.extend(chunk.iter().map(|c| c.1));
-                tree.nodes.push(Node::Inner { keys, children });
+                let mut inner = Inner {
+                    len: chunk.len() - 1,
+                    keys: [0; MAX_SLOTS + 1],
+                    children: [NONE; MAX_SLOTS + 2],
+                };
+                for (i, c) in chunk.iter().enumerate() {
+                    inner.children[i] = c.1;
+                    if i > 0 {
+                        inner.keys[i - 1] = c.0;
+                    }
+                }
+                tree.nodes.push(Node::Inner(inner));
                 up.push((chunk[0].0, id));
             }
             level = up;
@@ -125,27 +182,30 @@ impl BTree {
         loop {
             self.counters.nodes_traversed += 1;
             match &self.nodes[id as usize] {
-                Node::Leaf { .. } => return id,
-                Node::Inner { keys, children } => {
-                    let i = keys.partition_point(|&s| s <= key);
+                Node::Leaf(_) => return id,
+                Node::Inner(n) => {
+                    let i = rank(&n.keys[..n.len], key, true);
                     if record {
                         self.path.push((id, i));
                     }
-                    id = children[i];
+                    id = n.children[i];
                 }
             }
         }
     }
 
-    /// An empty array with room for a node's slots and the one that overflows it, so a
-    /// node never reallocates.
-    fn slots<T>(&self, leaf: bool) -> Vec<T> {
-        let slots = if leaf {
-            self.params.leaf_slots
-        } else {
-            self.params.inner_slots + 1
-        };
-        Vec::with_capacity(slots + 1)
+    fn leaf(&self, id: u32) -> &Leaf {
+        match &self.nodes[id as usize] {
+            Node::Leaf(l) => l,
+            Node::Inner(_) => unreachable!("node {id} is a leaf"),
+        }
+    }
+
+    fn leaf_mut(&mut self, id: u32) -> &mut Leaf {
+        match &mut self.nodes[id as usize] {
+            Node::Leaf(l) => l,
+            Node::Inner(_) => unreachable!("node {id} is a leaf"),
+        }
     }
 
     /// Splits node `id` (over full) in half; returns the new right node's least key and id.
@@ -153,43 +213,39 @@ impl BTree {
         let right_id = self.nodes.len() as u32;
         self.counters.structure_modifications += 1;
         self.counters.nodes_created += 1;
-        let (mut right_keys, mut right_values) = (self.slots(true), self.slots(true));
-        let mut right_children = self.slots(false);
-        let right = match &mut self.nodes[id as usize] {
-            Node::Leaf { keys, values, next } => {
-                let half = keys.len() / 2;
-                self.counters.keys_shifted += (keys.len() - half) as u64;
-                right_keys.extend(keys.drain(half..));
-                right_values.extend(values.drain(half..));
-                let right = Node::Leaf {
-                    keys: right_keys,
-                    values: right_values,
-                    next: *next,
-                };
-                *next = right_id;
-                right
+        let (up, right) = match &mut self.nodes[id as usize] {
+            Node::Leaf(l) => {
+                let half = l.len / 2;
+                let moved = l.len - half;
+                self.counters.keys_shifted += moved as u64;
+                let mut right = Leaf::new(&[], l.next);
+                right.keys[..moved].copy_from_slice(&l.keys[half..l.len]);
+                right.values[..moved].copy_from_slice(&l.values[half..l.len]);
+                right.len = moved;
+                l.len = half;
+                l.next = right_id;
+                (right.keys[0], Node::Leaf(right))
             }
-            Node::Inner { keys, children } => {
-                let half = keys.len() / 2;
-                self.counters.keys_shifted += (keys.len() - half) as u64;
-                // keys[half] moves up; children from half + 1 go right.
-                right_keys.extend(keys.drain(half + 1..));
-                right_children.extend(children.drain(half + 1..));
-                let up = keys.pop().unwrap_or(0);
-                let right = Node::Inner {
-                    keys: right_keys,
-                    children: right_children,
+            Node::Inner(n) => {
+                let half = n.len / 2;
+                self.counters.keys_shifted += (n.len - half) as u64;
+                // keys[half] moves up; the keys after it and the children from half + 1
+                // go right.
+                let moved = n.len - half - 1;
+                let mut right = Inner {
+                    len: moved,
+                    keys: [0; MAX_SLOTS + 1],
+                    children: [NONE; MAX_SLOTS + 2],
                 };
-                self.nodes.push(right);
-                return (up, right_id);
+                right.keys[..moved].copy_from_slice(&n.keys[half + 1..n.len]);
+                right.children[..=moved].copy_from_slice(&n.children[half + 1..=n.len]);
+                let up = n.keys[half];
+                n.len = half;
+                (up, Node::Inner(right))
             }
-        };
-        let least = match &right {
-            Node::Leaf { keys, .. } => keys[0],
-            Node::Inner { .. } => 0,
         };
         self.nodes.push(right);
-        (least, right_id)
+        (up, right_id)
     }
 }
 
@@ -199,64 +255,73 @@ impl Updatable for BTree {
     }
 
     fn get(&mut self, key: u64) -> Option<u64> {
-        let leaf = self.descend(key, false);
-        match &self.nodes[leaf as usize] {
-            Node::Leaf { keys, values, .. } => keys.binary_search(&key).ok().map(|i| values[i]),
-            Node::Inner { .. } => None,
-        }
+        let id = self.descend(key, false);
+        let leaf = self.leaf(id);
+        leaf.find(key).ok().map(|i| leaf.values[i])
     }
 
     fn insert(&mut self, key: u64, payload: u64) {
-        let leaf = self.descend(key, true);
-        let Node::Leaf { keys, values, .. } = &mut self.nodes[leaf as usize] else {
-            return;
-        };
-        match keys.binary_search(&key) {
+        let id = self.descend(key, true);
+        let leaf_slots = self.params.leaf_slots;
+        let leaf = self.leaf_mut(id);
+        match leaf.find(key) {
             Ok(i) => {
-                values[i] = payload;
+                leaf.values[i] = payload;
                 return;
             }
             Err(i) => {
-                self.counters.keys_shifted += (keys.len() - i) as u64;
-                keys.insert(i, key);
-                values.insert(i, payload);
-                if keys.len() <= self.params.leaf_slots {
+                let len = leaf.len;
+                leaf.keys.copy_within(i..len, i + 1);
+                leaf.values.copy_within(i..len, i + 1);
+                leaf.keys[i] = key;
+                leaf.values[i] = payload;
+                leaf.len += 1;
+                self.counters.keys_shifted += (len - i) as u64;
+                if len < leaf_slots {
                     return;
                 }
             }
         }
         // Split upward while nodes overflow.
-        let (mut sep, mut right) = self.split(leaf);
+        let (mut sep, mut right) = self.split(id);
         while let Some((parent, at)) = self.path.pop() {
-            let Node::Inner { keys, children } = &mut self.nodes[parent as usize] else {
-                return;
+            let Node::Inner(n) = &mut self.nodes[parent as usize] else {
+                unreachable!("the path holds inner nodes");
             };
-            self.counters.keys_shifted += (keys.len() - at) as u64;
-            keys.insert(at, sep);
-            children.insert(at + 1, right);
-            if keys.len() <= self.params.inner_slots {
+            let len = n.len;
+            n.keys.copy_within(at..len, at + 1);
+            n.children.copy_within(at + 1..=len, at + 2);
+            n.keys[at] = sep;
+            n.children[at + 1] = right;
+            n.len += 1;
+            self.counters.keys_shifted += (len - at) as u64;
+            if n.len <= self.params.inner_slots {
                 return;
             }
             (sep, right) = self.split(parent);
         }
         // The root split: a new root over the two halves.
-        let old = self.root;
+        let mut root = Inner {
+            len: 1,
+            keys: [0; MAX_SLOTS + 1],
+            children: [NONE; MAX_SLOTS + 2],
+        };
+        root.keys[0] = sep;
+        root.children[..2].copy_from_slice(&[self.root, right]);
         self.root = self.nodes.len() as u32;
-        self.nodes.push(Node::Inner {
-            keys: vec![sep],
-            children: vec![old, right],
-        });
+        self.nodes.push(Node::Inner(root));
         self.counters.nodes_created += 1;
     }
 
     fn remove(&mut self, key: u64) {
-        let leaf = self.descend(key, false);
-        if let Node::Leaf { keys, values, .. } = &mut self.nodes[leaf as usize]
-            && let Ok(i) = keys.binary_search(&key)
-        {
-            self.counters.keys_shifted += (keys.len() - i - 1) as u64;
-            keys.remove(i);
-            values.remove(i);
+        let id = self.descend(key, false);
+        let leaf = self.leaf_mut(id);
+        if let Ok(i) = leaf.find(key) {
+            let len = leaf.len;
+            leaf.keys.copy_within(i + 1..len, i);
+            leaf.values.copy_within(i + 1..len, i);
+            leaf.len -= 1;
+            self.counters.keys_shifted += (len - i - 1) as u64;
         }
     }
 
@@ -264,38 +329,25 @@ impl Updatable for BTree {
         let mut id = self.descend(from, false);
         let before = out.len();
         while id != NONE && out.len() - before < n {
-            let Node::Leaf { keys, values, next } = &self.nodes[id as usize] else {
-                break;
-            };
-            let start = keys.partition_point(|&k| k < from);
-            let take = (n - (out.len() - before)).min(keys.len() - start);
+            let leaf = self.leaf(id);
+            let start = rank(leaf.keys(), from, false);
+            let take = (n - (out.len() - before)).min(leaf.len - start);
             out.extend(
-                keys[start..start + take]
+                leaf.keys[start..start + take]
                     .iter()
                     .copied()
-                    .zip(values[start..start + take].iter().copied()),
+                    .zip(leaf.values[start..start + take].iter().copied()),
             );
-            id = *next;
+            id = leaf.next;
         }
         out.len() - before
     }
 
-    /// Every node's spare room counted, as allocated.
+    /// Every node's spare room counted, and the arena's, as allocated.
     fn size_in_bytes(&self) -> u64 {
-        let node = std::mem::size_of::<Node>() as u64;
-        self.nodes
-            .iter()
-            .map(|n| {
-                node + match n {
-                    Node::Leaf { keys, values, .. } => {
-                        (keys.capacity() + values.capacity()) as u64 * 8
-                    }
-                    Node::Inner { keys, children } => {
-                        keys.capacity() as u64 * 8 + children.capacity() as u64 * 4
-                    }
-                }
-            })
-            .sum()
+        (std::mem::size_of::<Self>()
+            + self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.path.capacity() * std::mem::size_of::<(u32, usize)>()) as u64
     }
 
     fn counters(&self) -> Counters {
@@ -310,8 +362,9 @@ impl Updatable for BTree {
         while let Some((id, lo, hi)) = stack.pop() {
             reached += 1;
             match &self.nodes[id as usize] {
-                Node::Leaf { keys, values, .. } => {
-                    if keys.len() != values.len() || keys.len() > self.params.leaf_slots {
+                Node::Leaf(leaf) => {
+                    let keys = leaf.keys();
+                    if keys.len() > self.params.leaf_slots {
                         return Err(format!("leaf {id} holds {} keys", keys.len()));
                     }
                     if keys.windows(2).any(|w| w[0] >= w[1])
@@ -323,12 +376,13 @@ impl Updatable for BTree {
                     }
                     leaves.push(id);
                 }
-                Node::Inner { keys, children } => {
-                    if children.len() != keys.len() + 1 || keys.len() > self.params.inner_slots {
+                Node::Inner(n) => {
+                    let (keys, children) = (&n.keys[..n.len], &n.children[..=n.len]);
+                    if keys.len() > self.params.inner_slots || keys.windows(2).any(|w| w[0] >= w[1])
+                    {
                         return Err(format!(
-                            "inner node {id} has {} keys and {} children",
-                            keys.len(),
-                            children.len()
+                            "inner node {id} has {} keys, or out of order",
+                            keys.len()
                         ));
                     }
                     for (i, &c) in children.iter().enumerate().rev() {
@@ -348,8 +402,8 @@ impl Updatable for BTree {
                 ));
             }
             id = match &self.nodes[id as usize] {
-                Node::Leaf { next, .. } => *next,
-                Node::Inner { .. } => NONE,
+                Node::Leaf(leaf) => leaf.next,
+                Node::Inner(_) => NONE,
             };
         }
         if id != NONE {
