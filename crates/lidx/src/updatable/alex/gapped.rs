@@ -29,6 +29,17 @@ impl Cells for [u64] {
     }
 }
 
+impl Cells for [(u64, u64)] {
+    #[inline]
+    fn cell(&self, i: usize) -> u64 {
+        self[i].0
+    }
+    #[inline]
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
 impl Cells for [AtomicU64] {
     #[inline]
     fn cell(&self, i: usize) -> u64 {

@@ -153,9 +153,10 @@ impl Inner {
 #[derive(Clone, Debug)]
 struct Data {
     model: Model,
-    /// Sorted: an entry's key, or in a gap the key of the next entry (`u64::MAX` if none).
-    keys: Vec<u64>,
-    payloads: Vec<u64>,
+    /// Sorted by key: an entry (its key and payload side by side, as ALEX lays them out,
+    /// so a lookup reads one line), or in a gap the key of the next entry (`u64::MAX` if
+    /// none).
+    cells: Vec<(u64, u64)>,
     /// Bit `i` is set where slot `i` holds an entry.
     occupied: Vec<u64>,
     len: usize,
@@ -178,8 +179,7 @@ impl Data {
         let model = Model::fit(entries, slots);
         let mut data = Data {
             model,
-            keys: vec![u64::MAX; slots],
-            payloads: vec![0; slots],
+            cells: vec![(u64::MAX, 0); slots],
             occupied: vec![0; slots.div_ceil(64)],
             len: entries.len(),
             next,
@@ -189,9 +189,8 @@ impl Data {
         let mut last = 0;
         place(entries, slots, &model, |i, _, pos| {
             // The gaps before this entry take its key.
-            data.keys[last..pos].fill(entries[i].0);
-            data.keys[pos] = entries[i].0;
-            data.payloads[pos] = entries[i].1;
+            data.fill_keys(last..pos, entries[i].0);
+            data.cells[pos] = entries[i];
             data.occupied[pos / 64] |= 1 << (pos % 64);
             last = pos + 1;
         });
@@ -199,7 +198,12 @@ impl Data {
     }
 
     fn slots(&self) -> usize {
-        self.keys.len()
+        self.cells.len()
+    }
+
+    /// Gives the gaps in `range` the key `key`.
+    fn fill_keys(&mut self, range: std::ops::Range<usize>, key: u64) {
+        self.cells[range].iter_mut().for_each(|c| c.0 = key);
     }
 
     fn is_set(&self, i: usize) -> bool {
@@ -238,7 +242,7 @@ impl Data {
     /// The first slot whose key is at least `key`, searched exponentially outwards from
     /// the model's prediction; and the steps that took.
     fn lower_bound(&self, key: u64) -> (usize, u64) {
-        gapped::lower_bound(&self.keys[..], &self.model, key)
+        gapped::lower_bound(&self.cells[..], &self.model, key)
     }
 
     /// The slot holding `key`, and the lower bound it was searched from.
@@ -247,8 +251,24 @@ impl Data {
         self.stats.ops += 1;
         self.stats.search_steps += steps;
         let at = self.next_entry(lb);
-        let found = (at < self.slots() && self.keys[at] == key).then_some(at);
+        let found = (at < self.slots() && self.cells[at].0 == key).then_some(at);
         (found, lb)
+    }
+
+    /// The payload of `key`, found as ALEX's lookup finds it, without the bitmap: gaps
+    /// hold the next entry's key, so the last slot whose key is at most `key` holds its
+    /// entry if there is one. (`u64::MAX`, which the gaps after the last entry hold too,
+    /// goes through the bitmap.)
+    fn lookup(&mut self, key: u64) -> Option<u64> {
+        if key == u64::MAX {
+            let (found, _) = self.find(key);
+            return found.map(|i| self.cells[i].1);
+        }
+        let (past, steps) = self.lower_bound(key + 1);
+        self.stats.ops += 1;
+        self.stats.search_steps += steps;
+        let (k, payload) = self.cells[past.checked_sub(1)?];
+        (k == key).then_some(payload)
     }
 
     /// Whether an insert must first make room.
@@ -263,7 +283,7 @@ impl Data {
         let (pos, shifted) = if lb < entry {
             // Slots lb..entry are gaps: take the predicted one among them.
             let pos = self.model.predict(key, self.slots()).clamp(lb, entry - 1);
-            self.keys[lb..pos].fill(key);
+            self.fill_keys(lb..pos, key);
             (pos, 0)
         } else {
             // Slot lb holds a greater key (or lb is past the end), and slot lb - 1 an
@@ -275,8 +295,7 @@ impl Data {
                 (None, None) => unreachable!("insert_absent needs a gap"),
             }
         };
-        self.keys[pos] = key;
-        self.payloads[pos] = payload;
+        self.cells[pos] = (key, payload);
         self.set(pos, true);
         self.len += 1;
         self.stats.inserts += 1;
@@ -286,16 +305,14 @@ impl Data {
 
     /// Moves the entries in `at..gap` one slot right; returns the freed slot and the count.
     fn shift_right(&mut self, at: usize, gap: usize) -> (usize, u64) {
-        self.keys.copy_within(at..gap, at + 1);
-        self.payloads.copy_within(at..gap, at + 1);
+        self.cells.copy_within(at..gap, at + 1);
         self.set(gap, true);
         (at, (gap - at) as u64)
     }
 
     /// Moves the entries in `gap + 1..at` one slot left; returns the freed slot and the count.
     fn shift_left(&mut self, gap: usize, at: usize) -> (usize, u64) {
-        self.keys.copy_within(gap + 1..at, gap);
-        self.payloads.copy_within(gap + 1..at, gap);
+        self.cells.copy_within(gap + 1..at, gap);
         self.set(gap, true);
         (at - 1, (at - 1 - gap) as u64)
     }
@@ -305,10 +322,10 @@ impl Data {
         self.set(at, false);
         self.len -= 1;
         // The slot and the gaps before it take the next entry's key.
-        let next = self.keys.get(at + 1).copied().unwrap_or(u64::MAX);
+        let next = self.cells.get(at + 1).map_or(u64::MAX, |c| c.0);
         let mut i = at + 1;
         while i > 0 && !self.is_set(i - 1) {
-            self.keys[i - 1] = next;
+            self.cells[i - 1].0 = next;
             i -= 1;
         }
     }
@@ -317,7 +334,7 @@ impl Data {
         let mut out = Vec::with_capacity(self.len);
         let mut i = self.next_entry(0);
         while i < self.slots() {
-            out.push((self.keys[i], self.payloads[i]));
+            out.push(self.cells[i]);
             i = self.next_entry(i + 1);
         }
         out
@@ -350,11 +367,11 @@ impl Data {
         let mut next = u64::MAX;
         for i in (0..self.slots()).rev() {
             if self.is_set(i) {
-                next = self.keys[i];
-            } else if self.keys[i] != next {
+                next = self.cells[i].0;
+            } else if self.cells[i].0 != next {
                 return Err(format!(
                     "gap {i} holds {} where the next key is {next}",
-                    self.keys[i]
+                    self.cells[i].0
                 ));
             }
         }
@@ -720,9 +737,7 @@ impl Updatable for Alex {
 
     fn get(&mut self, key: u64) -> Option<u64> {
         let at = self.descend(key);
-        let d = self.data(at.data);
-        let (found, _) = d.find(key);
-        found.map(|i| d.payloads[i])
+        self.data(at.data).lookup(key)
     }
 
     fn insert(&mut self, key: u64, payload: u64) {
@@ -734,7 +749,7 @@ impl Updatable for Alex {
             let d = self.data(at.data);
             let (found, lb) = d.find(key);
             if let Some(i) = found {
-                d.payloads[i] = payload;
+                d.cells[i].1 = payload;
                 return;
             }
             // A node just rebuilt or split always has a gap, so room is made once.
@@ -779,7 +794,7 @@ impl Updatable for Alex {
             let d = self.data(id);
             i = d.next_entry(i);
             if i < d.slots() {
-                out.push((d.keys[i], d.payloads[i]));
+                out.push(d.cells[i]);
                 i += 1;
             } else if d.next == NONE {
                 break;

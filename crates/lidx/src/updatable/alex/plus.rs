@@ -346,6 +346,22 @@ impl DataNode {
         (found, lb, steps)
     }
 
+    /// The payload of `key` (if any) and the search's steps, found without the bitmap as
+    /// [`Alex`](super::Alex)'s lookups are; a reader's answer holds only if its version
+    /// checks.
+    fn lookup(&self, key: u64) -> (Option<u64>, u64) {
+        if key == u64::MAX {
+            let (found, _, steps) = self.find(key);
+            return (found.map(|i| self.payload(i)), steps);
+        }
+        let (past, steps) = gapped::lower_bound(&self.keys[..], &self.model, key + 1);
+        let found = past
+            .checked_sub(1)
+            .filter(|&i| self.key(i) == key)
+            .map(|i| self.payload(i));
+        (found, steps)
+    }
+
     /// Counts a search for the cost model: racy (a concurrent count may be lost), as
     /// ALEX+'s are.
     fn count_search(&self, steps: u64) {
@@ -1048,8 +1064,7 @@ impl Concurrent for AlexPlus {
         loop {
             let d = at(self.leaf(key, guard)).data();
             if let Some(version) = d.lock.read() {
-                let (found, _, steps) = d.find(key);
-                let payload = found.map(|i| d.payload(i));
+                let (payload, steps) = d.lookup(key);
                 if d.lock.check(version) {
                     d.count_search(steps);
                     return payload;
