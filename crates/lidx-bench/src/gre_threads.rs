@@ -405,11 +405,7 @@ fn summary(o: &Options, rows: &[Row], machine: &str, cores: usize, seconds: f64)
 
 /// "agree" where a statement held in all `cells`, "disagree" where in none, else "partly".
 fn verdict(held: usize, cells: usize) -> &'static str {
-    match held {
-        n if n == cells => "agree",
-        0 => "disagree",
-        _ => "partly",
-    }
+    crate::harness::Verdict::of(held, cells).name()
 }
 
 /// The most threads of the run that do not oversubscribe the cores.

@@ -725,12 +725,48 @@ pub fn data_dir(dir: Option<&Path>, out: &Path, keep: bool) -> anyhow::Result<Da
 }
 
 /// One of a paper's numbered findings beside what this run measured.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Finding {
     /// What the paper reports.
     pub paper: String,
     /// What this run shows.
     pub here: String,
+    /// Whether this run agrees (`None` where the study does not judge the finding).
+    pub verdict: Option<Verdict>,
+    /// The counts that explain the verdict, a disagreement above all.
+    pub why: String,
+}
+
+/// Whether a run agrees with a paper's finding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// In every cell the finding covers.
+    Agree,
+    /// In some.
+    Partly,
+    /// In none.
+    Disagree,
+}
+
+impl Verdict {
+    /// The verdict of a finding that held in `held` of `cells` cells (none counts as a
+    /// disagreement).
+    pub fn of(held: usize, cells: usize) -> Verdict {
+        match held {
+            0 => Verdict::Disagree,
+            n if n >= cells => Verdict::Agree,
+            _ => Verdict::Partly,
+        }
+    }
+
+    /// `agree`, `partly` or `disagree`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Agree => "agree",
+            Verdict::Partly => "partly",
+            Verdict::Disagree => "disagree",
+        }
+    }
 }
 
 /// A study's findings table: the paper's beside this run's, in the paper's order. Each
@@ -762,14 +798,31 @@ impl Findings {
         &self.rows
     }
 
-    /// The findings as a Markdown table.
+    /// The findings as a Markdown table: with a verdict and its explanation where any
+    /// finding is judged.
     pub fn table(&self) -> String {
+        let judged = self.rows.iter().any(|f| f.verdict.is_some());
         let rows: Vec<Vec<String>> = self
             .rows
             .iter()
-            .map(|f| vec![f.paper.clone(), f.here.clone()])
+            .map(|f| {
+                let mut row = vec![f.paper.clone(), f.here.clone()];
+                if judged {
+                    row.push(f.verdict.map_or("-", Verdict::name).to_string());
+                    row.push(if f.why.is_empty() {
+                        "-".into()
+                    } else {
+                        f.why.clone()
+                    });
+                }
+                row
+            })
             .collect();
-        crate::text::table(&self.columns, &rows)
+        let mut columns = self.columns.to_vec();
+        if judged {
+            columns.extend(["verdict".to_string(), "what explains it".to_string()]);
+        }
+        crate::text::table(&columns, &rows)
     }
 
     /// The findings as a Markdown list, the paper's line then this run's.

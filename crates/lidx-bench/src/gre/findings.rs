@@ -5,7 +5,7 @@ use lidx::updatable::{Kind, Workload};
 
 use super::is_learned;
 use super::study::{Learned, Study};
-use crate::harness::{Finding, Findings};
+use crate::harness::{Finding, Findings, Verdict};
 use crate::key_source::KeySource;
 use crate::text::times;
 
@@ -63,6 +63,16 @@ impl Study<'_> {
             })
             .collect();
         let corner = |set: &str, w| self.ratio(set, w).map_or("-".into(), |r| times(r.0));
+        // The diagonal's two ends: learned wins the easiest set read-only and loses the
+        // hardest write-only.
+        let ends = [
+            self.ratio(&self.easy, Workload::ReadOnly)
+                .map(|r| r.0 >= 1.0),
+            self.ratio(&self.hard, Workload::WriteOnly)
+                .map(|r| r.0 < 1.0),
+        ];
+        let judged = ends.iter().flatten().count();
+        let held = ends.iter().flatten().filter(|&&h| h).count();
         Some(Finding {
             paper: "Learned indexes win on easy data and read-heavy workloads and lose on hard data and write-heavy ones (Fig. 2's diagonal).".into(),
             here: format!(
@@ -70,6 +80,11 @@ impl Study<'_> {
                 wins.join(", "),
                 corner(&self.easy, Workload::ReadOnly),
                 corner(&self.hard, Workload::WriteOnly)
+            ),
+            verdict: (judged > 0).then(|| Verdict::of(held, judged)),
+            why: format!(
+                "the diagonal's ends ({} of {judged} as the paper has them); this grid's hardest set ({}) is far easier than paper 3's osm or genome",
+                held, self.hard
             ),
         })
     }
@@ -110,6 +125,16 @@ impl Study<'_> {
             return None;
         }
         let fastest = lookups.iter().filter(|v| is_top(v)).count();
+        // Which kind has the fastest lookups on each set.
+        let mut winners: Vec<(Kind, usize)> = Vec::new();
+        for v in &lookups {
+            if let Some(top) = v.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+                match winners.iter_mut().find(|w| w.0 == top.0) {
+                    Some(w) => w.1 += 1,
+                    None => winners.push((top.0, 1)),
+                }
+            }
+        }
         let largest = sized.iter().filter(|v| is_top(v)).count();
         let vs_alex: Vec<f64> = all_sets
             .iter()
@@ -135,9 +160,20 @@ impl Study<'_> {
                 sized.len()
             ));
         }
+        let held = usize::from(lookups.is_empty() || 2 * fastest > lookups.len())
+            + usize::from(sized.is_empty() || largest == sized.len());
+        let winners: Vec<String> = winners
+            .iter()
+            .map(|(k, n)| format!("{} on {n}", k.name()))
+            .collect();
         Some(Finding {
             paper: "LIPP is the fastest on lookups but the largest (4–5× ALEX).".into(),
             here: here.join(" "),
+            verdict: Some(Verdict::of(held, 2)),
+            why: match lookups.len() {
+                0 => "size alone: the run has no read-only workload".into(),
+                n => format!("the fastest lookups: {} (of {n} sets)", winners.join(", ")),
+            },
         })
     }
 
@@ -183,6 +219,11 @@ impl Study<'_> {
                 "dynamic-pgm is the fastest learned kind on write-only on {best}/{} sets.",
                 cells.len()
             ),
+            verdict: Some(Verdict::of(best, cells.len())),
+            why: format!(
+                "on the other {} sets another learned kind inserts faster",
+                cells.len() - best
+            ),
         })
     }
 
@@ -208,16 +249,15 @@ impl Study<'_> {
             v.get(v.len() / 2).copied()
         };
         let (easy, hard) = (traditional(&self.easy)?, traditional(&self.hard)?);
+        let (mut judged, mut grew) = (0, 0);
         let learned: Vec<String> = [Kind::Alex, Kind::Lipp, Kind::DynamicPgm]
             .iter()
             .filter_map(|&k| {
                 let (e, h) = (tail(&self.easy, k)?, tail(&self.hard, k)?);
-                Some(format!(
-                    "{} {} / {}",
-                    k.name(),
-                    times(e / easy.max(1.0)),
-                    times(h / hard.max(1.0))
-                ))
+                let (e, h) = (e / easy.max(1.0), h / hard.max(1.0));
+                judged += 1;
+                grew += usize::from(h > e);
+                Some(format!("{} {} / {}", k.name(), times(e), times(h)))
             })
             .collect();
         Some(Finding {
@@ -228,6 +268,8 @@ impl Study<'_> {
                 self.hard,
                 learned.join(", ")
             ),
+            verdict: (judged > 0).then(|| Verdict::of(grew, judged)),
+            why: format!("{grew} of {judged} learned kinds' relative p99.9 grows from the easiest set to the hardest"),
         })
     }
 
@@ -254,13 +296,19 @@ impl Study<'_> {
                 .collect();
             v.iter().sum::<f64>() / v.len().max(1) as f64
         };
+        let (learned, traditional) = (spread(true), spread(false));
         Some(Finding {
             paper: "Learned indexes are sensitive to a shift of the inserted keys' distribution (either way); traditional ones are not.".into(),
             here: format!(
                 "Mean change of balanced throughput under a shift: learned {:.0}%, traditional {:.0}%.",
-                spread(true) * 100.0,
-                spread(false) * 100.0
+                learned * 100.0,
+                traditional * 100.0
             ),
+            verdict: Some(match learned > 2.0 * traditional {
+                true => Verdict::Agree,
+                false => Verdict::Disagree,
+            }),
+            why: "agree where the learned kinds' mean change is over twice the traditional ones'".into(),
         })
     }
 
@@ -268,19 +316,18 @@ impl Study<'_> {
     /// the B+tree's.
     fn easy_lookups_beat_btree(&self) -> Option<Finding> {
         let bt = self.throughput(&self.easy, Kind::Btree, Workload::ReadOnly)?;
-        let each: Vec<String> = self
+        let ratios: Vec<(Kind, f64)> = self
             .o
             .kinds
             .iter()
             .filter(|&&k| is_learned(k))
-            .filter_map(|&k| {
-                Some(format!(
-                    "{} {}",
-                    k.name(),
-                    times(self.throughput(&self.easy, k, Workload::ReadOnly)? / bt)
-                ))
-            })
+            .filter_map(|&k| Some((k, self.throughput(&self.easy, k, Workload::ReadOnly)? / bt)))
             .collect();
+        let each: Vec<String> = ratios
+            .iter()
+            .map(|(k, r)| format!("{} {}", k.name(), times(*r)))
+            .collect();
+        let beat = ratios.iter().filter(|r| r.1 >= 1.0).count();
         Some(Finding {
             paper: "Learned lookups on easy data beat a B+tree (read-only).".into(),
             here: format!(
@@ -288,23 +335,39 @@ impl Study<'_> {
                 self.easy,
                 each.join(", ")
             ),
+            verdict: (!ratios.is_empty()).then(|| Verdict::of(beat, ratios.len())),
+            why: format!(
+                "{beat} of {} learned kinds at least the B+tree's",
+                ratios.len()
+            ),
         })
     }
 
     /// Message 7: Bulk loading is linear in n: time per key at 4n over that at n.
     fn linear_bulk_loads(&self) -> Finding {
-        let growth: Vec<String> = self
+        let growth: Vec<(&str, f64)> = self
             .kind_names()
             .iter()
             .filter_map(|&k| {
                 let v = self.bulk_ns_per_key(k);
                 let (first, last) = (v.first()?, v.last()?);
-                Some(format!("{k} {}", times(last.1 / first.1.max(1e-9))))
+                Some((k, last.1 / first.1.max(1e-9)))
             })
+            .collect();
+        // Linear: the time per key grows by less than half from n to 4n.
+        let linear = growth.iter().filter(|g| g.1 < 1.5).count();
+        let listed: Vec<String> = growth
+            .iter()
+            .map(|(k, g)| format!("{k} {}", times(*g)))
             .collect();
         Finding {
             paper: "Bulk loading is linear in n.".into(),
-            here: format!("Time per key at 4n over n: {}.", growth.join(", ")),
+            here: format!("Time per key at 4n over n: {}.", listed.join(", ")),
+            verdict: (!growth.is_empty()).then(|| Verdict::of(linear, growth.len())),
+            why: format!(
+                "{linear} of {} kinds' time per key grows by less than half from n to 4n",
+                growth.len()
+            ),
         }
     }
 }

@@ -86,6 +86,7 @@ impl Study<'_> {
                 show(hi),
                 self.fastest(panel, hi, Metric::Join)
             ),
+            ..Default::default()
         })
     }
 
@@ -100,6 +101,7 @@ impl Study<'_> {
                 self.fastest(panel, lo, Metric::Total),
                 self.fastest(panel, hi, Metric::Total)
             ),
+            ..Default::default()
         })
     }
 
@@ -116,6 +118,7 @@ impl Study<'_> {
                 self.fastest(panel, lo, Metric::Total),
                 self.fastest(panel, hi, Metric::Total)
             ),
+            ..Default::default()
         })
     }
 
@@ -132,6 +135,7 @@ impl Study<'_> {
                 growth("INLJ-NS/S-Comp", Metric::Index),
                 self.ratio_at(panel, hi, "INLJ-NS/S-Eager", "INLJ-NS/S-Comp", Metric::Index)
             ),
+            ..Default::default()
         })
     }
 
@@ -148,6 +152,7 @@ impl Study<'_> {
                 ratio_at("INLJ-NS/V-Comp", "INLJ-NS/S-Comp", Metric::Join),
                 self.growth(panel, "INLJ-NS/V-Lazy", Metric::Join)
             ),
+            ..Default::default()
         })
     }
 
@@ -162,6 +167,7 @@ impl Study<'_> {
                 self.mean_growth(panel, Maintenance::Sync, Metric::Total),
                 self.fastest(panel, hi, Metric::Total)
             ),
+            ..Default::default()
         })
     }
 
@@ -187,6 +193,7 @@ impl Study<'_> {
                 at(2.0),
                 at(hi)
             ),
+            ..Default::default()
         })
     }
 
@@ -226,6 +233,7 @@ impl Study<'_> {
                 by_d("INLJ-NS/S-Lazy", Metric::Index),
                 by_d("INLJ-NS/V-Lazy", Metric::Index),
             ),
+            ..Default::default()
         })
     }
 
@@ -262,6 +270,7 @@ impl Study<'_> {
                 list(false),
                 list(true)
             ),
+            ..Default::default()
         })
     }
 
@@ -298,6 +307,7 @@ impl Study<'_> {
                 growth("INLJ-NS/S-Eager", Metric::Index),
                 growth("SJ-SS/V-Comp", Metric::Index),
             ),
+            ..Default::default()
         })
     }
 
@@ -344,6 +354,7 @@ impl Study<'_> {
                     fp(lo),
                     fp(hi)
                 ),
+                ..Default::default()
             }),
             _ => Some(Finding {
                 paper: "Paper: a block cache helps INLJ and validation little at first (updates churn it); SJ without validation and HJ scan and do not care.".into(),
@@ -357,6 +368,7 @@ impl Study<'_> {
                     hit(hi),
                     growth("HJ-P")
                 ),
+                ..Default::default()
             }),
         }
     }
