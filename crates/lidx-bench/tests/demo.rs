@@ -13,6 +13,7 @@ use lidx::join::JoinMethod;
 use lidx::updatable::Kind;
 use lidx_bench::Quiet;
 use lidx_bench::demo::{Options, run};
+use lidx_bench::updatable::baselines::ConcurrentKind;
 
 /// What the demo leaves in its directory, beside `lsm/` (feature `rocksdb`).
 const FILES: [&str; 22] = [
@@ -74,9 +75,13 @@ fn the_demo_says_every_section_in_order_and_leaves_its_files() {
         ("8. Key-value files", 2 + 1),
         ("8b. Layers tuned to the storage", 2 + 2 + 1),
         ("8c. Updatable indexes", Kind::ALL.len() + 1),
+        (
+            "8d. Concurrent updatable indexes",
+            ConcurrentKind::ALL.len() + 1,
+        ),
     ];
     if cfg!(feature = "rocksdb") {
-        expected.push(("8d. Joins over LSM-trees", 7 + 1 + 1));
+        expected.push(("8e. Joins over LSM-trees", 7 + 1 + 1));
     }
     expected.push(("9. The disk under these files", usize::MAX));
     expected.push(("Next: lidx gen --help", 0));

@@ -14,7 +14,7 @@ use crate::text::human_bytes;
 pub(super) fn lsm_joins(say: &mut Say<'_>, dir: &Path) -> anyhow::Result<()> {
     heading(
         say,
-        "8d. Joins over LSM-trees (paper 5): R and S of 50K rows in RocksDB, ε 0.8, d 4, 1 MiB for the sort and hash joins",
+        "8e. Joins over LSM-trees (paper 5): R and S of 50K rows in RocksDB, ε 0.8, d 4, 1 MiB for the sort and hash joins",
     )?;
     let workload = Workload {
         rows: 50_000,

@@ -1,11 +1,14 @@
-//! The demo's updatable indexes: paper 3's balanced workload on every kind.
+//! The demo's updatable indexes: paper 3's balanced workload on every kind, on one thread
+//! and on two.
 
 use lidx::data::{Distribution, GenParams, generate};
 use lidx::updatable::{Kind, Workload};
 
 use super::{Say, heading};
 use crate::text::human_bytes;
-use crate::updatable::{RunOptions, run};
+use crate::updatable::baselines::ConcurrentKind;
+use crate::updatable::threads::{ThreadOptions, run_threads};
+use crate::updatable::{PlanOptions, RunOptions, make_plan, run};
 
 /// Section 8c: paper 3's updatable indexes on its balanced workload, each checked against
 /// a `BTreeMap` as it runs.
@@ -55,6 +58,46 @@ pub(super) fn updatable_indexes(say: &mut Say<'_>) -> anyhow::Result<()> {
     say!(
         say,
         "   (`lidx updatable run` runs any kind on any of paper 3's workloads)"
+    );
+    concurrent_indexes(&keys, say)
+}
+
+/// Section 8d: the concurrent kinds (paper 3, section 4.2) on the same workload from two
+/// threads, every answer checked against what the plan allows.
+fn concurrent_indexes(keys: &[u64], say: &mut Say<'_>) -> anyhow::Result<()> {
+    heading(
+        say,
+        "8d. Concurrent updatable indexes (paper 3, Figs. 4-6): the same workload from 2 threads, every answer checked against what the plan allows",
+    )?;
+    let plan = make_plan(
+        keys,
+        None,
+        &PlanOptions {
+            workload: Workload::Balanced,
+            ops: None,
+            scan_len: 100,
+            seed: 42,
+        },
+    )?;
+    for kind in ConcurrentKind::ALL {
+        let options = ThreadOptions {
+            kind,
+            threads: 2,
+            verify: true,
+            sample_every: 100,
+        };
+        let r = run_threads(&plan, &options)?;
+        anyhow::ensure!(r.verified, "{kind}: the checked run was not verified");
+        say!(
+            say,
+            "   {:<16} {:>5.2} M ops/s with the checks",
+            kind.name(),
+            r.ops_per_s / 1e6,
+        );
+    }
+    say!(
+        say,
+        "   (`lidx updatable run --threads N`; `lidx experiment updatable-concurrent` sets them against threads)"
     );
     Ok(())
 }
