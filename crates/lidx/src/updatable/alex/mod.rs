@@ -47,7 +47,7 @@ pub use plus::AlexPlus;
 use super::{Counters, Updatable, check_sorted, last_of_each_key};
 use crate::Result;
 use gapped::CostStats;
-use plan::{MIN_SLOTS, Model, NodeSink, Router, expected_cost, place, slots_for};
+use plan::{DownSplit, MIN_SLOTS, Model, NodeSink, Router, expected_cost, place, slots_for};
 
 /// Densities, sizes and the cost model's weights.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -596,33 +596,10 @@ impl Alex {
     /// them. Its fanout, a power of two up to [`MAX_SPLIT_FANOUT`], gives the keys' range
     /// about two slots.
     fn split_down(&mut self, d: u32, entries: &[(u64, u64)], parent: Option<(u32, usize)>) {
-        let (lo, hi) = (entries[0].0, entries[entries.len() - 1].0);
-        let width = (hi - lo).max(1);
-        let ((dlo, lo_open), (dhi, hi_open)) = self.domain(lo);
-        let reach = width.saturating_mul(EDGE_REACH);
-        let span_lo = if lo_open {
-            lo.saturating_sub(reach)
-        } else {
-            dlo.min(lo)
-        };
-        let span_hi = if hi_open {
-            hi.saturating_add(reach)
-        } else {
-            dhi.max(hi)
-        };
-        let wanted = (2.0 * (span_hi - span_lo) as f64 / width as f64).ceil();
-        let fanout = (wanted.min(MAX_SPLIT_FANOUT as f64) as usize)
-            .next_power_of_two()
-            .clamp(2, MAX_SPLIT_FANOUT.min(self.params.max_fanout).max(2));
-        let mut node = Inner::new(Router::spanning(span_lo, span_hi, fanout), fanout);
-        // Two runs of slots: up to the median entry's (past the first entry's) and after.
-        let first = node.slot(lo);
-        let mut cut_slot = node.slot(entries[entries.len() / 2].0);
-        if cut_slot == first {
-            cut_slot += 1;
-        }
-        let cut_slot = cut_slot.clamp(1, fanout - 1);
-        let cut = entries.partition_point(|e| node.slot(e.0) < cut_slot);
+        let max_fanout = MAX_SPLIT_FANOUT.min(self.params.max_fanout);
+        let split = DownSplit::of(entries, self.domain(entries[0].0), EDGE_REACH, max_fanout);
+        let (cut, cut_slot) = (split.cut, split.cut_slot);
+        let mut node = Inner::new(split.router, split.fanout);
         let next = self.data(d).next;
         let right = self.new_data(&entries[cut..], next);
         let init = self.params.init_density;

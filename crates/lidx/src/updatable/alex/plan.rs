@@ -199,6 +199,61 @@ impl Router {
     }
 }
 
+/// How a data node over `entries` splits downwards into a new inner node of two
+/// children: the node's router and fanout, aimed at `domain` (the keys its parents route
+/// to it, and whether each side is open, the tree's edge: then it reaches `reach` times
+/// the keys' width past them), a power of two up to `max_fanout` giving the keys' range
+/// about two slots; and where the entries part: the right child's first slot (past the
+/// first entry's, at the median entry's) and the entries left of it.
+pub(super) struct DownSplit {
+    pub router: Router,
+    pub fanout: usize,
+    pub cut_slot: usize,
+    pub cut: usize,
+}
+
+impl DownSplit {
+    /// The split of `entries` (sorted, at least one).
+    pub fn of(
+        entries: &[(u64, u64)],
+        ((dlo, lo_open), (dhi, hi_open)): ((u64, bool), (u64, bool)),
+        reach: u64,
+        max_fanout: usize,
+    ) -> DownSplit {
+        let (lo, hi) = (entries[0].0, entries[entries.len() - 1].0);
+        let width = (hi - lo).max(1);
+        let reach = width.saturating_mul(reach);
+        let span_lo = if lo_open {
+            lo.saturating_sub(reach)
+        } else {
+            dlo.min(lo)
+        };
+        let span_hi = if hi_open {
+            hi.saturating_add(reach)
+        } else {
+            dhi.max(hi)
+        };
+        let wanted = (2.0 * (span_hi - span_lo) as f64 / width as f64).ceil();
+        let fanout = (wanted.min(max_fanout as f64) as usize)
+            .next_power_of_two()
+            .clamp(2, max_fanout.max(2));
+        let router = Router::spanning(span_lo, span_hi, fanout);
+        let first = router.slot(lo, fanout);
+        let mut cut_slot = router.slot(entries[entries.len() / 2].0, fanout);
+        if cut_slot == first {
+            cut_slot += 1;
+        }
+        let cut_slot = cut_slot.clamp(1, fanout - 1);
+        let cut = entries.partition_point(|e| router.slot(e.0, fanout) < cut_slot);
+        DownSplit {
+            router,
+            fanout,
+            cut_slot,
+            cut,
+        }
+    }
+}
+
 /// A child of an inner node: the run of slots it takes and the entries it holds.
 pub(super) type Group = (Range<usize>, Range<usize>);
 

@@ -41,7 +41,9 @@ use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned, Shared};
 use parking_lot::{Mutex, MutexGuard};
 
 use super::gapped::{self, CostStats};
-use super::plan::{self, MIN_SLOTS, Model, NodeSink, Router, expected_cost, place, slots_for};
+use super::plan::{
+    self, DownSplit, MIN_SLOTS, Model, NodeSink, Router, expected_cost, place, slots_for,
+};
 use super::{AlexParams, EDGE_REACH, MAX_SPLIT_FANOUT};
 use crate::Result;
 use crate::updatable::concurrent::{Concurrent, OptLock, back_off};
@@ -819,32 +821,10 @@ impl AlexPlus {
         entries: &[(u64, u64)],
         guard: &'g Guard,
     ) -> (Shared<'g, Node>, Vec<Shared<'g, Node>>) {
-        let (lo, hi) = (entries[0].0, entries[entries.len() - 1].0);
-        let width = (hi - lo).max(1);
-        let ((dlo, lo_open), (dhi, hi_open)) = self.domain(key, guard);
-        let reach = width.saturating_mul(EDGE_REACH);
-        let span_lo = if lo_open {
-            lo.saturating_sub(reach)
-        } else {
-            dlo.min(lo)
-        };
-        let span_hi = if hi_open {
-            hi.saturating_add(reach)
-        } else {
-            dhi.max(hi)
-        };
-        let wanted = (2.0 * (span_hi - span_lo) as f64 / width as f64).ceil();
-        let fanout = (wanted.min(MAX_SPLIT_FANOUT as f64) as usize)
-            .next_power_of_two()
-            .clamp(2, MAX_SPLIT_FANOUT.min(self.params.max_fanout).max(2));
-        let router = Router::spanning(span_lo, span_hi, fanout);
-        let first = router.slot(lo, fanout);
-        let mut cut_slot = router.slot(entries[entries.len() / 2].0, fanout);
-        if cut_slot == first {
-            cut_slot += 1;
-        }
-        let cut_slot = cut_slot.clamp(1, fanout - 1);
-        let cut = entries.partition_point(|e| router.slot(e.0, fanout) < cut_slot);
+        let max_fanout = MAX_SPLIT_FANOUT.min(self.params.max_fanout);
+        let split = DownSplit::of(entries, self.domain(key, guard), EDGE_REACH, max_fanout);
+        let (router, fanout, cut, cut_slot) =
+            (split.router, split.fanout, split.cut, split.cut_slot);
         let [left, right] = halves(entries, cut, self.params.init_density, guard);
         let mut children = vec![left; cut_slot];
         children.resize(fanout, right);

@@ -69,6 +69,19 @@ impl Default for LippParams {
     }
 }
 
+impl LippParams {
+    /// Fails unless nodes get at least 1 slot per key and conflict nodes at least 2.
+    pub fn check(&self) -> Result<()> {
+        if self.slots_per_key < 1 || self.conflict_slots < 2 {
+            return Err(crate::Error::param(
+                "slots",
+                "at least 1 slot per key and 2 per conflict node",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The model a build fits: FMCD, or min-max with so many slots per key.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Fit {
@@ -411,12 +424,7 @@ impl Lipp {
     /// An index over `entries` (sorted; the last payload of a key wins) with `params`.
     pub fn with_params(entries: &[(u64, u64)], params: LippParams) -> Result<Lipp> {
         check_sorted(entries, "Lipp::bulk_load")?;
-        if params.slots_per_key < 1 || params.conflict_slots < 2 {
-            return Err(crate::Error::param(
-                "slots",
-                "at least 1 slot per key and 2 per conflict node",
-            ));
-        }
+        params.check()?;
         let entries = last_of_each_key(entries);
         let mut counters = Counters::default();
         let root = if entries.is_empty() {

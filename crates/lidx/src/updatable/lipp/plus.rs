@@ -207,12 +207,7 @@ impl LippPlus {
     /// An index over `entries` (sorted; the last payload of a key wins) with `params`.
     pub fn with_params(entries: &[(u64, u64)], params: LippParams) -> Result<LippPlus> {
         check_sorted(entries, "LippPlus::bulk_load")?;
-        if params.slots_per_key < 1 || params.conflict_slots < 2 {
-            return Err(crate::Error::param(
-                "slots",
-                "at least 1 slot per key and 2 per conflict node",
-            ));
-        }
+        params.check()?;
         let entries = last_of_each_key(entries);
         let guard = &epoch::pin();
         let root = Node::build(&entries, Fit::of(&params), guard);
