@@ -603,6 +603,19 @@ impl AlexPlus {
         p
     }
 
+    /// The data node `key` leads to, its lock taken: a writer only tries the lock, and
+    /// after a failure descends again from the root (as ALEX+'s writers do).
+    fn locked_leaf<'g>(&self, key: u64, guard: &'g Guard) -> Shared<'g, Node> {
+        let mut spins = 0;
+        loop {
+            let leaf = self.leaf(key, guard);
+            if at(leaf).data().lock.try_lock() {
+                return leaf;
+            }
+            back_off(&mut spins);
+        }
+    }
+
     /// Locks the parent of `target` (current, and held by the caller so no one else
     /// replaces it), found by descending with `key`, which leads to it.
     fn lock_parent<'g>(
@@ -1058,14 +1071,9 @@ impl Concurrent for AlexPlus {
         let guard = &epoch::pin();
         self.expand_root_for(key, guard);
         let max_density = self.params.max_density;
-        let mut spins = 0;
         loop {
-            let leaf = self.leaf(key, guard);
+            let leaf = self.locked_leaf(key, guard);
             let d = at(leaf).data();
-            if !d.lock.try_lock() {
-                back_off(&mut spins);
-                continue;
-            }
             let (found, lb, steps) = d.find(key);
             d.count_search(steps);
             if let Some(i) = found {
@@ -1092,27 +1100,19 @@ impl Concurrent for AlexPlus {
     fn remove(&self, key: u64) {
         let guard = &epoch::pin();
         let min_density = self.params.min_density;
-        let mut spins = 0;
-        loop {
-            let leaf = self.leaf(key, guard);
-            let d = at(leaf).data();
-            if !d.lock.try_lock() {
-                back_off(&mut spins);
-                continue;
-            }
-            let (found, _, steps) = d.find(key);
-            d.count_search(steps);
-            let Some(i) = found else {
-                d.lock.unlock();
-                return;
-            };
-            d.remove_at(i);
-            if d.slots() > MIN_SLOTS && (d.len() as f64) < d.slots() as f64 * min_density / 2.0 {
-                self.restructure(key, leaf, Change::Shrink, guard);
-            } else {
-                d.lock.unlock();
-            }
+        let leaf = self.locked_leaf(key, guard);
+        let d = at(leaf).data();
+        let (found, _, steps) = d.find(key);
+        d.count_search(steps);
+        let Some(i) = found else {
+            d.lock.unlock();
             return;
+        };
+        d.remove_at(i);
+        if d.slots() > MIN_SLOTS && (d.len() as f64) < d.slots() as f64 * min_density / 2.0 {
+            self.restructure(key, leaf, Change::Shrink, guard);
+        } else {
+            d.lock.unlock();
         }
     }
 
