@@ -201,13 +201,22 @@ impl LsmDb {
         }
         let mut db = Self::create_in(scratch.path(), config, workload, specs)?;
         let filled = fill(&mut db)?;
-        drop(db);
-        match existing {
-            true => recovery::move_up(scratch, dir)?,
-            false => recovery::publish(scratch, dir)?,
-        }
-        drop(lock);
-        Ok((LsmDb::open(dir)?, filled))
+        // The lock is carried to the open at `dir`, never let go and taken again: a lock
+        // let go can stay held for a moment by a child another thread forks (until it
+        // execs), and between the two another process could take the new database.
+        let made = db.close_keeping_lock();
+        let lock = match existing {
+            true => {
+                recovery::move_up(scratch, dir)?;
+                lock.unwrap_or(made)
+            }
+            false => {
+                // `flock` holds the directory, which the rename keeps.
+                recovery::publish(scratch, dir)?;
+                made
+            }
+        };
+        Ok((LsmDb::open_locked(dir, lock)?, filled))
     }
 
     fn create_in(
@@ -267,7 +276,18 @@ impl LsmDb {
             )
             .into());
         }
-        let lock = DbLock::take(dir)?;
+        Self::open_locked(dir, DbLock::take(dir)?)
+    }
+
+    /// Closes every tree and returns the database's lock, still held.
+    fn close_keeping_lock(self) -> DbLock {
+        // The fields not moved out are dropped (the trees closed) when this returns.
+        self._lock
+    }
+
+    /// [`open`](Self::open), with `dir` already locked by this process.
+    fn open_locked(dir: &Path, lock: DbLock) -> Result<LsmDb> {
+        let path = dir.join(MANIFEST);
         let mut manifest = read_manifest(&path)?;
         let recovered = match manifest.pending {
             Some(pending) => {
