@@ -38,6 +38,7 @@ fn every_kind_reports_about_the_bytes_it_holds() {
             seed: 3,
             verify: false,
             sample_every: 100,
+            alex_density: None,
         };
         let r = run(&keys, None, &o).expect("a run");
         let measured = r.measured_bytes.expect("a measured size") as f64;

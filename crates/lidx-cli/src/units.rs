@@ -77,9 +77,31 @@ pub fn at_most(value: u64, max: u64, max_text: &str) -> Result<u64, String> {
     Ok(value)
 }
 
+/// A comma-separated list of `T`, where "" is the empty list (for options whose help
+/// says so; clap takes the field as one value when its type is spelled
+/// `std::vec::Vec<T>`).
+pub fn parse_list<T>(s: &str) -> Result<Vec<T>, String>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    s.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(|item| item.parse::<T>().map_err(|e| e.to_string()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_parse_and_the_empty_string_is_none() {
+        assert_eq!(parse_list::<u64>(""), Ok(vec![]));
+        assert_eq!(parse_list::<u64>("1,2, 3"), Ok(vec![1, 2, 3]));
+        assert!(parse_list::<u64>("1,x").is_err());
+    }
 
     #[test]
     fn counts_and_sizes_parse() {

@@ -2546,6 +2546,47 @@ fn updatable_run_verifies_every_kind_and_prints_json() {
     assert!(!bad.status.success());
     let err = String::from_utf8(bad.stderr).unwrap();
     assert!(err.contains("dynamic-pgm"), "{err}");
+    // ALEX-M: alex at another density, verified; a density out of range or on another
+    // kind is refused.
+    let base = [
+        "updatable",
+        "run",
+        "--workload",
+        "delete-only",
+        "--dist",
+        "lognormal",
+        "--n",
+        "20K",
+        "--verify",
+        "--json",
+    ];
+    let out = ok(
+        d,
+        &[&base[..], &["--kind", "alex", "--alex-density", "0.2"]].concat(),
+    );
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        (v["kind"].as_str(), v["verified"].as_bool()),
+        (Some("alex-m"), Some(true))
+    );
+    assert_eq!(v["mix"][2], 10_000, "{out}");
+    for (args, why) in [
+        (["--kind", "alex", "--alex-density", "0.9"], "densities"),
+        (["--kind", "alex", "--alex-density", "NaN"], "densities"),
+        (
+            ["--kind", "lipp", "--alex-density", "0.2"],
+            "goes with --kind alex",
+        ),
+    ] {
+        let bad = lidx()
+            .current_dir(d)
+            .args([&base[..], &args[..]].concat())
+            .output()
+            .unwrap();
+        assert!(!bad.status.success(), "{args:?}");
+        let err = String::from_utf8(bad.stderr).unwrap();
+        assert!(err.contains(why), "{args:?}: {err}");
+    }
 }
 
 /// `lidx updatable run --threads N` runs a concurrent kind on N threads, every answer

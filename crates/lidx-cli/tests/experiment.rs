@@ -924,9 +924,12 @@ fn updatable_runs_every_kind_and_workload_and_refuses_bad_parameters() {
         ],
     );
     let rows = read_csv(&d.join("o/updatable.csv"));
-    // 3 sets × 5 workloads, 4 tail runs, 2 scan lengths, 4 shift runs, 3 bulk loads;
-    // each × 3 kinds.
-    assert_eq!(rows.len(), (3 * 5 + 4 + 2 + 4 + 3) * 3);
+    // 3 sets × (5 workloads + 4 deletion ones), 4 tail runs, 2 scan lengths, 4 shift
+    // runs, 3 bulk loads; each × 3 kinds; and Fig. 9: lipp and alex-m, 5 workloads on 2
+    // sets.
+    assert_eq!(rows.len(), (3 * 9 + 4 + 2 + 4 + 3) * 3 + 2 * 5 * 2);
+    let fig9 = rows.iter().filter(|r| r["part"] == "alex-m").count();
+    assert_eq!(fig9, 20);
     for r in &rows {
         well_formed(r, &["ops_per_s", "mean_ns", "bulk_load_s"]);
         // Every run but a bulk load's does operations after it.
@@ -950,7 +953,9 @@ fn updatable_runs_every_kind_and_workload_and_refuses_bad_parameters() {
     for name in [
         "fig2_heatmap",
         "fig2_sets",
+        "fig7_heatmap",
         "fig8_size",
+        "fig9_alex_m",
         "fig12_shift",
         "fig13_scans",
     ] {
@@ -970,6 +975,10 @@ fn updatable_runs_every_kind_and_workload_and_refuses_bad_parameters() {
             (&["--n", "0"], "invalid n"),
             (&["--sosd", "missing.keys"], "missing.keys"),
             (&["--scan-lens", "0"], "scan lengths"),
+            (
+                &["--delete-workloads", "balanced"],
+                "not a deletion workload",
+            ),
         ],
     );
 }

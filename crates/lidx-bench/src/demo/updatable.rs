@@ -27,6 +27,7 @@ pub(super) fn updatable_indexes(say: &mut Say<'_>) -> anyhow::Result<()> {
             seed: 42,
             verify: true,
             sample_every: 100,
+            alex_density: None,
         };
         // A checked run (every answer against a BTreeMap, the structure walked), then a
         // timed one.

@@ -2,11 +2,12 @@
 //! workload over one key set, run `repeat` times with the kinds taking turns, the median
 //! kept.
 
-use lidx::updatable::Workload;
+use lidx::updatable::{Alex, AlexParams, Kind, Lipp, Updatable, Workload};
 
 use super::Options;
 use super::rows::{Row, median};
 use super::sets::KeySet;
+use crate::csv_rows::Fixed;
 use crate::harness::Experiment;
 use crate::key_source::KeySource;
 use crate::progress::Progress;
@@ -32,6 +33,8 @@ pub(super) enum Cell {
         twin: bool,
         part: &'static str,
     },
+    /// Fig. 9: LIPP and ALEX-M on `workload` over the easiest or the hardest set.
+    AlexM { hardest: bool, workload: Workload },
     /// Bulk loads of `scale` × n keys, each the fastest of three.
     Bulk { scale: usize },
 }
@@ -51,6 +54,8 @@ pub(super) struct Measuring<'a> {
     loaded: Option<(usize, KeySet)>,
     /// Every set of the heatmap: name, source, local and global segments.
     pub(super) sets_seen: Vec<(String, KeySource, u64, u64)>,
+    /// ALEX-M's density on each set it ran on (Fig. 9), found once per set.
+    alex_m_density: Vec<(String, f64)>,
 }
 
 impl<'a> Measuring<'a> {
@@ -70,6 +75,7 @@ impl<'a> Measuring<'a> {
             scan_set,
             loaded: None,
             sets_seen: Vec::new(),
+            alex_m_density: Vec::new(),
         }
     }
 
@@ -83,7 +89,18 @@ impl<'a> Measuring<'a> {
             seed: self.o.seed,
             verify: false,
             sample_every: 100,
+            alex_density: None,
         }
+    }
+
+    /// ALEX-M's density on `set`, found on its first use.
+    fn alex_m_density(&mut self, set: &KeySet) -> anyhow::Result<f64> {
+        if let Some(&(_, d)) = self.alex_m_density.iter().find(|(n, _)| *n == set.name) {
+            return Ok(d);
+        }
+        let d = alex_m_density(&set.keys)?;
+        self.alex_m_density.push((set.name.clone(), d));
+        Ok(d)
     }
 
     /// Each of `runs` (one per kind) `repeat` times, the kinds taking turns in every
@@ -112,6 +129,12 @@ impl<'a> Measuring<'a> {
             let mut row = Row::new(part, set, &report, o, self.machine);
             if run.workload == Workload::Scan {
                 row.scan_len = run.scan_len;
+            }
+            if run.kind == Kind::Alex {
+                let d = run
+                    .alex_density
+                    .unwrap_or(AlexParams::default().init_density);
+                row.alex_density = Fixed(d);
             }
             row.shift_to = shift_to.map(|s| s.name.clone()).unwrap_or_default();
             rows.push(row);
@@ -176,6 +199,29 @@ impl<'a> Measuring<'a> {
     }
 }
 
+impl Measuring<'_> {
+    /// Whether Fig. 9 runs: asked for, with alex and lipp among the kinds.
+    fn runs_alex_m(&self) -> bool {
+        let o = self.o;
+        o.alex_m && o.kinds.contains(&Kind::Alex) && o.kinds.contains(&Kind::Lipp)
+    }
+}
+
+/// The density at which the ALEX-like index, bulk-loaded with all of `keys`, takes the
+/// bytes the LIPP-like index takes (paper 3 tunes ALEX's fill factor to LIPP's memory,
+/// section 5): ALEX's size is about its entries over the density, so the density is
+/// scaled by the ratio of the sizes until it settles, within 0.05 and ALEX's own 0.7.
+pub(super) fn alex_m_density(keys: &[u64]) -> anyhow::Result<f64> {
+    let entries: Vec<(u64, u64)> = keys.iter().map(|&k| (k, k)).collect();
+    let lipp = Lipp::bulk_load(&entries)?.size_in_bytes() as f64;
+    let mut density = AlexParams::default().init_density;
+    for _ in 0..3 {
+        let alex = Alex::with_params(&entries, AlexParams::with_density(density))?;
+        density = (density * alex.size_in_bytes() as f64 / lipp).clamp(0.05, 0.7);
+    }
+    Ok(density)
+}
+
 impl Experiment for Measuring<'_> {
     type Cell = Cell;
     type Row = Row;
@@ -187,7 +233,7 @@ impl Experiment for Measuring<'_> {
         let o = self.o;
         let mut cells = Vec::new();
         for set in 0..self.sources.len() {
-            for &workload in &o.workloads {
+            for &workload in o.workloads.iter().chain(&o.delete_workloads) {
                 cells.push(Cell::Heatmap { set, workload });
             }
         }
@@ -199,6 +245,15 @@ impl Experiment for Measuring<'_> {
                     .filter(|w| o.workloads.contains(w))
                     .map(|&workload| Cell::Tail { hardest, workload }),
             );
+        }
+        if self.runs_alex_m() {
+            for hardest in [false, true] {
+                cells.extend(
+                    o.workloads
+                        .iter()
+                        .map(|&workload| Cell::AlexM { hardest, workload }),
+                );
+            }
         }
         cells.extend(o.scan_lens.iter().map(|&len| Cell::Scan { len }));
         if o.shift {
@@ -221,8 +276,11 @@ impl Experiment for Measuring<'_> {
         Ok(cells)
     }
 
-    fn steps(&self, _: &Cell) -> u64 {
-        self.o.kinds.len() as u64
+    fn steps(&self, cell: &Cell) -> u64 {
+        match cell {
+            Cell::AlexM { .. } => 2,
+            _ => self.o.kinds.len() as u64,
+        }
     }
 
     fn run_cell(&mut self, cell: &Cell, progress: &dyn Progress) -> anyhow::Result<Vec<Row>> {
@@ -280,7 +338,47 @@ impl Experiment for Measuring<'_> {
                 let to = KeySet::load(to, o.n, seed)?;
                 self.run_kinds(part, &from, Some(&to), &all(Workload::Shift), progress)
             }
+            Cell::AlexM { hardest, workload } => {
+                let set =
+                    KeySet::load(if *hardest { &self.hard } else { &self.easy }, o.n, o.seed)?;
+                progress.message(&format!("sizing alex-m to lipp on {}", set.name));
+                let density = self.alex_m_density(&set)?;
+                let runs = [
+                    self.base(Kind::Lipp, *workload),
+                    RunOptions {
+                        alex_density: Some(density),
+                        ..self.base(Kind::Alex, *workload)
+                    },
+                ];
+                self.run_kinds("alex-m", &set, None, &runs, progress)
+            }
             Cell::Bulk { scale } => self.bulk(*scale, progress),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alex_m_takes_about_lipps_bytes_at_its_density() {
+        let keys = lidx::data::generate(&lidx::data::GenParams::new(
+            lidx::data::Distribution::Lognormal,
+            200_000,
+            7,
+        ))
+        .unwrap();
+        let entries: Vec<(u64, u64)> = keys.iter().map(|&k| (k, k)).collect();
+        let lipp = Lipp::bulk_load(&entries).unwrap().size_in_bytes() as f64;
+        let alex = Alex::bulk_load(&entries).unwrap().size_in_bytes() as f64;
+        let d = alex_m_density(&keys).unwrap();
+        let alex_m = Alex::with_params(&entries, AlexParams::with_density(d))
+            .unwrap()
+            .size_in_bytes() as f64;
+        // LIPP is the larger, so ALEX-M is sparser than ALEX and within a fifth of LIPP.
+        assert!(lipp > alex, "{lipp} {alex}");
+        assert!(d < 0.7, "{d}");
+        assert!((alex_m / lipp - 1.0).abs() < 0.2, "{alex_m} {lipp} at {d}");
     }
 }

@@ -7,7 +7,12 @@
 //! - **Fig. 3 / Table 3**: where an insert's time goes, from the write-only runs: its mean
 //!   latency beside a lookup's (read-only), and per insert the nodes traversed, keys
 //!   shifted, nodes created and structure modifications.
+//! - **Fig. 7**: Fig. 2's ratio on the deletion workloads (bulk-load every key, then
+//!   lookups and removals until half are gone), over the same sets.
 //! - **Fig. 8**: the size of each index after the write-only workload.
+//! - **Fig. 9**: ALEX-M, the ALEX-like index built at the density at which it takes
+//!   LIPP's memory, against LIPP on the heatmap's workloads over the easiest and the
+//!   hardest set.
 //! - **Figs. 10–11**: p99 and p99.9 of lookups (read-only) and inserts (write-only), on
 //!   the easiest and the hardest grid set, from runs of their own that time every
 //!   operation alone (a percentile is reported where at least 100 samples lie beyond it).
@@ -67,8 +72,13 @@ pub struct Options {
     pub sosd: Vec<PathBuf>,
     /// The kinds.
     pub kinds: Vec<Kind>,
-    /// The workloads of the heatmap.
+    /// The workloads of the heatmap (Fig. 2).
     pub workloads: Vec<Workload>,
+    /// The deletion workloads of Fig. 7's heatmap (beside read-only, where it ran).
+    pub delete_workloads: Vec<Workload>,
+    /// Run Fig. 9: ALEX-M (ALEX at the density that takes LIPP's memory) and LIPP on the
+    /// heatmap's workloads over the easiest and the hardest set.
+    pub alex_m: bool,
     /// Scan lengths of Fig. 13 (empty: no scans).
     pub scan_lens: Vec<usize>,
     /// Run Fig. 12's shifts.
@@ -100,6 +110,13 @@ impl Default for Options {
                 Workload::WriteHeavy,
                 Workload::WriteOnly,
             ],
+            delete_workloads: vec![
+                Workload::DeleteIntensive,
+                Workload::DeleteBalanced,
+                Workload::DeleteHeavy,
+                Workload::DeleteOnly,
+            ],
+            alex_m: true,
             scan_lens: vec![10, 100, 1000, 10_000],
             shift: true,
             repeat: 3,
@@ -112,6 +129,17 @@ impl Default for Options {
 /// Whether a kind is learned (paper 3's learned indexes) or traditional.
 pub fn is_learned(kind: Kind) -> bool {
     matches!(kind, Kind::DynamicPgm | Kind::Alex | Kind::Lipp)
+}
+
+/// Whether `w` is one of Fig. 7's deletion workloads.
+pub fn is_deletion(w: Workload) -> bool {
+    matches!(
+        w,
+        Workload::DeleteIntensive
+            | Workload::DeleteBalanced
+            | Workload::DeleteHeavy
+            | Workload::DeleteOnly
+    )
 }
 
 /// Runs the study; returns the summary.
@@ -129,6 +157,11 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
         o.scan_lens.iter().all(|&l| l > 0),
         "scan lengths must be at least 1"
     );
+    if let Some(w) = o.delete_workloads.iter().find(|w| !is_deletion(**w)) {
+        anyhow::bail!(
+            "{w} is not a deletion workload (Fig. 7 takes delete-intensive, delete-balanced, delete-heavy and delete-only)"
+        );
+    }
     for path in &o.sosd {
         KeyFile::open(path)?;
     }
@@ -208,10 +241,11 @@ mod tests {
         };
         let summary = run(&o, &Quiet).unwrap();
         let kinds = Kind::ALL.len();
-        // 4 grid sets and 1 named, 5 workloads; 4 tail runs; 2 scan lengths; 4 shift runs;
-        // 3 bulk sizes.
+        // 4 grid sets and 1 named, 5 workloads and 4 deletion ones; 4 tail runs; alex-m
+        // and lipp on 5 workloads over 2 sets; 2 scan lengths; 4 shift runs; 3 bulk sizes.
         let grid = 4;
-        let want = (grid + 1) * 5 * kinds + 4 * kinds + 2 * kinds + 4 * kinds + 3 * kinds;
+        let want =
+            (grid + 1) * 9 * kinds + 4 * kinds + 2 * 5 * 2 + 2 * kinds + 4 * kinds + 3 * kinds;
         let csv = std::fs::read_to_string(dir.path().join("updatable.csv")).unwrap();
         assert_eq!(csv.lines().count(), 1 + want, "{csv}");
         let header = csv.lines().next().unwrap();
@@ -237,7 +271,10 @@ mod tests {
             "fig2_heatmap_with_pgm.png",
             "fig2_sets_with_pgm.png",
             "fig3_insert_vs_lookup.png",
+            "fig7_heatmap.png",
+            "fig7_sets.png",
             "fig8_size.png",
+            "fig9_alex_m.png",
             "fig12_shift.png",
             "fig13_scans.png",
         ] {
@@ -251,7 +288,11 @@ mod tests {
             "hard-l16-g2",
             "Fig. 2",
             "Table 3",
+            "Fig. 7",
             "Fig. 8",
+            "Fig. 9",
+            "Deletions in learned indexes are light",
+            "ALEX tuned to LIPP's memory",
             "Fig. 12",
             "Fig. 13",
             "Bulk loading is linear",
@@ -286,6 +327,25 @@ mod tests {
                 assert!(kind.parse::<Kind>().is_ok(), "{row}");
             }
         }
+        // Fig. 7's table: read-only and the 4 deletion workloads, every cell judged.
+        let fig7 = md.split("## Fig. 7").nth(1).unwrap();
+        let fig7 = fig7.split("## Fig. 3").next().unwrap();
+        let rows: Vec<&str> = fig7.lines().filter(|l| l.starts_with("| hard-")).collect();
+        assert_eq!(rows.len(), grid, "{fig7}");
+        for row in rows {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            // The set and 5 workloads, between empty ends.
+            assert_eq!(cells.len(), 8, "{row}");
+            assert!(cells[2..7].iter().all(|c| c.contains("x ")), "{row}");
+        }
+        // Fig. 9: alex-m's rows carry the density it was built at, below alex's 0.7.
+        let alex_m: Vec<&str> = csv.lines().filter(|l| l.starts_with("alex-m,")).collect();
+        assert_eq!(alex_m.len(), 2 * 5 * 2, "{csv}");
+        let density_at = header.split(',').position(|c| c == "alex_density").unwrap();
+        for line in alex_m.iter().filter(|l| l.contains(",alex-m,")) {
+            let d: f64 = line.split(',').nth(density_at).unwrap().parse().unwrap();
+            assert!((0.05..0.7).contains(&d), "{line}");
+        }
         // Nothing but the results is left behind.
         let mut names: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
@@ -293,7 +353,7 @@ mod tests {
             .collect();
         names.sort();
         // Figs. 10-11 are drawn only from tails of enough samples: none at this size.
-        assert_eq!(names.len(), 10, "{names:?}");
+        assert_eq!(names.len(), 13, "{names:?}");
         let tails = md.split("## Figs. 10–11").nth(1).unwrap();
         assert!(tails.contains("| alex | - / - (2000) |"), "{tails}");
     }

@@ -14,30 +14,42 @@ impl Study<'_> {
     pub(super) fn plots(&self, out: &Path) -> anyhow::Result<()> {
         self.heatmap_plots(out)?;
         self.kind_bars(out)?;
+        self.alex_m_plot(out)?;
         self.scan_plot(out)?;
         Ok(())
     }
 
     pub(super) fn heatmap_plots(&self, out: &Path) -> anyhow::Result<()> {
+        let ws = &self.o.workloads;
         for (learned, file, label) in [
-            (Learned::AsPaper, "", "alex, lipp"),
-            (Learned::WithPgm, "_with_pgm", "alex, lipp and dynamic-pgm"),
+            (Learned::AsPaper, "fig2", "alex, lipp"),
+            (
+                Learned::WithPgm,
+                "fig2_with_pgm",
+                "alex, lipp and dynamic-pgm",
+            ),
         ] {
-            self.heatmap_plot(out, learned, file, label)?;
+            self.heatmap_plot(out, (learned, label), ws, ("Fig. 2", file))?;
+        }
+        if !self.o.delete_workloads.is_empty() {
+            let ws = self.deletion_workloads();
+            let label = "alex, lipp; deletions";
+            self.heatmap_plot(out, (Learned::AsPaper, label), &ws, ("Fig. 7", "fig7"))?;
         }
         Ok(())
     }
 
-    /// Fig. 2 with the learned kinds `learned` counts, to `fig2_heatmap{file}.png` and
-    /// `fig2_sets{file}.png`.
+    /// Paper 3's `figure` (Fig. 2 or 7) over `ws`, with the learned kinds `learned` counts
+    /// (named `label`), to `{fig}_heatmap{rest}.png` and `{fig}_sets{rest}.png` where
+    /// `file` is `{fig}{rest}`.
     fn heatmap_plot(
         &self,
         out: &Path,
-        learned: Learned,
-        file: &str,
-        label: &str,
+        (learned, label): (Learned, &str),
+        ws: &[Workload],
+        (figure, file): (&str, &str),
     ) -> anyhow::Result<()> {
-        let ws = &self.o.workloads;
+        let (fig, rest) = file.split_at(file.find('_').unwrap_or(file.len()));
         if !self.grid.is_empty() {
             let locals: Vec<u64> = self.o.local.iter().rev().copied().collect();
             let globals = &self.o.global;
@@ -61,9 +73,9 @@ impl Study<'_> {
                 })
                 .collect();
             heatmaps(
-                &out.join(format!("fig2_heatmap{file}.png")),
+                &out.join(format!("{fig}_heatmap{rest}.png")),
                 &format!(
-                    "Paper 3 Fig. 2: best learned ({label}) / best traditional throughput (green: learned wins)"
+                    "Paper 3 {figure}: best learned ({label}) / best traditional throughput (green: learned wins)"
                 ),
                 (
                     "global hardness target (segments at eps 4096)",
@@ -94,8 +106,10 @@ impl Study<'_> {
                     .collect(),
             };
             heatmaps(
-                &out.join(format!("fig2_sets{file}.png")),
-                &format!("Paper 3 Fig. 2 on named sets: best learned ({label}) / best traditional"),
+                &out.join(format!("{fig}_sets{rest}.png")),
+                &format!(
+                    "Paper 3 {figure} on named sets: best learned ({label}) / best traditional"
+                ),
                 ("workload", "set"),
                 &[panel],
                 1,
@@ -219,6 +233,36 @@ impl Study<'_> {
             if series.iter().any(|s| !s.points.is_empty()) {
                 bars(&out.join(file), title, &kinds, (unit, scale), &series)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Fig. 9: LIPP and ALEX-M per workload, on each set they ran on.
+    fn alex_m_plot(&self, out: &Path) -> anyhow::Result<()> {
+        let workloads: Vec<String> = self.o.workloads.iter().map(|w| w.name().into()).collect();
+        let mut series = Vec::new();
+        for set in self.alex_m_sets() {
+            for kind in ["lipp", "alex-m"] {
+                let points = (0..workloads.len())
+                    .filter_map(|i| {
+                        let r = self.find("alex-m", set, kind, &workloads[i])?;
+                        Some((i as f64, r.ops_per_s.0 / 1e6))
+                    })
+                    .collect();
+                series.push(Series {
+                    name: format!("{kind}, {set}"),
+                    points,
+                });
+            }
+        }
+        if series.iter().any(|s| !s.points.is_empty()) {
+            bars(
+                &out.join("fig9_alex_m.png"),
+                "Paper 3 Fig. 9: ALEX-M (alex at lipp's memory) against lipp",
+                &workloads,
+                ("Mops/s", Scale::Linear),
+                &series,
+            )?;
         }
         Ok(())
     }

@@ -14,7 +14,8 @@ use crate::updatable::RunReport;
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Row {
     /// Which figure the run is for: heatmap, tail (every operation timed alone, for Figs.
-    /// 10–11), scan, shift (to the other set), shift-base (to the same source), bulk.
+    /// 10–11), alex-m (Fig. 9), scan, shift (to the other set), shift-base (to the same
+    /// source), bulk.
     pub part: String,
     /// The key set (for a shift, the one bulk-loaded).
     pub set: String,
@@ -29,6 +30,9 @@ pub struct Row {
     /// The set whose keys a shift inserts (empty otherwise).
     pub shift_to: String,
     pub kind: String,
+    /// The ALEX-like index's data-node density at build (alex: 0.7; alex-m: tuned to
+    /// LIPP's memory, Fig. 9); 0 for other kinds.
+    pub alex_density: Fixed<3>,
     /// learned or traditional.
     pub family: String,
     pub workload: String,
@@ -90,6 +94,7 @@ impl Row {
             global_segments: set.global_segments,
             shift_to: String::new(),
             kind: r.kind.clone(),
+            alex_density: Fixed(0.0),
             family: if kind { "learned" } else { "traditional" }.into(),
             workload: r.workload.clone(),
             scan_len: 0,

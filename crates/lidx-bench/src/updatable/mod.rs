@@ -14,8 +14,8 @@ use std::time::Instant;
 use anyhow::bail;
 use hdrhistogram::Histogram;
 use lidx::updatable::{
-    Alex, Art, BTree, Counters, DynamicPgm, Kind, Lipp, Op, OrderedMap, Plan, Updatable, Workload,
-    plan, plan_shift,
+    Alex, AlexParams, Art, BTree, Counters, DynamicPgm, Kind, Lipp, Op, OrderedMap, Plan,
+    Updatable, Workload, plan, plan_shift,
 };
 use serde::Serialize;
 
@@ -38,6 +38,19 @@ pub struct RunOptions {
     pub verify: bool,
     /// Time every this-many-th operation alone (100: 1%, as paper 3).
     pub sample_every: usize,
+    /// The ALEX-like index's data nodes built this full (paper 3's ALEX-M, Fig. 9;
+    /// [`AlexParams::with_density`]); `None`: ALEX's 0.7. Only `alex` takes it.
+    pub alex_density: Option<f64>,
+}
+
+impl RunOptions {
+    /// The kind's name as the run reports it: `alex-m` for ALEX at another density.
+    pub fn kind_name(&self) -> &'static str {
+        match (self.kind, self.alex_density) {
+            (Kind::Alex, Some(_)) => "alex-m",
+            (kind, _) => kind.name(),
+        }
+    }
 }
 
 /// What a run measured.
@@ -162,13 +175,21 @@ pub fn run_plan(plan: &Plan, keys: usize, o: &RunOptions) -> anyhow::Result<RunR
     if o.sample_every == 0 {
         bail!("sample_every must be at least 1");
     }
+    if o.alex_density.is_some() && o.kind != Kind::Alex {
+        bail!("only alex takes a density ({} was given one)", o.kind);
+    }
     let report = match o.kind {
-        Kind::DynamicPgm => run_with::<DynamicPgm>(plan, o)?,
-        Kind::Alex => run_with::<Alex>(plan, o)?,
-        Kind::Lipp => run_with::<Lipp>(plan, o)?,
-        Kind::Btree => run_with::<BTree>(plan, o)?,
-        Kind::Art => run_with::<Art>(plan, o)?,
-        Kind::BTreeMap => run_with::<OrderedMap>(plan, o)?,
+        Kind::DynamicPgm => run_with(plan, o, DynamicPgm::bulk_load)?,
+        Kind::Alex => match o.alex_density {
+            Some(d) => run_with(plan, o, |e| {
+                Alex::with_params(e, AlexParams::with_density(d))
+            })?,
+            None => run_with(plan, o, Alex::bulk_load)?,
+        },
+        Kind::Lipp => run_with(plan, o, Lipp::bulk_load)?,
+        Kind::Btree => run_with(plan, o, BTree::bulk_load)?,
+        Kind::Art => run_with(plan, o, Art::bulk_load)?,
+        Kind::BTreeMap => run_with(plan, o, OrderedMap::bulk_load)?,
     };
     Ok(RunReport {
         keys: keys as u64,
@@ -208,7 +229,11 @@ fn apply<I: Updatable>(index: &mut I, op: Op, scanned: &mut Vec<(u64, u64)>) -> 
     }
 }
 
-fn run_with<I: Updatable>(plan: &Plan, o: &RunOptions) -> anyhow::Result<RunReport> {
+fn run_with<I: Updatable>(
+    plan: &Plan,
+    o: &RunOptions,
+    bulk_load: impl FnOnce(&[(u64, u64)]) -> lidx::Result<I>,
+) -> anyhow::Result<RunReport> {
     let mut histogram = Histogram::<u64>::new(3)?;
     let mut lookups = Histogram::<u64>::new(3)?;
     let mut inserts = Histogram::<u64>::new(3)?;
@@ -216,7 +241,7 @@ fn run_with<I: Updatable>(plan: &Plan, o: &RunOptions) -> anyhow::Result<RunRepo
     let mut expected = Vec::new();
     let before = live_bytes();
     let started = Instant::now();
-    let mut index = I::bulk_load(&plan.bulk)?;
+    let mut index = bulk_load(&plan.bulk)?;
     let bulk_load_s = started.elapsed().as_secs_f64();
     let mut oracle = match o.verify {
         true => Some(OrderedMap::bulk_load(&plan.bulk)?),
@@ -249,7 +274,7 @@ fn run_with<I: Updatable>(plan: &Plan, o: &RunOptions) -> anyhow::Result<RunRepo
             if answer != want {
                 bail!(
                     "{} answered operation {i} ({op:?}) with {answer:?}, a BTreeMap with {want:?}",
-                    o.kind
+                    o.kind_name()
                 );
             }
         }
@@ -275,12 +300,12 @@ fn run_with<I: Updatable>(plan: &Plan, o: &RunOptions) -> anyhow::Result<RunRepo
     {
         bail!(
             "{}'s structure is broken after the workload: {broken}",
-            o.kind
+            o.kind_name()
         );
     }
     let n = plan.ops.len();
     Ok(RunReport {
-        kind: o.kind.name().into(),
+        kind: o.kind_name().into(),
         workload: o.workload.name().into(),
         keys: 0,
         bulk_loaded: plan.bulk.len() as u64,
@@ -326,6 +351,7 @@ mod tests {
                     seed: 1,
                     verify: true,
                     sample_every: 10,
+                    alex_density: None,
                 };
                 let to: Vec<u64> = (0..3000u64).map(|i| i * i).collect();
                 let r = run(&keys, Some(&to), &o).unwrap();

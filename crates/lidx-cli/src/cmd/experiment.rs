@@ -17,7 +17,7 @@ use lidx_bench::updatable::baselines::ConcurrentKind;
 use lidx_bench::{Setup, airindex, bigtable, gre, indexes, join_sorted, unsorted, warm};
 
 use crate::progress::Context;
-use crate::units::{parse_count, parse_size};
+use crate::units::{parse_count, parse_list, parse_size};
 
 /// The papers' experiments.
 #[derive(clap::Subcommand)]
@@ -145,8 +145,8 @@ pub struct UpdatableArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,4,16")]
     global: Vec<u64>,
     /// lidx's synthetic sets to run beside the grid, comma-separated (none: "").
-    #[arg(long, value_delimiter = ',', default_value = "lognormal,clustered")]
-    sets: Vec<Distribution>,
+    #[arg(long, value_parser = parse_list::<Distribution>, default_value = "lognormal,clustered")]
+    sets: std::vec::Vec<Distribution>,
     /// SOSD key files to run beside the grid (sorted; all their keys); repeatable.
     #[arg(long, value_name = "FILE")]
     sosd: Vec<PathBuf>,
@@ -160,6 +160,16 @@ pub struct UpdatableArgs {
         default_value = "read-only,read-intensive,balanced,write-heavy,write-only"
     )]
     workloads: Vec<Workload>,
+    /// Fig. 7's deletion workloads, comma-separated (none: "").
+    #[arg(
+        long,
+        value_parser = parse_list::<Workload>,
+        default_value = "delete-intensive,delete-balanced,delete-heavy,delete-only"
+    )]
+    delete_workloads: std::vec::Vec<Workload>,
+    /// Leave out Fig. 9 (ALEX-M against LIPP).
+    #[arg(long)]
+    no_alex_m: bool,
     /// Entries per scan in Fig. 13, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "10,100,1000,10000")]
     scan_lens: Vec<usize>,
@@ -200,8 +210,8 @@ pub struct UpdatableConcurrentArgs {
     )]
     workloads: Vec<Workload>,
     /// lidx's synthetic sets, comma-separated (none: "").
-    #[arg(long, value_delimiter = ',', default_value = "lognormal")]
-    sets: Vec<Distribution>,
+    #[arg(long, value_parser = parse_list::<Distribution>, default_value = "lognormal")]
+    sets: std::vec::Vec<Distribution>,
     /// Hard sets of the hardness generator, each LOCAL:GLOBAL (segments at eps 32 and
     /// 4096), comma-separated (none: "").
     #[arg(long, value_delimiter = ',', default_value = "1600:16")]
@@ -707,6 +717,8 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                     a.kinds
                 },
                 workloads: a.workloads,
+                delete_workloads: a.delete_workloads,
+                alex_m: !a.no_alex_m,
                 scan_lens: a.scan_lens,
                 shift: !a.no_shift,
                 repeat: a.repeat,

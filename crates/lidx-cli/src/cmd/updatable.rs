@@ -36,8 +36,9 @@ pub struct RunArgs {
     /// single-threaded kind.
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS as u64))]
     threads: Option<usize>,
-    /// read-only, read-intensive, balanced, write-heavy, write-only, delete-heavy, scan,
-    /// ycsb-a, ycsb-b, ycsb-c (paper 3, section 3.3), duplicates (every key repeated 2
+    /// read-only, read-intensive, balanced, write-heavy, write-only, delete-intensive,
+    /// delete-balanced, delete-heavy, delete-only (Fig. 7), scan, ycsb-a, ycsb-b, ycsb-c
+    /// (paper 3, section 3.3), duplicates (every key repeated 2
     /// times on average, as in a wiki-like set, then balanced: App. B), or shift
     /// (bulk-load these keys, insert --insert-keys or --insert-dist: section 6.2).
     #[arg(long)]
@@ -67,6 +68,10 @@ pub struct RunArgs {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_SCAN_LEN)
     )]
     scan_len: usize,
+    /// With --kind alex: build its data nodes this full instead of 0.7 (above 0 and below
+    /// 0.875), the other densities scaled alike: paper 3's ALEX-M (Fig. 9) at 0.2-0.25.
+    #[arg(long, value_name = "D", conflicts_with = "threads")]
+    alex_density: Option<f64>,
     /// Seed of the keys and the workload.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -122,7 +127,16 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         seed: a.seed,
         verify: a.verify,
         sample_every: 100,
+        alex_density: a.alex_density,
     };
+    if let Some(d) = a.alex_density {
+        if kind != Kind::Alex {
+            anyhow::bail!("--alex-density goes with --kind alex");
+        }
+        lidx::updatable::AlexParams::with_density(d)
+            .check()
+            .map_err(|e| anyhow::anyhow!("--alex-density {d}: {e}"))?;
+    }
     let plan = make_plan(&keys, shift_to.as_deref(), &(&options).into())?;
     if let Some(path) = &a.plan_out {
         plan.write(path)?;

@@ -71,8 +71,15 @@ pub enum Workload {
     WriteHeavy,
     /// Bulk-load half, then inserts of the rest.
     WriteOnly,
+    /// Bulk-load all, then 80% lookups and 20% removals until half are gone (paper 3,
+    /// Fig. 7, as are the three below).
+    DeleteIntensive,
+    /// Bulk-load all, then 50% lookups and 50% removals until half are gone.
+    DeleteBalanced,
     /// Bulk-load all, then 20% lookups and 80% removals until half are gone.
     DeleteHeavy,
+    /// Bulk-load all, then removals until half are gone.
+    DeleteOnly,
     /// Bulk-load all, then range scans.
     Scan,
     /// YCSB A: 50% lookups, 50% updates, Zipf 0.99.
@@ -94,7 +101,10 @@ crate::names::name_table!(Workload, "workload", [
     Balanced => "balanced",
     WriteHeavy => "write-heavy",
     WriteOnly => "write-only",
+    DeleteIntensive => "delete-intensive",
+    DeleteBalanced => "delete-balanced",
     DeleteHeavy => "delete-heavy",
+    DeleteOnly => "delete-only",
     Scan => "scan",
     YcsbA => "ycsb-a",
     YcsbB => "ycsb-b",
@@ -280,14 +290,25 @@ pub fn plan(
                 ops: out,
             }
         }
-        Workload::DeleteHeavy => {
+        Workload::DeleteIntensive
+        | Workload::DeleteBalanced
+        | Workload::DeleteHeavy
+        | Workload::DeleteOnly => {
+            let deletes = match workload {
+                Workload::DeleteIntensive => 0.2,
+                Workload::DeleteBalanced => 0.5,
+                Workload::DeleteHeavy => 0.8,
+                _ => 1.0,
+            };
+            // Lookups ask for the keys that stay; half of the keys are removed.
             let victims: Vec<u64> = shuffled[..n / 2].iter().map(|e| e.0).collect();
             let alive: Vec<u64> = shuffled[n / 2..].iter().map(|e| e.0).collect();
             let mut out = Vec::new();
             let limit = ops.unwrap_or(usize::MAX);
             let mut removed = 0usize;
             while out.len() < limit && removed < victims.len() {
-                let reads_owed = ((removed + 1) as f64 * 0.25).round() as usize;
+                let reads_owed =
+                    ((removed + 1) as f64 * (1.0 - deletes) / deletes).round() as usize;
                 if out.len() - removed < reads_owed && !alive.is_empty() {
                     out.push(Op::Get(alive[rng.random_range(0..alive.len())]));
                 } else {
@@ -477,10 +498,18 @@ mod tests {
                 }
             }
         }
-        let p = plan(Workload::DeleteHeavy, &k, None, 10, 3).unwrap();
-        let [gets, _, removes, _] = p.mix();
-        assert_eq!(removes, 1000);
-        assert!((gets as f64 / (gets + removes) as f64 - 0.2).abs() < 0.01);
+        for (w, share) in [
+            (Workload::DeleteIntensive, 0.2),
+            (Workload::DeleteBalanced, 0.5),
+            (Workload::DeleteHeavy, 0.8),
+            (Workload::DeleteOnly, 1.0),
+        ] {
+            let p = plan(w, &k, None, 10, 3).unwrap();
+            let [gets, inserts, removes, scans] = p.mix();
+            assert_eq!((p.bulk.len(), inserts, removes, scans), (2000, 0, 1000, 0));
+            let got = removes as f64 / (gets + removes) as f64;
+            assert!((got - share).abs() < 0.01, "{w:?}: {got}");
+        }
         assert!(plan(Workload::ReadOnly, &[], None, 1, 0).is_err());
         assert!(plan(Workload::Shift, &k, None, 1, 0).is_err());
     }

@@ -77,6 +77,21 @@ impl Default for AlexParams {
 }
 
 impl AlexParams {
+    /// ALEX's densities scaled to build data nodes `density` full, the others in the
+    /// default proportions (expanded to 6/7 of it, full at 8/7): paper 3's ALEX-M
+    /// (section 5, Fig. 9) lowers ALEX's fill factor from 0.7 to 0.2–0.25 so that it
+    /// takes LIPP's memory. Checked by [`check`](Self::check) (so `density` below 7/8).
+    pub fn with_density(density: f64) -> AlexParams {
+        let d = AlexParams::default();
+        let scale = density / d.init_density;
+        AlexParams {
+            init_density: density,
+            min_density: d.min_density * scale,
+            max_density: d.max_density * scale,
+            ..d
+        }
+    }
+
     /// Fails unless `0 < min_density <= init_density < max_density < 1`, data nodes have
     /// at least 16 slots and inner nodes at least 2.
     pub fn check(&self) -> Result<()> {
