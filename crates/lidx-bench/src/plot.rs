@@ -261,7 +261,8 @@ pub fn bars(
         }
         match y_scale {
             Scale::Log => draw_bars!((lo / 2.0..hi * 3.0).log_scale(), lo / 2.0),
-            Scale::Linear => draw_bars!(0.0..hi * 1.15, 0.0),
+            // Room above the tallest bar for the legend, a line per series.
+            Scale::Linear => draw_bars!(0.0..hi * (1.1 + 0.07 * series.len() as f64), 0.0),
         }
         root.present()
             .with_context(|| format!("{}: cannot write the plot", path.display()))?;

@@ -170,9 +170,9 @@ pub struct UpdatableArgs {
     /// Leave out Fig. 9 (ALEX-M against LIPP).
     #[arg(long)]
     no_alex_m: bool,
-    /// Entries per scan in Fig. 13, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "10,100,1000,10000")]
-    scan_lens: Vec<usize>,
+    /// Entries per scan in Fig. 13, comma-separated (none: "").
+    #[arg(long, value_parser = parse_list::<usize>, default_value = "10,100,1000,10000")]
+    scan_lens: std::vec::Vec<usize>,
     /// Leave out Fig. 12's distribution shift.
     #[arg(long)]
     no_shift: bool,
