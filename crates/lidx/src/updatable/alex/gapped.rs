@@ -53,12 +53,14 @@ impl Cells for [AtomicU64] {
 
 /// The first slot of `keys` (at least one; sorted, gaps holding the next entry's key)
 /// whose key is at least `key`, searched exponentially outwards from `model`'s
-/// prediction; and the steps that took.
+/// prediction; and the steps that took, counted as ALEX counts its exponential search's
+/// iterations: the doublings past the first probe, so a search whose answer is next to
+/// the prediction takes none, as the expected cost's log2(1 + miss) has it.
 #[inline]
 pub(super) fn lower_bound<C: Cells + ?Sized>(keys: &C, model: &Model, key: u64) -> (usize, u64) {
     let len = keys.count();
     let from = model.predict(key, len);
-    let mut steps = 1;
+    let mut steps = 0;
     let mut step = 1;
     let (mut lo, mut hi) = if keys.cell(from) >= key {
         // The answer is at most `from`: probe leftwards.
