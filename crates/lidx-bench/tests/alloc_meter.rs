@@ -39,6 +39,7 @@ fn every_kind_reports_about_the_bytes_it_holds() {
             verify: false,
             sample_every: 100,
             alex_density: None,
+            time_phases: false,
         };
         let r = run(&keys, None, &o).expect("a run");
         let measured = r.measured_bytes.expect("a measured size") as f64;

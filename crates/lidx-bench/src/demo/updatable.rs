@@ -28,6 +28,7 @@ pub(super) fn updatable_indexes(say: &mut Say<'_>) -> anyhow::Result<()> {
             verify: true,
             sample_every: 100,
             alex_density: None,
+            time_phases: false,
         };
         // A checked run (every answer against a BTreeMap, the structure walked), then a
         // timed one.

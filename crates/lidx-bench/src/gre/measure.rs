@@ -90,6 +90,7 @@ impl<'a> Measuring<'a> {
             verify: false,
             sample_every: 100,
             alex_density: None,
+            time_phases: false,
         }
     }
 

@@ -14,7 +14,7 @@ use std::time::Instant;
 use anyhow::bail;
 use hdrhistogram::Histogram;
 use lidx::updatable::{
-    Alex, AlexParams, Art, BTree, Counters, DynamicPgm, Kind, Lipp, Op, OrderedMap, Plan,
+    Alex, AlexParams, Art, BTree, Counters, Phase, PhaseClock, DynamicPgm, Kind, Lipp, Op, OrderedMap, Plan,
     Updatable, Workload, plan, plan_shift,
 };
 use serde::Serialize;
@@ -41,6 +41,9 @@ pub struct RunOptions {
     /// The ALEX-like index's data nodes built this full (paper 3's ALEX-M, Fig. 9;
     /// [`AlexParams::with_density`]); `None`: ALEX's 0.7. Only `alex` takes it.
     pub alex_density: Option<f64>,
+    /// Time every insert's phases (paper 3, Fig. 3; [`InsertPhases`]); the clock's reads
+    /// slow the inserts, so such a run's throughput is not comparable with others'.
+    pub time_phases: bool,
 }
 
 impl RunOptions {
@@ -95,6 +98,8 @@ pub struct RunReport {
     pub measured_bytes: Option<u64>,
     /// Where the work went.
     pub counters: Counters,
+    /// Where the inserts' time went, where the run timed their phases.
+    pub phases: Option<InsertPhases>,
     /// Whether every answer was checked.
     pub verified: bool,
     /// Lookups that found their key.
@@ -103,6 +108,89 @@ pub struct RunReport {
     /// read: equal for two indexes given the same plan, so a replay outside lidx can be
     /// checked against it.
     pub checksum: u64,
+}
+
+/// Where the inserts' time went, phase by phase (paper 3, Fig. 3): mean nanoseconds per
+/// insert in each [`Phase`], each lap less what reading the clock costs.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct InsertPhases {
+    /// Inserts timed.
+    pub inserts: u64,
+    pub search_ns: f64,
+    pub collision_ns: f64,
+    pub statistics_ns: f64,
+    pub smo_ns: f64,
+    /// The whole insert, for a kind that does not divide it.
+    pub undivided_ns: f64,
+    /// What a lap of the clock costs by itself (the least of many), taken off each lap.
+    pub lap_cost_ns: f64,
+}
+
+/// A [`PhaseClock`] on the time-stamp counter, summing each phase's ticks.
+struct PhaseTimer {
+    clock: quanta::Clock,
+    last: u64,
+    inserts: u64,
+    ticks: [u64; Phase::ALL.len()],
+    laps: [u64; Phase::ALL.len()],
+}
+
+impl PhaseTimer {
+    fn new() -> PhaseTimer {
+        PhaseTimer {
+            clock: quanta::Clock::new(),
+            last: 0,
+            inserts: 0,
+            ticks: [0; Phase::ALL.len()],
+            laps: [0; Phase::ALL.len()],
+        }
+    }
+
+    /// The ticks of a lap that times nothing: the least of many.
+    fn lap_cost(&self) -> u64 {
+        (0..10_000)
+            .map(|_| {
+                let a = self.clock.raw();
+                let b = black_box(self.clock.raw());
+                b.saturating_sub(a)
+            })
+            .min()
+            .unwrap_or(0)
+    }
+
+    fn report(&self) -> InsertPhases {
+        let cost = self.lap_cost();
+        let per = |p: Phase| {
+            let i = p as usize;
+            let ticks = self.ticks[i].saturating_sub(cost * self.laps[i]);
+            self.clock.delta_as_nanos(0, ticks) as f64 / self.inserts.max(1) as f64
+        };
+        InsertPhases {
+            inserts: self.inserts,
+            search_ns: per(Phase::Search),
+            collision_ns: per(Phase::Collision),
+            statistics_ns: per(Phase::Statistics),
+            smo_ns: per(Phase::Smo),
+            undivided_ns: per(Phase::Undivided),
+            lap_cost_ns: self.clock.delta_as_nanos(0, cost) as f64,
+        }
+    }
+}
+
+impl PhaseClock for PhaseTimer {
+    #[inline]
+    fn start(&mut self) {
+        self.inserts += 1;
+        self.last = self.clock.raw();
+    }
+
+    #[inline]
+    fn lap(&mut self, phase: Phase) {
+        let now = self.clock.raw();
+        self.ticks[phase as usize] += now.saturating_sub(self.last);
+        self.laps[phase as usize] += 1;
+        self.last = now;
+    }
 }
 
 /// Latencies of sampled operations of one kind.
@@ -210,11 +298,19 @@ enum Answer {
     Done,
 }
 
-fn apply<I: Updatable>(index: &mut I, op: Op, scanned: &mut Vec<(u64, u64)>) -> Answer {
+fn apply<I: Updatable>(
+    index: &mut I,
+    op: Op,
+    scanned: &mut Vec<(u64, u64)>,
+    timer: Option<&mut PhaseTimer>,
+) -> Answer {
     match op {
         Op::Get(k) => Answer::Value(index.get(k)),
         Op::Insert(k, v) => {
-            index.insert(k, v);
+            match timer {
+                Some(timer) => index.insert_timed(k, v, timer),
+                None => index.insert(k, v),
+            }
             Answer::Done
         }
         Op::Remove(k) => {
@@ -251,13 +347,14 @@ fn run_with<I: Updatable>(
     // alternates kinds samples all of them.
     let mut seen = [0usize; 4];
     let (mut found, mut checksum) = (0u64, 0u64);
+    let mut timer = o.time_phases.then(PhaseTimer::new);
     let started = Instant::now();
     for (i, &op) in plan.ops.iter().enumerate() {
         let nth = &mut seen[op.mix_index()];
         *nth += 1;
         let answer = if *nth % o.sample_every == 1 % o.sample_every {
             let t = Instant::now();
-            let a = black_box(apply(&mut index, op, &mut scanned));
+            let a = black_box(apply(&mut index, op, &mut scanned, timer.as_mut()));
             let ns = t.elapsed().as_nanos() as u64;
             histogram.record(ns)?;
             match op {
@@ -267,10 +364,10 @@ fn run_with<I: Updatable>(
             }
             a
         } else {
-            black_box(apply(&mut index, op, &mut scanned))
+            black_box(apply(&mut index, op, &mut scanned, timer.as_mut()))
         };
         if let Some(oracle) = &mut oracle {
-            let want = apply(oracle, op, &mut expected);
+            let want = apply(oracle, op, &mut expected, None);
             if answer != want {
                 bail!(
                     "{} answered operation {i} ({op:?}) with {answer:?}, a BTreeMap with {want:?}",
@@ -324,6 +421,7 @@ fn run_with<I: Updatable>(
         size_bytes: index.size_in_bytes(),
         measured_bytes,
         counters: index.counters(),
+        phases: timer.map(|t| t.report()),
         verified: o.verify,
         found,
         checksum,
@@ -352,6 +450,7 @@ mod tests {
                     verify: true,
                     sample_every: 10,
                     alex_density: None,
+                    time_phases: workload == Workload::WriteOnly,
                 };
                 let to: Vec<u64> = (0..3000u64).map(|i| i * i).collect();
                 let r = run(&keys, Some(&to), &o).unwrap();
@@ -366,6 +465,18 @@ mod tests {
                 assert_eq!(r.lookup_tail.sampled as usize, r.mix[0].div_ceil(10));
                 assert_eq!(r.insert_tail.sampled as usize, r.mix[1].div_ceil(10));
                 assert!(r.size_bytes > 0);
+                // Timed phases: one count per insert, in the phases the kind divides.
+                match r.phases {
+                    Some(p) => {
+                        assert_eq!(p.inserts as usize, r.mix[1], "{r:?}");
+                        let divided = [p.search_ns, p.collision_ns, p.statistics_ns, p.smo_ns];
+                        let all = divided.iter().sum::<f64>() + p.undivided_ns;
+                        assert!(all.is_finite() && all >= 0.0, "{p:?}");
+                        let splits = !matches!(kind, Kind::DynamicPgm | Kind::BTreeMap);
+                        assert_eq!(p.undivided_ns == 0.0, splits || all == 0.0, "{p:?}");
+                    }
+                    None => assert!(workload != Workload::WriteOnly),
+                }
             }
         }
     }

@@ -72,6 +72,10 @@ pub struct RunArgs {
     /// 0.875), the other densities scaled alike: paper 3's ALEX-M (Fig. 9) at 0.2-0.25.
     #[arg(long, value_name = "D", conflicts_with = "threads")]
     alex_density: Option<f64>,
+    /// Time every insert's phases (search, collision, statistics, SMO: paper 3, Fig. 3);
+    /// the clock's reads slow the run.
+    #[arg(long, conflicts_with = "threads")]
+    time_phases: bool,
     /// Seed of the keys and the workload.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -128,6 +132,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         verify: a.verify,
         sample_every: 100,
         alex_density: a.alex_density,
+        time_phases: a.time_phases,
     };
     if let Some(d) = a.alex_density {
         if kind != Kind::Alex {
@@ -181,6 +186,18 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         c.nodes_created,
         c.structure_modifications
     );
+    if let Some(p) = r.phases {
+        say!(
+            "insert phases (ns per insert, {} inserts, less {:.0} ns a lap of the clock): search {:.0}, collision {:.0}, statistics {:.0}, smo {:.0}, undivided {:.0}",
+            p.inserts,
+            p.lap_cost_ns,
+            p.search_ns,
+            p.collision_ns,
+            p.statistics_ns,
+            p.smo_ns,
+            p.undivided_ns
+        );
+    }
     say!(
         "answers: {} lookups found their key; checksum {}",
         r.found,

@@ -19,7 +19,7 @@
 //! Counters: a node put in where a key leaves a prefix is a node created and a structure
 //! modification; a node grown to the next size is a structure modification.
 
-use super::{Counters, Updatable, check_sorted};
+use super::{Counters, NoClock, Phase, PhaseClock, Updatable, check_sorted};
 use crate::Result;
 
 /// Byte `depth` (0 the most significant) of `key`.
@@ -450,6 +450,13 @@ impl Updatable for Art {
     }
 
     fn insert(&mut self, key: u64, payload: u64) {
+        self.insert_timed(key, payload, &mut NoClock);
+    }
+
+    /// The search ends where the key's path leaves the tree; the rest (a leaf added, a
+    /// node grown or a path parted) is the collision.
+    fn insert_timed(&mut self, key: u64, payload: u64, clock: &mut impl PhaseClock) {
+        clock.start();
         let counters = &mut self.counters;
         let mut node = &mut self.root;
         loop {
@@ -459,13 +466,17 @@ impl Updatable for Art {
             };
             let b = byte(key, head.depth);
             let Some(child) = node.child_mut(b) else {
+                clock.lap(Phase::Search);
                 node.add(b, Node::Leaf(key, payload), counters);
+                clock.lap(Phase::Collision);
                 return;
             };
             // Where `key` leaves the child's path, a new node branching there takes both.
             let parting = match &mut *child {
                 Node::Leaf(k, v) if *k == key => {
+                    clock.lap(Phase::Search);
                     *v = payload;
+                    clock.lap(Phase::Collision);
                     return;
                 }
                 Node::Leaf(k, _) => Some(first_difference(*k, key)),
@@ -475,6 +486,7 @@ impl Updatable for Art {
                     .map(|h| first_difference(h.prefix, key)),
             };
             if let Some(depth) = parting {
+                clock.lap(Phase::Search);
                 counters.structure_modifications += 1;
                 counters.nodes_created += 1;
                 let old = std::mem::replace(child, Node::Empty);
@@ -486,6 +498,7 @@ impl Updatable for Art {
                 parted.add(byte(old_key, depth), old, counters);
                 parted.add(byte(key, depth), Node::Leaf(key, payload), counters);
                 *child = parted;
+                clock.lap(Phase::Collision);
                 return;
             }
             let Some(next) = node.child_mut(b) else {

@@ -9,7 +9,7 @@
 //! so lookups and scans stay exact and the tree never shrinks. The nodes live in one arena
 //! and refer to each other by index.
 
-use super::{Counters, Updatable, check_sorted, last_of_each_key};
+use super::{Counters, NoClock, Phase, PhaseClock, Updatable, check_sorted, last_of_each_key};
 use crate::Result;
 
 /// The most slots a node may have: STX's for 8-byte keys and payloads.
@@ -249,39 +249,10 @@ impl BTree {
     }
 }
 
-impl Updatable for BTree {
-    fn bulk_load(entries: &[(u64, u64)]) -> Result<Self> {
-        BTree::with_params(entries, BTreeParams::default())
-    }
-
-    fn get(&mut self, key: u64) -> Option<u64> {
-        let id = self.descend(key, false);
-        let leaf = self.leaf(id);
-        leaf.find(key).ok().map(|i| leaf.values[i])
-    }
-
-    fn insert(&mut self, key: u64, payload: u64) {
-        let id = self.descend(key, true);
-        let leaf_slots = self.params.leaf_slots;
-        let leaf = self.leaf_mut(id);
-        match leaf.find(key) {
-            Ok(i) => {
-                leaf.values[i] = payload;
-                return;
-            }
-            Err(i) => {
-                let len = leaf.len;
-                leaf.keys.copy_within(i..len, i + 1);
-                leaf.values.copy_within(i..len, i + 1);
-                leaf.keys[i] = key;
-                leaf.values[i] = payload;
-                leaf.len += 1;
-                self.counters.keys_shifted += (len - i) as u64;
-                if len < leaf_slots {
-                    return;
-                }
-            }
-        }
+impl BTree {
+    /// Splits the overflowing leaf `id` and, upwards along the descent's path, every
+    /// inner node the split overflows; a new root where the root splits.
+    fn split_up(&mut self, id: u32) {
         // Split upward while nodes overflow.
         let (mut sep, mut right) = self.split(id);
         while let Some((parent, at)) = self.path.pop() {
@@ -311,6 +282,55 @@ impl Updatable for BTree {
         self.root = self.nodes.len() as u32;
         self.nodes.push(Node::Inner(root));
         self.counters.nodes_created += 1;
+    }
+}
+
+impl Updatable for BTree {
+    fn bulk_load(entries: &[(u64, u64)]) -> Result<Self> {
+        BTree::with_params(entries, BTreeParams::default())
+    }
+
+    fn get(&mut self, key: u64) -> Option<u64> {
+        let id = self.descend(key, false);
+        let leaf = self.leaf(id);
+        leaf.find(key).ok().map(|i| leaf.values[i])
+    }
+
+    fn insert(&mut self, key: u64, payload: u64) {
+        self.insert_timed(key, payload, &mut NoClock);
+    }
+
+    /// The search ends at the leaf's slot; the collision, once the leaf's entries have
+    /// moved up to take the key; the SMO, once the splits it caused are done.
+    fn insert_timed(&mut self, key: u64, payload: u64, clock: &mut impl PhaseClock) {
+        clock.start();
+        let id = self.descend(key, true);
+        let leaf_slots = self.params.leaf_slots;
+        let leaf = self.leaf_mut(id);
+        let found = leaf.find(key);
+        clock.lap(Phase::Search);
+        match found {
+            Ok(i) => {
+                leaf.values[i] = payload;
+                clock.lap(Phase::Collision);
+                return;
+            }
+            Err(i) => {
+                let len = leaf.len;
+                leaf.keys.copy_within(i..len, i + 1);
+                leaf.values.copy_within(i..len, i + 1);
+                leaf.keys[i] = key;
+                leaf.values[i] = payload;
+                leaf.len += 1;
+                self.counters.keys_shifted += (len - i) as u64;
+                clock.lap(Phase::Collision);
+                if len < leaf_slots {
+                    return;
+                }
+            }
+        }
+        self.split_up(id);
+        clock.lap(Phase::Smo);
     }
 
     fn remove(&mut self, key: u64) {

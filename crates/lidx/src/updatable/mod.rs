@@ -91,6 +91,57 @@ pub struct Counters {
     pub structure_modifications: u64,
 }
 
+/// The phases of an insert, as paper 3's Fig. 3 divides its time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Finding where the key goes: the descent and the search in the node (the lookup
+    /// that is an insert's first step).
+    Search,
+    /// Putting the entry there: shifting entries to open a gap (ALEX, a B+tree's leaf) or
+    /// chaining a new node on a conflict (LIPP).
+    Collision,
+    /// Updating the statistics the index keeps to decide its SMOs (ALEX's per-node costs,
+    /// LIPP's counters on every node of the path).
+    Statistics,
+    /// Structure modifications: expansions, splits, rebuilds.
+    Smo,
+    /// The whole insert, where a kind does not divide it.
+    Undivided,
+}
+
+crate::names::name_table!(Phase, "insert phase", [
+    Search => "search",
+    Collision => "collision",
+    Statistics => "statistics",
+    Smo => "smo",
+    Undivided => "undivided",
+]);
+
+/// Told where an insert's phases end (paper 3, Fig. 3): a kind calls [`start`] as an
+/// insert begins and [`lap`] as each phase ends, the time since the last call going to
+/// that phase. The plain [`Updatable::insert`] passes [`NoClock`], which compiles to
+/// nothing.
+///
+/// [`start`]: PhaseClock::start
+/// [`lap`]: PhaseClock::lap
+pub trait PhaseClock {
+    /// An insert begins.
+    fn start(&mut self);
+    /// `phase` ends now.
+    fn lap(&mut self, phase: Phase);
+}
+
+/// The clock of an insert not timed.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoClock;
+
+impl PhaseClock for NoClock {
+    #[inline(always)]
+    fn start(&mut self) {}
+    #[inline(always)]
+    fn lap(&mut self, _: Phase) {}
+}
+
 /// An index of `u64` keys to `u64` payloads that takes inserts and removals.
 ///
 /// Invariant: after any sequence of calls it answers exactly as a `BTreeMap` that was
@@ -105,6 +156,14 @@ pub trait Updatable: Sized {
 
     /// Sets `key`'s payload (replacing any it had).
     fn insert(&mut self, key: u64, payload: u64);
+
+    /// [`insert`](Self::insert), telling `clock` where its phases end (paper 3, Fig. 3).
+    /// A kind that does not divide its inserts times each as [`Phase::Undivided`].
+    fn insert_timed(&mut self, key: u64, payload: u64, clock: &mut impl PhaseClock) {
+        clock.start();
+        self.insert(key, payload);
+        clock.lap(Phase::Undivided);
+    }
 
     /// Removes `key` (nothing happens where it is absent).
     fn remove(&mut self, key: u64);

@@ -382,3 +382,128 @@ fn alex_stays_shallow_under_inserts_on_one_side() {
         }
     }
 }
+
+/// A clock that records each insert's laps, to check where the kinds end their phases.
+#[derive(Default)]
+struct Laps(Vec<Vec<super::Phase>>);
+
+impl super::PhaseClock for Laps {
+    fn start(&mut self) {
+        self.0.push(Vec::new());
+    }
+    fn lap(&mut self, phase: super::Phase) {
+        if let Some(last) = self.0.last_mut() {
+            last.push(phase);
+        }
+    }
+}
+
+/// Inserts `keys` (twice over, the second time updates) into `index` through
+/// `insert_timed`; checks the answers against a `BTreeMap` and returns the laps.
+fn timed_inserts<I: Updatable>(mut index: I, keys: &[u64]) -> (Laps, u64) {
+    let mut laps = Laps::default();
+    let mut want = BTreeMap::new();
+    for round in 0..2u64 {
+        for &k in keys {
+            index.insert_timed(k, k ^ round, &mut laps);
+            want.insert(k, k ^ round);
+        }
+    }
+    for (&k, &v) in &want {
+        assert_eq!(index.get(k), Some(v), "{k}");
+    }
+    (laps, index.counters().structure_modifications)
+}
+
+#[test]
+fn timed_inserts_end_their_phases_in_order_and_change_nothing() {
+    use super::Phase::{Collision, Search, Smo, Statistics, Undivided};
+    // Inserts at one end and scattered ones, into a small bulk load: every kind modifies
+    // its structure.
+    let bulk: Vec<(u64, u64)> = (0..64u64).map(|k| (k * 1000, k)).collect();
+    let mut keys: Vec<u64> = (0..3000u64).map(|i| 64_000 + i * 7).collect();
+    keys.extend((0..3000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 44));
+    let small = BTreeParams {
+        leaf_slots: 4,
+        inner_slots: 4,
+    };
+    let runs: [(&str, (Laps, u64), bool); 6] = [
+        (
+            "alex",
+            timed_inserts(Alex::bulk_load(&bulk).unwrap(), &keys),
+            true,
+        ),
+        (
+            "lipp",
+            timed_inserts(Lipp::bulk_load(&bulk).unwrap(), &keys),
+            true,
+        ),
+        (
+            "btree",
+            timed_inserts(BTree::with_params(&bulk, small).unwrap(), &keys),
+            true,
+        ),
+        (
+            "art",
+            timed_inserts(Art::bulk_load(&bulk).unwrap(), &keys),
+            true,
+        ),
+        (
+            "dynamic-pgm",
+            timed_inserts(DynamicPgm::bulk_load(&bulk).unwrap(), &keys),
+            false,
+        ),
+        (
+            "btreemap",
+            timed_inserts(OrderedMap::bulk_load(&bulk).unwrap(), &keys),
+            false,
+        ),
+    ];
+    for (kind, (laps, smos), divided) in runs {
+        assert_eq!(laps.0.len(), 2 * keys.len(), "{kind}: one start per insert");
+        for l in &laps.0 {
+            if !divided {
+                assert_eq!(l, &[Undivided], "{kind}");
+                continue;
+            }
+            // The search comes first (ALEX may grow its root before), the collision
+            // exactly once after it, then the statistics and SMOs.
+            let first = l.iter().position(|&p| p == Search);
+            let collision: Vec<usize> = (0..l.len()).filter(|&i| l[i] == Collision).collect();
+            assert!(first.is_some() && collision.len() == 1, "{kind}: {l:?}");
+            assert!(first < collision.first().copied(), "{kind}: {l:?}");
+            assert!(!l.contains(&Undivided), "{kind}: {l:?}");
+            if kind != "alex" && kind != "lipp" {
+                assert!(!l.contains(&Statistics), "{kind}: {l:?}");
+            }
+        }
+        let timed_smos = laps.0.iter().filter(|l| l.contains(&Smo)).count();
+        match kind {
+            // The B+tree and ALEX time every structure modification (ALEX's root growth
+            // aside, counted but cheap).
+            "btree" | "alex" => {
+                assert!(
+                    timed_smos > 0 && timed_smos as u64 <= smos,
+                    "{kind}: {timed_smos} of {smos}"
+                )
+            }
+            // LIPP's SMOs are its rebuilds; its conflicts are chained as collisions.
+            "lipp" => assert!(timed_smos > 0, "lipp rebuilt nothing"),
+            _ => assert_eq!(timed_smos, 0, "{kind}"),
+        }
+        match kind {
+            // LIPP counts every insert on its path, updates too.
+            "lipp" => assert!(laps.0.iter().all(|l| l.contains(&Statistics))),
+            // ALEX counts inserts of new keys; the second round only updates.
+            "alex" => {
+                assert!(laps.0[..keys.len()].iter().any(|l| l.contains(&Statistics)));
+                assert!(
+                    laps.0[keys.len()..]
+                        .iter()
+                        .all(|l| l == &[Search, Collision])
+                );
+            }
+            _ => {}
+        }
+    }
+}

@@ -44,7 +44,7 @@ mod plus;
 pub use file::{AlexFile, AlexReader, BuildReport};
 pub use plus::AlexPlus;
 
-use super::{Counters, Updatable, check_sorted, last_of_each_key};
+use super::{Counters, NoClock, Phase, PhaseClock, Updatable, check_sorted, last_of_each_key};
 use crate::Result;
 use gapped::CostStats;
 use plan::{DownSplit, MIN_SLOTS, Model, NodeSink, Router, expected_cost, place, slots_for};
@@ -292,7 +292,7 @@ impl Data {
     }
 
     /// Inserts absent `key`, whose lower bound is `lb`, into a node with a gap; returns
-    /// the entries it shifted.
+    /// the entries it shifted (for [`count_insert`](Self::count_insert)).
     fn insert_absent(&mut self, key: u64, payload: u64, lb: usize) -> u64 {
         let entry = self.next_entry(lb);
         let (pos, shifted) = if lb < entry {
@@ -313,9 +313,15 @@ impl Data {
         self.cells[pos] = (key, payload);
         self.set(pos, true);
         self.len += 1;
+        shifted
+    }
+
+    /// Counts an insert that shifted `shifted` entries; returns whether inserts have
+    /// become catastrophic (so the node splits now).
+    fn count_insert(&mut self, shifted: u64) -> bool {
         self.stats.inserts += 1;
         self.stats.shifts += shifted;
-        shifted
+        self.stats.is_catastrophic(self.len)
     }
 
     /// Moves the entries in `at..gap` one slot right; returns the freed slot and the count.
@@ -733,6 +739,11 @@ impl Updatable for Alex {
     }
 
     fn insert(&mut self, key: u64, payload: u64) {
+        self.insert_timed(key, payload, &mut NoClock);
+    }
+
+    fn insert_timed(&mut self, key: u64, payload: u64, clock: &mut impl PhaseClock) {
+        clock.start();
         let max_density = self.params.max_density;
         let mut made_room = false;
         self.expand_root_for(key);
@@ -740,23 +751,29 @@ impl Updatable for Alex {
             let at = self.descend(key);
             let d = self.data(at.data);
             let (found, lb) = d.find(key);
+            clock.lap(Phase::Search);
             if let Some(i) = found {
                 d.cells[i].1 = payload;
+                clock.lap(Phase::Collision);
                 return;
             }
             // A node just rebuilt or split always has a gap, so room is made once.
             if made_room || !d.is_full(max_density) {
                 let shifted = d.insert_absent(key, payload, lb);
-                let catastrophic = d.stats.is_catastrophic(d.len);
+                clock.lap(Phase::Collision);
+                let catastrophic = d.count_insert(shifted);
                 self.counters.keys_shifted += shifted;
+                clock.lap(Phase::Statistics);
                 if catastrophic {
                     // Inserts crowd one part of a large node: split it now, not when full.
                     self.make_room(&at);
+                    clock.lap(Phase::Smo);
                 }
                 return;
             }
             self.make_room(&at);
             made_room = true;
+            clock.lap(Phase::Smo);
         }
     }
 

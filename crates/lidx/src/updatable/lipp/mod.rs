@@ -20,7 +20,7 @@ mod plus;
 
 pub use plus::LippPlus;
 
-use super::{Counters, Updatable, check_sorted, last_of_each_key};
+use super::{Counters, NoClock, Phase, PhaseClock, Updatable, check_sorted, last_of_each_key};
 use crate::Result;
 
 /// How a node built over sorted keys fits its model.
@@ -452,15 +452,23 @@ impl Lipp {
 /// caused a conflict.
 fn insert_at(
     node: &mut Node,
-    key: u64,
-    payload: u64,
+    (key, payload): (u64, u64),
     params: &LippParams,
     counters: &mut Counters,
+    clock: &mut impl PhaseClock,
 ) -> (bool, bool) {
     counters.nodes_traversed += 1;
     let s = node.slot(key);
+    if let Slot::Child(c) = &mut node.slots[s] {
+        let (new, conflict) = insert_at(c, (key, payload), params, counters, clock);
+        if new {
+            node.inserts += 1;
+            node.conflicts += u64::from(conflict);
+        }
+        return (new, conflict);
+    }
+    clock.lap(Phase::Search);
     let (new, conflict) = match &mut node.slots[s] {
-        Slot::Child(c) => insert_at(c, key, payload, params, counters),
         Slot::Entry(k, v) if *k == key => {
             *v = payload;
             (false, false)
@@ -479,7 +487,9 @@ fn insert_at(
                 Slot::Child(Box::new(Node::build(&pair, Fit::MinMax(per_key), counters)));
             (true, true)
         }
+        Slot::Child(_) => unreachable!("a child was descended into above"),
     };
+    clock.lap(Phase::Collision);
     if new {
         node.inserts += 1;
         node.conflicts += u64::from(conflict);
@@ -536,10 +546,22 @@ impl Updatable for Lipp {
     }
 
     fn insert(&mut self, key: u64, payload: u64) {
+        self.insert_timed(key, payload, &mut NoClock);
+    }
+
+    /// The search ends at the slot the key takes; the collision, once an entry or a new
+    /// child is there; the statistics, once every node of the path has counted the
+    /// insert (on the way back up); the SMO, once a subtree the counts call for is
+    /// rebuilt.
+    fn insert_timed(&mut self, key: u64, payload: u64, clock: &mut impl PhaseClock) {
+        clock.start();
         let params = self.params;
-        let (_, conflict) = insert_at(&mut self.root, key, payload, &params, &mut self.counters);
+        let root = &mut self.root;
+        let (_, conflict) = insert_at(root, (key, payload), &params, &mut self.counters, clock);
+        clock.lap(Phase::Statistics);
         if conflict {
             rebuild_on_path(self, key);
+            clock.lap(Phase::Smo);
         }
     }
 
