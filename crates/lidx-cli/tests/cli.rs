@@ -2570,6 +2570,26 @@ fn updatable_run_verifies_every_kind_and_prints_json() {
         (Some("alex-m"), Some(true))
     );
     assert_eq!(v["mix"][2], 10_000, "{out}");
+    // --time-phases: every insert's phases, one count per insert.
+    let timed = [
+        "updatable",
+        "run",
+        "--kind",
+        "lipp",
+        "--workload",
+        "write-only",
+        "--dist",
+        "lognormal",
+        "--n",
+        "20K",
+        "--time-phases",
+        "--json",
+    ];
+    let out = ok(d, &timed);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["phases"]["inserts"], 10_000, "{out}");
+    assert!(v["phases"]["search_ns"].as_f64().unwrap() > 0.0, "{out}");
+    assert_eq!(v["phases"]["undivided_ns"], 0.0, "{out}");
     for (args, why) in [
         (["--kind", "alex", "--alex-density", "0.9"], "densities"),
         (["--kind", "alex", "--alex-density", "NaN"], "densities"),

@@ -924,10 +924,10 @@ fn updatable_runs_every_kind_and_workload_and_refuses_bad_parameters() {
         ],
     );
     let rows = read_csv(&d.join("o/updatable.csv"));
-    // 3 sets × (5 workloads + 4 deletion ones), 4 tail runs, 2 scan lengths, 4 shift
-    // runs, 3 bulk loads; each × 3 kinds; and Fig. 9: lipp and alex-m, 5 workloads on 2
+    // 3 sets × (5 workloads + 4 deletion ones), 4 tail runs, 2 runs timing every
+    // insert's phases, 2 scan lengths, 4 shift runs, 3 bulk loads; each × 3 kinds; and Fig. 9: lipp and alex-m, 5 workloads on 2
     // sets.
-    assert_eq!(rows.len(), (3 * 9 + 4 + 2 + 4 + 3) * 3 + 2 * 5 * 2);
+    assert_eq!(rows.len(), (3 * 9 + 4 + 2 + 2 + 4 + 3) * 3 + 2 * 5 * 2);
     let fig9 = rows.iter().filter(|r| r["part"] == "alex-m").count();
     assert_eq!(fig9, 20);
     for r in &rows {
@@ -953,6 +953,7 @@ fn updatable_runs_every_kind_and_workload_and_refuses_bad_parameters() {
     for name in [
         "fig2_heatmap",
         "fig2_sets",
+        "fig3_phases",
         "fig7_heatmap",
         "fig8_size",
         "fig9_alex_m",

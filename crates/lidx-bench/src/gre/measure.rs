@@ -33,6 +33,9 @@ pub(super) enum Cell {
         twin: bool,
         part: &'static str,
     },
+    /// Fig. 3: every kind on write-only over the easiest or the hardest set, each
+    /// insert's phases timed.
+    Phases { hardest: bool },
     /// Fig. 9: LIPP and ALEX-M on `workload` over the easiest or the hardest set.
     AlexM { hardest: bool, workload: Workload },
     /// Bulk loads of `scale` × n keys, each the fastest of three.
@@ -247,6 +250,9 @@ impl Experiment for Measuring<'_> {
                     .map(|&workload| Cell::Tail { hardest, workload }),
             );
         }
+        if o.phases {
+            cells.extend([false, true].map(|hardest| Cell::Phases { hardest }));
+        }
         if self.runs_alex_m() {
             for hardest in [false, true] {
                 cells.extend(
@@ -338,6 +344,19 @@ impl Experiment for Measuring<'_> {
                 let seed = if *twin { o.seed ^ 0x5eed } else { o.seed };
                 let to = KeySet::load(to, o.n, seed)?;
                 self.run_kinds(part, &from, Some(&to), &all(Workload::Shift), progress)
+            }
+            Cell::Phases { hardest } => {
+                let set =
+                    KeySet::load(if *hardest { &self.hard } else { &self.easy }, o.n, o.seed)?;
+                let runs: Vec<RunOptions> = o
+                    .kinds
+                    .iter()
+                    .map(|&k| RunOptions {
+                        time_phases: true,
+                        ..self.base(k, Workload::WriteOnly)
+                    })
+                    .collect();
+                self.run_kinds("phases", &set, None, &runs, progress)
             }
             Cell::AlexM { hardest, workload } => {
                 let set =

@@ -6,7 +6,9 @@
 //!   segments, section 7) and on named sets (lidx's synthetic ones and SOSD files).
 //! - **Fig. 3 / Table 3**: where an insert's time goes, from the write-only runs: its mean
 //!   latency beside a lookup's (read-only), and per insert the nodes traversed, keys
-//!   shifted, nodes created and structure modifications.
+//!   shifted, nodes created and structure modifications; and from write-only runs of
+//!   their own over the easiest and the hardest set, each insert's time by phase (search,
+//!   collision, statistics, SMO).
 //! - **Fig. 7**: Fig. 2's ratio on the deletion workloads (bulk-load every key, then
 //!   lookups and removals until half are gone), over the same sets.
 //! - **Fig. 8**: the size of each index after the write-only workload.
@@ -76,6 +78,9 @@ pub struct Options {
     pub workloads: Vec<Workload>,
     /// The deletion workloads of Fig. 7's heatmap (beside read-only, where it ran).
     pub delete_workloads: Vec<Workload>,
+    /// Run Fig. 3's timed inserts: every kind on write-only over the easiest and the
+    /// hardest set, each insert's phases timed.
+    pub phases: bool,
     /// Run Fig. 9: ALEX-M (ALEX at the density that takes LIPP's memory) and LIPP on the
     /// heatmap's workloads over the easiest and the hardest set.
     pub alex_m: bool,
@@ -117,6 +122,7 @@ impl Default for Options {
                 Workload::DeleteOnly,
             ],
             alex_m: true,
+            phases: true,
             scan_lens: vec![10, 100, 1000, 10_000],
             shift: true,
             repeat: 3,
@@ -241,11 +247,16 @@ mod tests {
         };
         let summary = run(&o, &Quiet).unwrap();
         let kinds = Kind::ALL.len();
-        // 4 grid sets and 1 named, 5 workloads and 4 deletion ones; 4 tail runs; alex-m
-        // and lipp on 5 workloads over 2 sets; 2 scan lengths; 4 shift runs; 3 bulk sizes.
+        // 4 grid sets and 1 named, 5 workloads and 4 deletion ones; 4 tail runs; 2 runs
+        // with every insert's phases timed; alex-m and lipp on 5 workloads over 2 sets; 2 scan lengths; 4 shift runs; 3 bulk sizes.
         let grid = 4;
-        let want =
-            (grid + 1) * 9 * kinds + 4 * kinds + 2 * 5 * 2 + 2 * kinds + 4 * kinds + 3 * kinds;
+        let want = (grid + 1) * 9 * kinds
+            + 4 * kinds
+            + 2 * kinds
+            + 2 * 5 * 2
+            + 2 * kinds
+            + 4 * kinds
+            + 3 * kinds;
         let csv = std::fs::read_to_string(dir.path().join("updatable.csv")).unwrap();
         assert_eq!(csv.lines().count(), 1 + want, "{csv}");
         let header = csv.lines().next().unwrap();
@@ -271,6 +282,7 @@ mod tests {
             "fig2_heatmap_with_pgm.png",
             "fig2_sets_with_pgm.png",
             "fig3_insert_vs_lookup.png",
+            "fig3_phases.png",
             "fig7_heatmap.png",
             "fig7_sets.png",
             "fig8_size.png",
@@ -288,6 +300,8 @@ mod tests {
             "hard-l16-g2",
             "Fig. 2",
             "Table 3",
+            "Fig. 3 by phase",
+            "first step (its search)",
             "Fig. 7",
             "Fig. 8",
             "Fig. 9",
@@ -346,6 +360,21 @@ mod tests {
             let d: f64 = line.split(',').nth(density_at).unwrap().parse().unwrap();
             assert!((0.05..0.7).contains(&d), "{line}");
         }
+        // Fig. 3 by phase: the kinds that divide an insert time its search, the others
+        // time it whole.
+        let at = |c: &str| header.split(',').position(|h| h == c).unwrap();
+        let phases: Vec<Vec<&str>> = csv
+            .lines()
+            .filter(|l| l.starts_with("phases,"))
+            .map(|l| l.split(',').collect())
+            .collect();
+        assert_eq!(phases.len(), 2 * kinds, "{csv}");
+        for row in &phases {
+            let ns = |c: &str| row[at(c)].parse::<f64>().unwrap();
+            let whole = matches!(row[at("kind")], "dynamic-pgm" | "btreemap");
+            assert_eq!(ns("search_ns") > 0.0, !whole, "{row:?}");
+            assert_eq!(ns("undivided_ns") > 0.0, whole, "{row:?}");
+        }
         // Nothing but the results is left behind.
         let mut names: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
@@ -353,7 +382,7 @@ mod tests {
             .collect();
         names.sort();
         // Figs. 10-11 are drawn only from tails of enough samples: none at this size.
-        assert_eq!(names.len(), 13, "{names:?}");
+        assert_eq!(names.len(), 14, "{names:?}");
         let tails = md.split("## Figs. 10–11").nth(1).unwrap();
         assert!(tails.contains("| alex | - / - (2000) |"), "{tails}");
     }

@@ -15,6 +15,7 @@ impl Study<'_> {
         self.heatmap_plots(out)?;
         self.kind_bars(out)?;
         self.alex_m_plot(out)?;
+        self.phase_plot(out)?;
         self.scan_plot(out)?;
         Ok(())
     }
@@ -235,6 +236,48 @@ impl Study<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Fig. 3 by phase: a group per kind that divides its inserts (the paper's four) and
+    /// set, a bar per phase.
+    fn phase_plot(&self, out: &Path) -> anyhow::Result<()> {
+        let mut groups = Vec::new();
+        let mut phases: Vec<[f64; 5]> = Vec::new();
+        for (label, set) in [("easiest", &self.easy), ("hardest", &self.hard)] {
+            for k in self.kind_names() {
+                if let Some(p) = self.phases_of(set, k).filter(|p| p[4] == 0.0) {
+                    groups.push(format!("{k}, {label}"));
+                    phases.push(p);
+                }
+            }
+        }
+        if groups.is_empty() {
+            return Ok(());
+        }
+        let names = ["search", "collision", "statistics", "smo"];
+        let series: Vec<Series> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| Series {
+                name: name.to_string(),
+                points: phases
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p[i] > 0.0)
+                    .map(|(g, p)| (g as f64, p[i]))
+                    .collect(),
+            })
+            .collect();
+        bars(
+            &out.join("fig3_phases.png"),
+            &format!(
+                "Paper 3 Fig. 3: an insert's time by phase (write-only; easiest {}, hardest {})",
+                self.easy, self.hard
+            ),
+            &groups,
+            ("ns per insert", Scale::Linear),
+            &series,
+        )
     }
 
     /// Fig. 9: LIPP and ALEX-M per workload, on each set they ran on.

@@ -14,7 +14,7 @@ use crate::updatable::RunReport;
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Row {
     /// Which figure the run is for: heatmap, tail (every operation timed alone, for Figs.
-    /// 10–11), alex-m (Fig. 9), scan, shift (to the other set), shift-base (to the same
+    /// 10–11), phases (Fig. 3's timed inserts), alex-m (Fig. 9), scan, shift (to the other set), shift-base (to the same
     /// source), bulk.
     pub part: String,
     /// The key set (for a shift, the one bulk-loaded).
@@ -66,6 +66,13 @@ pub struct Row {
     pub keys_shifted: u64,
     pub nodes_created: u64,
     pub structure_modifications: u64,
+    /// Nanoseconds per insert in each phase (part `phases`; 0 elsewhere): Fig. 3.
+    pub search_ns: Fixed<1>,
+    pub collision_ns: Fixed<1>,
+    pub statistics_ns: Fixed<1>,
+    pub smo_ns: Fixed<1>,
+    /// The whole insert, for a kind that does not divide it.
+    pub undivided_ns: Fixed<1>,
     pub repeat: usize,
     pub seed: u64,
     pub machine: String,
@@ -125,6 +132,11 @@ impl Row {
             keys_shifted: r.counters.keys_shifted,
             nodes_created: r.counters.nodes_created,
             structure_modifications: r.counters.structure_modifications,
+            search_ns: Fixed(r.phases.map_or(0.0, |p| p.search_ns)),
+            collision_ns: Fixed(r.phases.map_or(0.0, |p| p.collision_ns)),
+            statistics_ns: Fixed(r.phases.map_or(0.0, |p| p.statistics_ns)),
+            smo_ns: Fixed(r.phases.map_or(0.0, |p| p.smo_ns)),
+            undivided_ns: Fixed(r.phases.map_or(0.0, |p| p.undivided_ns)),
             repeat: o.repeat,
             seed: o.seed,
             machine: machine.into(),

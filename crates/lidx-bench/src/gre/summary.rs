@@ -53,6 +53,7 @@ impl Study<'_> {
         s += &self.deletion_table();
 
         s += &self.insert_table();
+        s += &self.phase_table();
         s += &self.size_table();
         s += &self.alex_m_table();
         s += &self.tail_table();
@@ -208,6 +209,54 @@ impl Study<'_> {
             }
         }
         s += "Counts are per insert. Keys shifted include the entries a kind copies when it rebuilds, splits or merges.\n\n";
+        s + &table(&header, &rows)
+    }
+
+    /// Fig. 3's timed insert of `kind` on `set`: nanoseconds per insert in the search,
+    /// the collision, the statistics, the SMOs and undivided, where it ran.
+    pub(super) fn phases_of(&self, set: &str, kind: &str) -> Option<[f64; 5]> {
+        let r = self.find("phases", set, kind, Workload::WriteOnly.name())?;
+        Some([
+            r.search_ns.0,
+            r.collision_ns.0,
+            r.statistics_ns.0,
+            r.smo_ns.0,
+            r.undivided_ns.0,
+        ])
+    }
+
+    /// Fig. 3 by phase: where each kind's insert time goes, on the easiest and the
+    /// hardest set.
+    fn phase_table(&self) -> String {
+        if !self.rows.iter().any(|r| r.part == "phases") {
+            return String::new();
+        }
+        let mut s = String::from(
+            "\n### Fig. 3 by phase: nanoseconds per insert (write-only, every insert timed)\n\n",
+        );
+        s += "From runs of their own, each insert's phases read off the time-stamp counter (a read's own cost, the least of 10,000, taken off each phase), so their totals run above the heatmap's mean insert. Search: finding the slot (the lookup that is an insert's first step); collision: shifting entries or chaining a node; statistics: the counts an index keeps for its SMOs; SMO: expansions, splits, rebuilds. The dynamic PGM and `BTreeMap` are not divided.\n\n";
+        let header = strings(&[
+            "kind",
+            "set",
+            "search",
+            "collision",
+            "statistics",
+            "smo",
+            "undivided",
+            "total",
+        ]);
+        let mut rows = Vec::new();
+        for set in [&self.easy, &self.hard] {
+            for k in self.kind_names() {
+                let Some(p) = self.phases_of(set, k) else {
+                    continue;
+                };
+                let mut row = vec![k.to_string(), set.clone()];
+                row.extend(p.iter().map(|v| format!("{v:.0}")));
+                row.push(format!("{:.0}", p.iter().sum::<f64>()));
+                rows.push(row);
+            }
+        }
         s + &table(&header, &rows)
     }
 

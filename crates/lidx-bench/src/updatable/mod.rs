@@ -14,8 +14,8 @@ use std::time::Instant;
 use anyhow::bail;
 use hdrhistogram::Histogram;
 use lidx::updatable::{
-    Alex, AlexParams, Art, BTree, Counters, Phase, PhaseClock, DynamicPgm, Kind, Lipp, Op, OrderedMap, Plan,
-    Updatable, Workload, plan, plan_shift,
+    Alex, AlexParams, Art, BTree, Counters, DynamicPgm, Kind, Lipp, Op, OrderedMap, Phase,
+    PhaseClock, Plan, Updatable, Workload, plan, plan_shift,
 };
 use serde::Serialize;
 

@@ -170,6 +170,9 @@ pub struct UpdatableArgs {
     /// Leave out Fig. 9 (ALEX-M against LIPP).
     #[arg(long)]
     no_alex_m: bool,
+    /// Leave out Fig. 3's timed inserts (each insert's phases on write-only).
+    #[arg(long)]
+    no_phases: bool,
     /// Entries per scan in Fig. 13, comma-separated (none: "").
     #[arg(long, value_parser = parse_list::<usize>, default_value = "10,100,1000,10000")]
     scan_lens: std::vec::Vec<usize>,
@@ -719,6 +722,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 workloads: a.workloads,
                 delete_workloads: a.delete_workloads,
                 alex_m: !a.no_alex_m,
+                phases: !a.no_phases,
                 scan_lens: a.scan_lens,
                 shift: !a.no_shift,
                 repeat: a.repeat,
