@@ -97,6 +97,12 @@ impl<'a> Measuring<'a> {
         }
     }
 
+    /// The hardest set where `hardest`, else the easiest, loaded.
+    fn easiest_or_hardest(&self, hardest: bool) -> anyhow::Result<KeySet> {
+        let source = if hardest { &self.hard } else { &self.easy };
+        KeySet::load(source, self.o.n, self.o.seed)
+    }
+
     /// ALEX-M's density on `set`, found on its first use.
     fn alex_m_density(&mut self, set: &KeySet) -> anyhow::Result<f64> {
         if let Some(&(_, d)) = self.alex_m_density.iter().find(|(n, _)| *n == set.name) {
@@ -306,8 +312,7 @@ impl Experiment for Measuring<'_> {
                 self.run_kinds("heatmap", set, None, &runs, progress)
             }
             Cell::Tail { hardest, workload } => {
-                let set =
-                    KeySet::load(if *hardest { &self.hard } else { &self.easy }, o.n, o.seed)?;
+                let set = self.easiest_or_hardest(*hardest)?;
                 let runs: Vec<RunOptions> = o
                     .kinds
                     .iter()
@@ -346,8 +351,7 @@ impl Experiment for Measuring<'_> {
                 self.run_kinds(part, &from, Some(&to), &all(Workload::Shift), progress)
             }
             Cell::Phases { hardest } => {
-                let set =
-                    KeySet::load(if *hardest { &self.hard } else { &self.easy }, o.n, o.seed)?;
+                let set = self.easiest_or_hardest(*hardest)?;
                 let runs: Vec<RunOptions> = o
                     .kinds
                     .iter()
@@ -359,8 +363,7 @@ impl Experiment for Measuring<'_> {
                 self.run_kinds("phases", &set, None, &runs, progress)
             }
             Cell::AlexM { hardest, workload } => {
-                let set =
-                    KeySet::load(if *hardest { &self.hard } else { &self.easy }, o.n, o.seed)?;
+                let set = self.easiest_or_hardest(*hardest)?;
                 progress.message(&format!("sizing alex-m to lipp on {}", set.name));
                 let density = self.alex_m_density(&set)?;
                 let runs = [
