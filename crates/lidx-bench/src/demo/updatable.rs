@@ -30,13 +30,14 @@ pub(super) fn updatable_indexes(say: &mut Say<'_>) -> anyhow::Result<()> {
             alex_density: None,
             time_phases: false,
         };
-        // A checked run (every answer against a BTreeMap, the structure walked), then a
-        // timed one.
-        run(
+        // A checked run (every answer against a BTreeMap, the structure walked) that also
+        // times each insert's phases (paper 3, Fig. 3), then a timed one.
+        let checked = run(
             &keys,
             None,
             &RunOptions {
                 ops: Some(20_000),
+                time_phases: true,
                 ..options
             },
         )?;
@@ -50,11 +51,19 @@ pub(super) fn updatable_indexes(say: &mut Say<'_>) -> anyhow::Result<()> {
         )?;
         say!(
             say,
-            "   {:<12} {:>5.2} M ops/s, p99 {:>5} ns, {} in memory",
+            "   {:<12} {:>5.2} M ops/s, p99 {:>5} ns, {} in memory{}",
             kind.name(),
             r.ops_per_s / 1e6,
             r.p99_ns,
-            human_bytes(r.size_bytes)
+            human_bytes(r.size_bytes),
+            checked
+                .phases
+                .filter(|p| p.undivided_ns == 0.0)
+                .map_or(String::new(), |p| format!(
+                    "; an insert: search {:.0} ns, the rest {:.0}",
+                    p.search_ns,
+                    p.collision_ns + p.statistics_ns + p.smo_ns
+                ))
         );
     }
     say!(
