@@ -343,16 +343,21 @@ fn run_with<I: Updatable>(
         true => Some(OrderedMap::bulk_load(&plan.bulk)?),
         false => None,
     };
-    // Every `sample_every`-th operation of each kind is timed alone, so that a mix that
-    // alternates kinds samples all of them.
-    let mut seen = [0usize; 4];
+    // Every `sample_every`-th operation of each kind (the first, then every
+    // `sample_every`-th after it) is timed alone, so that a mix that alternates kinds
+    // samples all of them; a countdown per kind, not a division per operation.
+    let mut until_sample = [0usize; 4];
     let (mut found, mut checksum) = (0u64, 0u64);
     let mut timer = o.time_phases.then(PhaseTimer::new);
     let started = Instant::now();
     for (i, &op) in plan.ops.iter().enumerate() {
-        let nth = &mut seen[op.mix_index()];
-        *nth += 1;
-        let answer = if *nth % o.sample_every == 1 % o.sample_every {
+        let countdown = &mut until_sample[op.mix_index()];
+        let sampled = *countdown == 0;
+        *countdown = match sampled {
+            true => o.sample_every - 1,
+            false => *countdown - 1,
+        };
+        let answer = if sampled {
             let t = Instant::now();
             let a = black_box(apply(&mut index, op, &mut scanned, timer.as_mut()));
             let ns = t.elapsed().as_nanos() as u64;
