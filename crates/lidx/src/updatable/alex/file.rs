@@ -1471,13 +1471,16 @@ mod tests {
         fn a_gap_value_forged_with_its_page_checksum_fails_verify() {
             let dir = tempfile::tempdir().unwrap();
             let mut keys = awkward_keys();
-            let (_, _, good) = built(dir.path(), &mut keys, &AlexParams::default());
+            let (_, out, good) = built(dir.path(), &mut keys, &AlexParams::default());
+            let pages = AlexFile::open(&out).unwrap().pages() as usize;
             let mut bytes = good;
-            // The first page's first gap gets a value, its CRC fixed.
-            let page = &mut bytes[PAGE_SIZE..2 * PAGE_SIZE];
-            let slot = (0..SPP)
-                .find(|&i| page[BITMAP_AT + i / 8] & (1 << (i % 8)) == 0)
-                .unwrap();
+            // The first gap of the first page with one gets a value, its CRC fixed.
+            let gap =
+                |page: &[u8]| (0..SPP).find(|&i| page[BITMAP_AT + i / 8] & (1 << (i % 8)) == 0);
+            let (p, slot) = (1..=pages)
+                .find_map(|p| Some((p, gap(&bytes[p * PAGE_SIZE..(p + 1) * PAGE_SIZE])?)))
+                .expect("a page with a gap");
+            let page = &mut bytes[p * PAGE_SIZE..(p + 1) * PAGE_SIZE];
             page[VALUES_AT + 8 * slot] = 0x09;
             let crc = crc32c::crc32c(&page[..CRC_AT]);
             page[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());

@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 use super::AlexParams;
-use crate::pla::CentredLine;
+use crate::pla::{CentredLine, running_means};
 
 /// ALEX's cost weights: one exponential-search step, one shifted key, one node lookup.
 pub(super) const SEARCH_WEIGHT: f64 = 20.0;
@@ -57,13 +57,16 @@ pub(super) struct Model {
 
 impl Model {
     /// The least-squares line from the keys of `entries` (sorted; equal keys allowed) to
-    /// their ranks, scaled onto `slots` positions.
+    /// their ranks, scaled onto `slots` positions, fitted on a sample as ALEX fits by
+    /// default (`approximate_model_computation`, its `build_model_sampling`): every
+    /// `2^k`-th key for the largest `k` leaving about 10 keys, then twice as many at each
+    /// round until the slope changes by less than 1% and the intercept (of ALEX's line on
+    /// the absolute key) by less than 1% or half a rank; 20 keys or fewer are all fitted.
     pub fn fit<E: Keyed>(entries: &[E], slots: usize) -> Model {
         let n = entries.len();
         let Some(base) = entries.first().map(|e| e.key()) else {
             return Model::default();
         };
-        let scale = slots as f64 / n as f64;
         if n == 1 {
             return Model {
                 base,
@@ -71,16 +74,30 @@ impl Model {
                 intercept: slots as f64 / 2.0,
             };
         }
-        // Two passes about the means: the keys' by a plain sum, the ranks' exactly.
-        let x = |e: &E| (e.key() - base) as f64;
-        let mean_x = entries.iter().map(x).sum::<f64>() / n as f64;
-        let mean_y = (n - 1) as f64 / 2.0;
-        let points = entries.iter().enumerate().map(|(i, e)| (x(e), i as f64));
-        let line = CentredLine::fit_about(points, mean_x, mean_y);
+        let mut step = 1;
+        if n > SAMPLE_FLOOR * 2 {
+            let mut size = n as f64;
+            while size >= SAMPLE_FLOOR as f64 {
+                size /= 2.0;
+                step *= 2;
+            }
+            step /= 2;
+        }
+        let mut line = rank_line(entries, base, step);
+        while step > 1 {
+            step /= 2;
+            let finer = rank_line(entries, base, step);
+            let settled = finer.settles(&line);
+            line = finer;
+            if settled {
+                break;
+            }
+        }
+        let scale = slots as f64 / n as f64;
         Model {
             base,
-            slope: line.slope * scale,
-            intercept: line.intercept() * scale,
+            slope: line.line.slope * scale,
+            intercept: line.line.intercept() * scale,
         }
     }
 
@@ -90,6 +107,45 @@ impl Model {
         let at = self.intercept + self.slope * key.saturating_sub(self.base) as f64;
         // `as` saturates: below 0 (and NaN) is 0.
         (at as usize).min(slots.saturating_sub(1))
+    }
+}
+
+/// ALEX's sampled fit starts from about this many keys.
+const SAMPLE_FLOOR: usize = 10;
+/// A relative change below this leaves ALEX's sampled fit settled.
+const SETTLED: f64 = 0.01;
+
+/// A least-squares line from keys (less `base`) to ranks.
+#[derive(Clone, Copy, Debug)]
+struct RankLine {
+    line: CentredLine,
+    base: u64,
+}
+
+impl RankLine {
+    /// ALEX's test that a finer sample's line has settled: its slope within 1% of the
+    /// coarser one's, and its intercept on the absolute key within 1% or half a rank.
+    fn settles(&self, coarser: &RankLine) -> bool {
+        let absolute = |l: &RankLine| l.line.intercept() - l.line.slope * l.base as f64;
+        let slope_change = ((self.line.slope - coarser.line.slope) / coarser.line.slope).abs();
+        let intercept_change = (absolute(self) - absolute(coarser)).abs();
+        slope_change < SETTLED
+            && ((intercept_change / absolute(coarser)).abs() < SETTLED || intercept_change < 0.5)
+    }
+}
+
+/// The least-squares line from every `step`-th key of `entries` (less `base`) to its rank
+/// among all of them.
+fn rank_line<E: Keyed>(entries: &[E], base: u64, step: usize) -> RankLine {
+    let points = entries
+        .iter()
+        .enumerate()
+        .step_by(step)
+        .map(|(i, e)| ((e.key() - base) as f64, i as f64));
+    let (_, mean_x, mean_y) = running_means(points.clone());
+    RankLine {
+        line: CentredLine::fit_about(points, mean_x, mean_y),
+        base,
     }
 }
 
@@ -134,7 +190,7 @@ pub(super) fn expected_cost<E: Keyed>(entries: &[E], slots: usize) -> f64 {
         // log2(1) = 0 for every key at its prediction, most of them on easy data.
         let miss = predicted.abs_diff(pos);
         if miss != 0 {
-            steps += (miss as f64 + 1.0).log2();
+            steps += log2_1p(miss);
         }
         if last != usize::MAX && pos == last + 1 {
             run += 1;
@@ -146,6 +202,21 @@ pub(super) fn expected_cost<E: Keyed>(entries: &[E], slots: usize) -> f64 {
     });
     shift_mass += run as f64 * run as f64;
     SEARCH_WEIGHT * steps / n as f64 + SHIFT_WEIGHT * shift_mass / (4.0 * n as f64)
+}
+
+/// Misses below this take their `log2(1 + miss)` from a table (bulk loads weigh every
+/// key's miss for every fanout they try; most misses are small).
+const LOG2_TABLE_LEN: usize = 1024;
+
+/// `log2(1 + miss)`, the same value as `f64::log2` gives, from a table for small misses.
+#[inline]
+fn log2_1p(miss: usize) -> f64 {
+    static TABLE: std::sync::LazyLock<[f64; LOG2_TABLE_LEN]> =
+        std::sync::LazyLock::new(|| std::array::from_fn(|m| (m as f64 + 1.0).log2()));
+    match TABLE.get(miss) {
+        Some(&bits) => bits,
+        None => (miss as f64 + 1.0).log2(),
+    }
 }
 
 /// An inner node's routing model over its child slots: slot = ⌊(key − base) · slope⌋,
