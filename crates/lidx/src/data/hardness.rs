@@ -15,7 +15,9 @@
 //!
 //! How well the counts are hit depends on the segments' sizes: a global segment needs some
 //! tens of thousands of keys for its bend to show at ε = 4096, a local one some hundreds
-//! at ε = 32; below that the measured counts fall short of the targets.
+//! at ε = 32; below that the measured counts fall short of the targets. No key set has
+//! more than ⌈n / (2ε + 1)⌉ segments (any 2ε + 1 keys fit one line): at most n / 65 local
+//! and n / 8193 global segments, whatever is asked.
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -157,6 +159,30 @@ mod tests {
                 near(at4096, global),
                 "global {global}: {at4096} segments at 4096"
             );
+        }
+    }
+
+    /// The most segments an optimal PLA at `epsilon` can have over `n` distinct keys.
+    fn most_segments(n: usize, epsilon: u64) -> u64 {
+        (n as u64).div_ceil(2 * epsilon + 1)
+    }
+
+    #[test]
+    fn no_key_set_has_more_segments_than_one_per_two_epsilon_plus_one_keys() {
+        use rand::Rng;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        for n in [1usize, 64, 65, 66, 1000, 20_000] {
+            // Keys as jagged as random gaps of wildly different sizes make them.
+            let mut keys: Vec<u64> = Vec::with_capacity(n);
+            let mut key = 0u64;
+            for _ in 0..n {
+                key += 1 + (rng.random::<u64>() >> rng.random_range(20..64));
+                keys.push(key);
+            }
+            for eps in [32, 4096] {
+                let got = segment_count(&keys, eps).unwrap();
+                assert!(got <= most_segments(n, eps), "{n} keys at {eps}: {got}");
+            }
         }
     }
 
