@@ -466,3 +466,55 @@ impl Planner<'_> {
         best
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{Distribution, GenParams, generate};
+
+    /// The mean distance from each key's rank to `model`'s prediction over `n` slots.
+    fn mean_miss(keys: &[u64], model: &Model) -> f64 {
+        let n = keys.len();
+        let total: usize = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| model.predict(k, n).abs_diff(i))
+            .sum();
+        total as f64 / n as f64
+    }
+
+    /// The exact least-squares line, every key fitted.
+    fn exact(keys: &[u64]) -> Model {
+        let line = rank_line(keys, keys[0], 1).line;
+        Model {
+            base: keys[0],
+            slope: line.slope,
+            intercept: line.intercept(),
+        }
+    }
+
+    #[test]
+    fn sampled_fits_predict_about_as_well_as_exact_ones() {
+        // Evenly spaced keys: the first sample already has the line.
+        let even: Vec<u64> = (0..100_000u64).map(|i| 1_000 + 7 * i).collect();
+        assert!(mean_miss(&even, &Model::fit(&even, even.len())) < 1.0);
+        for dist in [
+            Distribution::Lognormal,
+            Distribution::Clustered,
+            Distribution::Usparse,
+        ] {
+            let keys = generate(&GenParams::new(dist, 200_000, 5)).unwrap();
+            let (sampled, exact) = (
+                mean_miss(&keys, &Model::fit(&keys, keys.len())),
+                mean_miss(&keys, &exact(&keys)),
+            );
+            assert!(
+                sampled <= 1.5 * exact + 1.0,
+                "{dist}: sampled fit misses {sampled:.1} ranks a key, exact {exact:.1}"
+            );
+        }
+        // A handful of keys is fitted whole.
+        let few = [3u64, 4, 9, 100, 101, 150];
+        assert_eq!(Model::fit(&few, 6), exact(&few));
+    }
+}
