@@ -169,7 +169,6 @@ mod tests {
 
     #[test]
     fn no_key_set_has_more_segments_than_one_per_two_epsilon_plus_one_keys() {
-        use rand::Rng;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
         for n in [1usize, 64, 65, 66, 1000, 20_000] {
             // Keys as jagged as random gaps of wildly different sizes make them.
