@@ -279,7 +279,7 @@ mod tests {
                 self.0.get(k)
             }
             fn insert(&self, k: u64, p: u64) {
-                if k % 61 != 0 {
+                if !k.is_multiple_of(61) {
                     self.0.insert(k, p)
                 }
             }
