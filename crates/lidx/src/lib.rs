@@ -84,6 +84,7 @@ pub mod memory;
 pub mod names;
 pub mod partition;
 pub mod pla;
+mod prefetch;
 pub mod sniff;
 pub mod sort;
 pub mod storage;

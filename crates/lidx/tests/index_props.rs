@@ -10,7 +10,7 @@
 use lidx::index::file::{self, KeysFingerprint};
 use lidx::index::{
     AnyIndex, BTree, BTreeParams, Binary, Index, Pgm, PgmParams, RadixSpline, RadixSplineParams,
-    Rmi, RmiParams, RootKind, Sampled, SampledParams, lower_bound,
+    Rmi, RmiParams, RootKind, Sampled, SampledParams, lower_bound, lower_bound_prefetching,
 };
 use proptest::prelude::*;
 
@@ -361,7 +361,9 @@ proptest! {
     ) {
         keys.sort_unstable();
         for q in queries {
-            prop_assert_eq!(lower_bound(&keys, q, |&k| k), keys.partition_point(|&k| k < q));
+            let want = keys.partition_point(|&k| k < q);
+            prop_assert_eq!(lower_bound(&keys, q, |&k| k), want);
+            prop_assert_eq!(lower_bound_prefetching(&keys, q, |&k| k), want);
         }
     }
 }
@@ -372,9 +374,11 @@ fn branchless_lower_bound_matches_partition_point() {
     for len in 0..=keys.len() {
         let s = &keys[..len];
         for q in [0, 1, 2, 5, 6, 9, 10, u64::MAX - 1, u64::MAX] {
+            let want = s.partition_point(|&k| k < q);
+            assert_eq!(lower_bound(s, q, |&k| k), want, "len {len} q {q}");
             assert_eq!(
-                lower_bound(s, q, |&k| k),
-                s.partition_point(|&k| k < q),
+                lower_bound_prefetching(s, q, |&k| k),
+                want,
                 "len {len} q {q}"
             );
         }

@@ -39,7 +39,7 @@ pub mod tune;
 
 use std::fmt;
 
-pub use crate::last_mile::lower_bound;
+pub use crate::last_mile::{lower_bound, lower_bound_prefetching};
 pub use binary::Binary;
 pub use btree::{BTree, BTreeParams};
 pub use pgm::{Pgm, PgmParams, SegmentForm};

@@ -30,8 +30,9 @@ use std::any::Any;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-use parking_lot::RwLock;
+use crate::prefetch::prefetch;
 
+use parking_lot::RwLock;
 use quick_cache::sync::Cache;
 use quick_cache::{DefaultHashBuilder, Lifecycle, OptionsBuilder, Weighter};
 
@@ -489,30 +490,6 @@ impl Slots {
             drop(previous);
         }
     }
-}
-
-/// Asks the processor to fetch `lines` cache lines from `address` (none for 0), without
-/// waiting for them: reads nothing the program sees.
-fn prefetch(address: usize, lines: usize) {
-    if address == 0 {
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    for line in 0..lines {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let at = address.wrapping_add(64 * line);
-        // SAFETY: SSE, which `_mm_prefetch` needs, is part of every x86-64 processor; a
-        // prefetch never faults and reads nothing the program sees, whatever the address.
-        #[expect(
-            unsafe_code,
-            reason = "a prefetch hint, the one intrinsic the cache uses"
-        )]
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(std::ptr::without_provenance::<i8>(at));
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = lines;
 }
 
 static NEXT_FILE_ID: AtomicU64 = AtomicU64::new(0);

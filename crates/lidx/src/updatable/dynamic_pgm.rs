@@ -1,212 +1,368 @@
 //! The dynamic PGM-Index (paper 3, section 2.2 "tree-merge"; Ferragina and Vinciguerra,
-//! 2020): the logarithmic method over static PGMs.
+//! 2020): the logarithmic method over static PGMs, laid out as PGM-index's
+//! `DynamicPGMIndex` is today and in the version paper 3's benchmark (GRE) pins.
 //!
-//! Entries live in sorted runs, one per level. Level 0 is a small sorted buffer that
-//! inserts go into directly (shifting the entries after them); level `i` holds at most
-//! `2^(buffer_bits + i)` entries. When the buffer overflows, it and the levels above it
-//! are merged into the first level `j` that can hold them all, as an LSM-tree compacts,
-//! and the levels below `j` are emptied. Every run of at least `2^index_bits` entries gets
-//! a static PGM of the index family (ε = 16, paper 3's Table 1) over its keys, so a lookup
-//! searches each non-empty level, newest first, through its PGM's window or by bisection,
-//! and the first level holding the key answers. A removal inserts a tombstone, which
-//! shadows older entries until a merge into the oldest level drops both.
+//! Entries live in sorted runs, one per level. Level `i` holds at most `base^i` entries
+//! (`base` = 8). The lowest levels are one insert buffer, level `b`, holding the sum of
+//! `base^j` for `j ≤ b` entries (585 by default: `b` = 3); inserts go into it directly,
+//! shifting the entries after them. When the buffer is full, the next insert finds the
+//! first level above it with room for the buffer, the levels in between and itself, and
+//! merges them all into that level, pairwise and newest first, as an LSM-tree compacts; the
+//! levels below it are emptied. A level is rewritten each time a merge lands on it, so it
+//! fills by about `base` merges before the next one passes it by.
+//!
+//! Levels from `index_level` up (8 by default: runs of more than 2^21 entries) get a static
+//! PGM of the index family (ε = 16, paper 3's Table 1) over their keys; smaller ones are
+//! bisected, which is cheaper than indexing them again at every merge. A lookup searches the
+//! levels newest first and the first one holding the key answers. A removal inserts a
+//! tombstone, which shadows older entries until a merge into the oldest level drops both.
+//!
+//! An entry is a key and its payload side by side (16 bytes, as the original's items);
+//! where the original marks a tombstone by a reserved payload, a run here keeps a bitmap
+//! beside its entries (none at all while it holds no tombstone), so every `u64` is a
+//! payload.
 
 use super::{Counters, Updatable, check_sorted, last_of_each_key};
-use crate::Result;
 use crate::index::{Index, Pgm, PgmParams};
+use crate::last_mile::lower_bound_prefetching as lower_bound;
+use crate::{Error, Result};
 
-/// How the levels are sized and indexed.
+/// How the levels are sized and indexed: `DynamicPGMIndex`'s constructor arguments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DynamicPgmParams {
     /// The PGMs' error, in positions (paper 3: 16).
     pub epsilon: u64,
-    /// Level 0, the insert buffer, holds `2^buffer_bits` entries.
-    pub buffer_bits: u32,
-    /// Runs of at least `2^index_bits` entries get a PGM; smaller ones are bisected.
-    pub index_bits: u32,
+    /// Level `i` holds at most `base^i` entries: a power of two from 2 to 256 (8).
+    pub base: u32,
+    /// Levels up to this one are the insert buffer; `None` takes the original's rule, the
+    /// least level of `base^level` ≥ 128 entries (one less for base 2): 3 for base 8.
+    pub buffer_level: Option<u32>,
+    /// Levels from this one up get a PGM (and always levels above the buffer); `None`
+    /// takes the original's rule, the least level of `base^level` ≥ 2^24 entries: 8 for
+    /// base 8, so runs of more than 2^21 entries.
+    pub index_level: Option<u32>,
 }
 
 impl Default for DynamicPgmParams {
-    /// ε = 16 (paper 3), and PGM-index's `DynamicPGMIndex` defaults before May 2021: a
-    /// buffer of 128 entries, levels that double, PGMs on runs of 2^18 entries and more
-    /// (smaller runs are cheaper to bisect than to index again at every merge). Its defaults
-    /// since, and in the version GRE pins, are levels of base 8 and PGMs only above 2^21
-    /// entries.
+    /// ε = 16 (paper 3) and PGM-index's `DynamicPGMIndex` defaults since July 2021, which
+    /// GRE pins: base 8, a buffer of 585 entries (levels 0 to 3), PGMs from level 8.
     fn default() -> Self {
         DynamicPgmParams {
             epsilon: 16,
-            buffer_bits: 7,
-            index_bits: 18,
+            base: 8,
+            buffer_level: None,
+            index_level: None,
         }
     }
 }
 
-/// One level: keys in increasing order, each with a payload or a tombstone (`None`).
+/// The levels' geometry, derived once from [`DynamicPgmParams`].
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    /// log2 of the base.
+    base_bits: u32,
+    /// The buffer's level.
+    buffer_level: u32,
+    /// The first level with a PGM.
+    index_level: u32,
+    /// Entries the buffer holds at most.
+    buffer_capacity: usize,
+}
+
+impl Shape {
+    /// Checks `params` and derives the levels' geometry as the original's constructor does.
+    fn new(params: &DynamicPgmParams) -> Result<Shape> {
+        if !(2..=256).contains(&params.base) || !params.base.is_power_of_two() {
+            return Err(Error::param(
+                "base",
+                format!("a power of two from 2 to 256, not {}", params.base),
+            ));
+        }
+        if params.epsilon == 0 {
+            return Err(Error::param("epsilon", "at least 1"));
+        }
+        let base_bits = params.base.trailing_zeros();
+        let buffer_level = params
+            .buffer_level
+            .unwrap_or_else(|| ceil_log(128, base_bits) - u32::from(params.base == 2));
+        if buffer_level.saturating_mul(base_bits) > 24 {
+            return Err(Error::param(
+                "buffer level",
+                format!(
+                    "a buffer up to level {buffer_level} of base {} would hold more than 2^24 entries",
+                    params.base
+                ),
+            ));
+        }
+        let index_level = params
+            .index_level
+            .unwrap_or_else(|| ceil_log(1 << 24, base_bits))
+            .max(buffer_level + 1);
+        let buffer_capacity = (0..=buffer_level).map(|j| 1usize << (j * base_bits)).sum();
+        Ok(Shape {
+            base_bits,
+            buffer_level,
+            index_level,
+            buffer_capacity,
+        })
+    }
+
+    /// Entries level `level` (above the buffer) holds at most.
+    fn capacity(&self, level: u32) -> usize {
+        1usize
+            .checked_shl(level.saturating_mul(self.base_bits))
+            .unwrap_or(usize::MAX)
+    }
+}
+
+/// The least `l` with `2^(l × base_bits)` ≥ `n` (0 for `n` ≤ 1): the original's
+/// `ceil_log_base`.
+fn ceil_log(n: usize, base_bits: u32) -> u32 {
+    let log2 = match n {
+        0 | 1 => 0,
+        n => usize::BITS - (n - 1).leading_zeros(),
+    };
+    log2.div_ceil(base_bits)
+}
+
+/// A level above the buffer: entries in increasing key order, which of them are
+/// tombstones, and the PGM over their keys where the level has one.
 #[derive(Clone, Debug, Default)]
 struct Run {
-    keys: Vec<u64>,
-    values: Vec<Option<u64>>,
+    /// (key, payload); a tombstone's payload is 0 and means nothing.
+    entries: Vec<(u64, u64)>,
+    /// Bit `i` set: entry `i` is a tombstone. Empty while the run holds none.
+    tombstones: Vec<u64>,
     pgm: Option<Pgm>,
 }
 
 impl Run {
     fn len(&self) -> usize {
-        self.keys.len()
+        self.entries.len()
     }
 
-    /// The first position whose key is at least `key`.
-    fn lower_bound(&self, key: u64) -> usize {
-        match &self.pgm {
-            Some(pgm) => {
-                let w = pgm.search(key);
-                let (lo, hi) = (w.lo as usize, (w.hi as usize).min(self.keys.len()));
-                lo + self.keys[lo..hi].partition_point(|&k| k < key)
-            }
-            None => self.keys.partition_point(|&k| k < key),
+    #[inline]
+    fn is_tombstone(&self, i: usize) -> bool {
+        self.tombstones
+            .get(i / 64)
+            .is_some_and(|w| (w >> (i % 64)) & 1 == 1)
+    }
+
+    /// Entry `i`: its key, and its payload or `None` for a tombstone.
+    #[inline]
+    fn entry(&self, i: usize) -> (u64, Option<u64>) {
+        let (key, payload) = self.entries[i];
+        (key, (!self.is_tombstone(i)).then_some(payload))
+    }
+
+    /// Appends an entry (keys must come in increasing order).
+    fn push(&mut self, key: u64, value: Option<u64>) {
+        let i = self.entries.len();
+        self.entries.push((key, value.unwrap_or(0)));
+        if value.is_none() {
+            self.tombstones.resize(i / 64 + 1, 0);
+            self.tombstones[i / 64] |= 1 << (i % 64);
         }
     }
 
+    /// The first position whose key is at least `key`.
+    #[inline]
+    fn lower_bound(&self, key: u64) -> usize {
+        let (lo, hi) = match &self.pgm {
+            Some(pgm) => {
+                let w = pgm.search(key);
+                let hi = (w.hi as usize).min(self.len());
+                ((w.lo as usize).min(hi), hi)
+            }
+            None => (0, self.len()),
+        };
+        lo + lower_bound(&self.entries[lo..hi], key, |e| e.0)
+    }
+
     fn bytes(&self) -> u64 {
-        (self.keys.capacity() * 8 + self.values.capacity() * 16) as u64
+        (self.entries.capacity() * 16 + self.tombstones.capacity() * 8) as u64
             + self.pgm.as_ref().map_or(0, |p| p.size_in_bytes())
     }
 }
 
-/// The next entry of a k-way merge of `runs` (newest first) from cursors `at`: the least
-/// key under the cursors with the newest run's value for it (a payload or a tombstone);
-/// every cursor on that key moves past it.
-fn next_entry(runs: &[&Run], at: &mut [usize]) -> Option<(u64, Option<u64>)> {
-    let mut best: Option<(u64, usize)> = None;
-    for (l, run) in runs.iter().enumerate() {
-        if let Some(&k) = run.keys.get(at[l])
-            && best.is_none_or(|(b, _)| k < b)
-        {
-            best = Some((k, l));
+/// Sorted entries a merge or a scan reads by position.
+trait Entries {
+    fn count(&self) -> usize;
+    /// Entry `i`: its key, and its payload or `None` for a tombstone.
+    fn entry(&self, i: usize) -> (u64, Option<u64>);
+}
+
+impl Entries for Vec<(u64, Option<u64>)> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn entry(&self, i: usize) -> (u64, Option<u64>) {
+        self[i]
+    }
+}
+
+impl Entries for Run {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn entry(&self, i: usize) -> (u64, Option<u64>) {
+        Run::entry(self, i)
+    }
+}
+
+/// Merges `newer` and `older` into `out` (empty), `newer`'s entry winning a key both
+/// hold; with `drop_tombstones` (nothing older is left to shadow), tombstones are left
+/// out.
+fn merge(newer: &impl Entries, older: &impl Entries, drop: bool, out: &mut Run) {
+    let (mut i, mut j) = (0, 0);
+    let mut put = |(key, value): (u64, Option<u64>)| {
+        if value.is_some() || !drop {
+            out.push(key, value);
+        }
+    };
+    while i < newer.count() && j < older.count() {
+        let (a, b) = (newer.entry(i), older.entry(j));
+        if a.0 <= b.0 {
+            put(a);
+            i += 1;
+            j += usize::from(a.0 == b.0);
+        } else {
+            put(b);
+            j += 1;
         }
     }
-    let (key, level) = best?;
-    let value = runs[level].values[at[level]];
-    for (l, run) in runs.iter().enumerate() {
-        if run.keys.get(at[l]) == Some(&key) {
-            at[l] += 1;
-        }
-    }
-    Some((key, value))
+    (i..newer.count()).for_each(|i| put(newer.entry(i)));
+    (j..older.count()).for_each(|j| put(older.entry(j)));
 }
 
 /// The dynamic PGM-Index.
 #[derive(Clone, Debug)]
 pub struct DynamicPgm {
     params: DynamicPgmParams,
-    /// `levels[0]` is the buffer; higher levels are older and larger.
+    shape: Shape,
+    /// The insert buffer: entries by key, a payload or a tombstone (`None`).
+    buffer: Vec<(u64, Option<u64>)>,
+    /// `levels[j]` is level `buffer_level + 1 + j`: higher levels are older and larger.
     levels: Vec<Run>,
     counters: Counters,
 }
 
 impl DynamicPgm {
     /// An index over `entries` (sorted by key, the last payload of a key winning) with
-    /// `params`.
+    /// `params`; an error names a parameter out of range.
     pub fn with_params(entries: &[(u64, u64)], params: DynamicPgmParams) -> Result<DynamicPgm> {
         check_sorted(entries, "DynamicPgm::bulk_load")?;
+        let shape = Shape::new(&params)?;
         let entries = last_of_each_key(entries);
         let mut index = DynamicPgm {
             params,
-            levels: vec![Run::default()],
+            shape,
+            buffer: Vec::with_capacity(shape.buffer_capacity + 1),
+            levels: Vec::new(),
             counters: Counters::default(),
         };
-        if !entries.is_empty() {
-            let mut level = 1;
-            while index.capacity(level) < entries.len() {
-                level += 1;
-            }
-            let run = index.run(
-                entries.iter().map(|e| e.0).collect(),
-                entries.iter().map(|e| Some(e.1)).collect(),
-            );
-            index.levels.resize_with(level + 1, Run::default);
-            index.levels[level] = run;
+        // As the original: the entries go to the level of the least base^level ≥ n, or to
+        // the buffer where that is the buffer's level.
+        let level = ceil_log(entries.len(), shape.base_bits).max(shape.buffer_level);
+        if level == shape.buffer_level {
+            index
+                .buffer
+                .extend(entries.iter().map(|&(k, v)| (k, Some(v))));
+        } else {
+            let mut run = Run {
+                entries,
+                ..Run::default()
+            };
+            index.index_run(&mut run, level);
+            let j = (level - shape.buffer_level - 1) as usize;
+            index.levels.resize_with(j + 1, Run::default);
+            index.levels[j] = run;
         }
         index.counters = Counters::default();
         Ok(index)
     }
 
-    /// Entries level `level` holds at most.
-    fn capacity(&self, level: usize) -> usize {
-        1usize
-            .checked_shl(self.params.buffer_bits + level as u32)
-            .unwrap_or(usize::MAX)
-    }
-
-    /// A run of `keys` (increasing) and `values`, with a PGM when it is large enough.
-    fn run(&mut self, keys: Vec<u64>, values: Vec<Option<u64>>) -> Run {
-        let pgm = (keys.len() >= 1 << self.params.index_bits)
-            .then(|| {
-                let params = PgmParams {
-                    epsilon: self.params.epsilon,
-                    ..PgmParams::default()
-                };
-                Pgm::build(&keys, &params).ok()
-            })
-            .flatten();
-        self.counters.nodes_created += 1 + u64::from(pgm.is_some());
-        Run { keys, values, pgm }
-    }
-
-    /// Puts `value` (a payload or a tombstone) under `key` in the buffer, and merges the
-    /// buffer down when it overflows.
-    fn put(&mut self, key: u64, value: Option<u64>) {
-        let capacity = self.capacity(0);
-        let buffer = &mut self.levels[0];
-        self.counters.nodes_traversed += 1;
-        let i = buffer.keys.partition_point(|&k| k < key);
-        if buffer.keys.get(i) == Some(&key) {
-            buffer.values[i] = value;
+    /// Builds `run`'s PGM if `level` has one.
+    fn index_run(&mut self, run: &mut Run, level: u32) {
+        run.pgm = None;
+        self.counters.nodes_created += 1;
+        if level < self.shape.index_level || run.len() == 0 {
             return;
         }
-        self.counters.keys_shifted += (buffer.len() - i) as u64;
-        buffer.keys.insert(i, key);
-        buffer.values.insert(i, value);
-        if buffer.len() > capacity {
+        let keys: Vec<u64> = run.entries.iter().map(|e| e.0).collect();
+        let params = PgmParams {
+            epsilon: self.params.epsilon,
+            ..PgmParams::default()
+        };
+        run.pgm = Pgm::build(&keys, &params).ok();
+        self.counters.nodes_created += u64::from(run.pgm.is_some());
+    }
+
+    /// Puts `value` (a payload or a tombstone) under `key` in the buffer; a full buffer
+    /// is merged down with it instead.
+    fn put(&mut self, key: u64, value: Option<u64>) {
+        self.counters.nodes_traversed += 1;
+        let i = lower_bound(&self.buffer, key, |e| e.0);
+        if let Some(e) = self.buffer.get_mut(i).filter(|e| e.0 == key) {
+            e.1 = value;
+            return;
+        }
+        self.counters.keys_shifted += (self.buffer.len() - i) as u64;
+        self.buffer.insert(i, (key, value));
+        if self.buffer.len() > self.shape.buffer_capacity {
             self.merge_down();
         }
     }
 
-    /// Merges the buffer and the levels above it into the first level that holds them all.
+    /// Merges the buffer (one entry over full) and the levels up to the first with room
+    /// for all of them into that level, pairwise and newest first, as the original's
+    /// `pairwise_merge`.
     fn merge_down(&mut self) {
-        let mut total = self.levels[0].len();
-        let mut target = 1;
-        loop {
-            total += self.levels.get(target).map_or(0, Run::len);
-            if total <= self.capacity(target) {
+        let shape = self.shape;
+        let mut required = self.buffer.len();
+        let mut target = 0;
+        while let Some(run) = self.levels.get(target) {
+            let level = shape.buffer_level + 1 + target as u32;
+            if required <= shape.capacity(level) - run.len() {
                 break;
             }
+            required += run.len();
             target += 1;
         }
-        if self.levels.len() <= target {
-            self.levels.resize_with(target + 1, Run::default);
+        if target == self.levels.len() {
+            self.levels.push(Run::default());
         }
-        // Nothing older than the target: tombstones have nothing left to shadow.
+        // Tombstones merged into the oldest level have nothing left to shadow.
         let oldest = self.levels[target + 1..].iter().all(|r| r.len() == 0);
-        let (mut keys, mut values) = (Vec::with_capacity(total), Vec::with_capacity(total));
-        let runs: Vec<Run> = self.levels[..=target]
-            .iter_mut()
-            .map(std::mem::take)
-            .collect();
-        // A k-way merge, the newest (lowest) level winning ties.
-        let refs: Vec<&Run> = runs.iter().collect();
-        let mut at = vec![0usize; runs.len()];
-        while let Some((key, value)) = next_entry(&refs, &mut at) {
-            if value.is_some() || !oldest {
-                keys.push(key);
-                values.push(value);
+        // `None` while the buffer is still the newest data: empty levels are passed by.
+        let mut merged: Option<Run> = None;
+        for j in 0..=target {
+            let older = std::mem::take(&mut self.levels[j]);
+            let drop = oldest && j == target;
+            if older.len() == 0 && !drop {
+                continue;
             }
+            let mut out = Run {
+                entries: Vec::with_capacity(required),
+                ..Run::default()
+            };
+            match &merged {
+                None => merge(&self.buffer, &older, drop, &mut out),
+                Some(newer) => merge(newer, &older, drop, &mut out),
+            }
+            merged = Some(out);
         }
-        self.counters.keys_shifted += keys.len() as u64;
+        let mut merged = merged.unwrap_or_else(|| {
+            // Every level was empty and the target keeps tombstones: the buffer moves up.
+            let mut run = Run::default();
+            merge(&self.buffer, &Run::default(), false, &mut run);
+            run
+        });
+        self.buffer.clear();
+        self.counters.keys_shifted += merged.len() as u64;
         self.counters.structure_modifications += 1;
-        self.levels[target] = self.run(keys, values);
-        let room = self.capacity(0) + 1;
-        self.levels[0].keys.reserve(room);
-        self.levels[0].values.reserve(room);
+        self.index_run(&mut merged, shape.buffer_level + 1 + target as u32);
+        self.levels[target] = merged;
     }
 }
 
@@ -216,14 +372,25 @@ impl Updatable for DynamicPgm {
     }
 
     fn get(&mut self, key: u64) -> Option<u64> {
-        for run in self.levels.iter().filter(|r| r.len() > 0) {
-            self.counters.nodes_traversed += 1;
-            let i = run.lower_bound(key);
-            if run.keys.get(i) == Some(&key) {
-                return run.values[i];
+        let mut searched = 0;
+        let mut found = None;
+        if !self.buffer.is_empty() {
+            searched += 1;
+            let i = lower_bound(&self.buffer, key, |e| e.0);
+            found = self.buffer.get(i).filter(|e| e.0 == key).map(|e| e.1);
+        }
+        if found.is_none() {
+            for run in self.levels.iter().filter(|r| r.len() > 0) {
+                searched += 1;
+                let i = run.lower_bound(key);
+                if run.entries.get(i).is_some_and(|e| e.0 == key) {
+                    found = Some(run.entry(i).1);
+                    break;
+                }
             }
         }
-        None
+        self.counters.nodes_traversed += searched;
+        found.flatten()
     }
 
     fn insert(&mut self, key: u64, payload: u64) {
@@ -235,14 +402,33 @@ impl Updatable for DynamicPgm {
     }
 
     fn scan(&mut self, from: u64, n: usize, out: &mut Vec<(u64, u64)>) -> usize {
-        let runs: Vec<&Run> = self.levels.iter().filter(|r| r.len() > 0).collect();
-        self.counters.nodes_traversed += runs.len() as u64;
-        let mut at: Vec<usize> = runs.iter().map(|r| r.lower_bound(from)).collect();
+        // A k-way merge of the buffer and the levels, newest first, from `from`.
+        let mut sources: Vec<&dyn Entries> = vec![&self.buffer];
+        let mut at = vec![lower_bound(&self.buffer, from, |e| e.0)];
+        for run in self.levels.iter().filter(|r| r.len() > 0) {
+            sources.push(run);
+            at.push(run.lower_bound(from));
+        }
+        self.counters.nodes_traversed += sources.len() as u64;
         let before = out.len();
         while out.len() - before < n {
-            let Some((key, value)) = next_entry(&runs, &mut at) else {
+            let mut best: Option<(u64, Option<u64>)> = None;
+            for (s, &i) in sources.iter().zip(&at) {
+                if i < s.count() {
+                    let e = s.entry(i);
+                    if best.is_none_or(|b| e.0 < b.0) {
+                        best = Some(e);
+                    }
+                }
+            }
+            let Some((key, value)) = best else {
                 break;
             };
+            for (s, i) in sources.iter().zip(at.iter_mut()) {
+                if *i < s.count() && s.entry(*i).0 == key {
+                    *i += 1;
+                }
+            }
             if let Some(v) = value {
                 out.push((key, v));
             }
@@ -251,8 +437,9 @@ impl Updatable for DynamicPgm {
     }
 
     fn size_in_bytes(&self) -> u64 {
+        let buffer = self.buffer.capacity() * std::mem::size_of::<(u64, Option<u64>)>();
         self.levels.iter().map(Run::bytes).sum::<u64>()
-            + (self.levels.capacity() * std::mem::size_of::<Run>()) as u64
+            + (buffer + self.levels.capacity() * std::mem::size_of::<Run>()) as u64
     }
 
     fn counters(&self) -> Counters {
@@ -260,34 +447,162 @@ impl Updatable for DynamicPgm {
     }
 
     fn check_structure(&self) -> std::result::Result<(), String> {
-        for (i, run) in self.levels.iter().enumerate() {
-            if run.keys.len() != run.values.len() {
+        if self.buffer.len() > self.shape.buffer_capacity {
+            return Err(format!(
+                "the buffer holds {} entries, more than {}",
+                self.buffer.len(),
+                self.shape.buffer_capacity
+            ));
+        }
+        if let Some(w) = self.buffer.windows(2).position(|w| w[0].0 >= w[1].0) {
+            return Err(format!("the buffer is out of order at position {w}"));
+        }
+        for (j, run) in self.levels.iter().enumerate() {
+            let level = self.shape.buffer_level + 1 + j as u32;
+            if let Some(w) = run.entries.windows(2).position(|w| w[0].0 >= w[1].0) {
+                return Err(format!("level {level} is out of order at position {w}"));
+            }
+            if run.len() > self.shape.capacity(level) {
                 return Err(format!(
-                    "level {i} has {} keys and {} values",
-                    run.keys.len(),
-                    run.values.len()
+                    "level {level} holds {} entries, more than {}",
+                    run.len(),
+                    self.shape.capacity(level)
                 ));
             }
-            if let Some(w) = run.keys.windows(2).position(|w| w[0] >= w[1]) {
-                return Err(format!("level {i} is out of order at position {w}"));
+            if run.tombstones.len() > run.len().div_ceil(64) {
+                return Err(format!("level {level}'s tombstones reach past its entries"));
             }
-            if run.len() > self.capacity(i) {
+            let indexed = level >= self.shape.index_level && run.len() > 0;
+            if run.pgm.is_some() != indexed {
                 return Err(format!(
-                    "level {i} holds {} entries, more than {}",
+                    "level {level} (of {} entries) should {}have a PGM",
                     run.len(),
-                    self.capacity(i)
+                    if indexed { "" } else { "not " }
                 ));
             }
             if let Some(pgm) = &run.pgm
-                && let Some(&k) = run.keys.iter().find(|&&k| {
-                    let w = pgm.search(k);
-                    !(w.lo as usize <= run.keys.partition_point(|&x| x < k)
-                        && run.keys.partition_point(|&x| x < k) <= w.hi as usize)
+                && let Some((i, &(k, _))) = run.entries.iter().enumerate().find(|&(i, e)| {
+                    let w = pgm.search(e.0);
+                    !(w.lo as usize <= i && i <= w.hi as usize)
                 })
             {
-                return Err(format!("level {i}'s PGM misses key {k}"));
+                return Err(format!("level {level}'s PGM misses key {k} at {i}"));
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_shape_is_the_originals() {
+        let s = Shape::new(&DynamicPgmParams::default()).unwrap();
+        assert_eq!((s.base_bits, s.buffer_level, s.index_level), (3, 3, 8));
+        assert_eq!(s.buffer_capacity, 1 + 8 + 64 + 512);
+        assert_eq!(s.capacity(7), 1 << 21);
+        let two = DynamicPgmParams {
+            base: 2,
+            ..DynamicPgmParams::default()
+        };
+        let s = Shape::new(&two).unwrap();
+        assert_eq!(
+            (s.buffer_level, s.index_level, s.buffer_capacity),
+            (6, 24, 127)
+        );
+        assert_eq!(ceil_log(0, 3), 0);
+        assert_eq!(ceil_log(2_000_000, 3), 7);
+        assert_eq!(ceil_log(1 << 21, 3), 7);
+        assert_eq!(ceil_log((1 << 21) + 1, 3), 8);
+    }
+
+    #[test]
+    fn out_of_range_params_are_refused() {
+        for params in [
+            DynamicPgmParams {
+                base: 6,
+                ..Default::default()
+            },
+            DynamicPgmParams {
+                base: 512,
+                ..Default::default()
+            },
+            DynamicPgmParams {
+                epsilon: 0,
+                ..Default::default()
+            },
+            DynamicPgmParams {
+                buffer_level: Some(9),
+                ..Default::default()
+            },
+        ] {
+            assert!(DynamicPgm::with_params(&[], params).is_err(), "{params:?}");
+        }
+    }
+
+    #[test]
+    fn a_bulk_load_lands_on_the_level_the_original_picks_and_merges_fill_levels_by_base() {
+        let entries: Vec<(u64, u64)> = (0..2_000_000u64).map(|k| (k * 3, k)).collect();
+        let index = DynamicPgm::bulk_load(&entries).unwrap();
+        // 2M entries: level 7 (up to 2^21), below the first indexed level.
+        assert_eq!(index.levels.len(), 4);
+        assert_eq!(index.levels[3].len(), 2_000_000);
+        assert!(index.levels[3].pgm.is_none());
+        assert_eq!(index.size_in_bytes() / 2_000_000, 16);
+
+        let mut index = DynamicPgm::bulk_load(&[]).unwrap();
+        // A full buffer and the next insert (586 entries) merge into level 4 (4096 entries)
+        // six times; the seventh does not fit its 580 left and goes to level 5 with it.
+        for k in 0..586 * 6 {
+            index.insert(k, k);
+        }
+        assert_eq!(index.counters().structure_modifications, 6);
+        assert_eq!(index.levels[0].len(), 586 * 6);
+        assert!(index.buffer.is_empty());
+        for k in 586 * 6..586 * 7 {
+            index.insert(k, k);
+        }
+        assert_eq!(index.counters().structure_modifications, 7);
+        assert_eq!((index.levels[0].len(), index.levels[1].len()), (0, 586 * 7));
+        index.check_structure().unwrap();
+    }
+
+    #[test]
+    fn tombstones_shadow_older_entries_and_vanish_in_the_oldest_level() {
+        let entries: Vec<(u64, u64)> = (0..5000u64).map(|k| (k, k)).collect();
+        let mut index = DynamicPgm::bulk_load(&entries).unwrap();
+        for k in (0..5000).step_by(2) {
+            index.remove(k);
+        }
+        index.remove(u64::MAX);
+        index.insert(7, u64::MAX);
+        for k in 0..5000 {
+            let want = match k {
+                7 => Some(u64::MAX),
+                k if k % 2 == 0 => None,
+                k => Some(k),
+            };
+            assert_eq!(index.get(k), want, "key {k}");
+        }
+        index.check_structure().unwrap();
+        // 4102 writes in all: six merges into level 4, the seventh takes level 4 into
+        // the bulk-loaded level 5, the oldest, where every tombstone meets its key or
+        // nothing and goes.
+        for k in 10_000..11_600 {
+            index.insert(k, k);
+        }
+        assert_eq!(index.counters().structure_modifications, 7);
+        assert!(index.buffer.is_empty() && index.levels[0].len() == 0);
+        assert_eq!(index.levels[1].len(), 2500 + 1600);
+        assert!(index.levels[1].tombstones.iter().all(|&w| w == 0));
+        index.check_structure().unwrap();
+        let mut all = Vec::new();
+        index.scan(0, usize::MAX, &mut all);
+        assert_eq!(all.len(), 4100);
+        assert!(all.iter().all(|&(k, v)| {
+            k == 7 && v == u64::MAX || k != 7 && v == k && (k % 2 == 1 || k >= 10_000)
+        }));
     }
 }

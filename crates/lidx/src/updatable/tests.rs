@@ -102,10 +102,16 @@ proptest! {
     fn the_dynamic_pgm_agrees_with_a_btreemap(
         bulk in bulk(),
         ops in prop::collection::vec(op(), 0..600),
-        buffer_bits in 0u32..4,
-        index_bits in 0u32..6,
+        base_bits in 1u32..4,
+        buffer_level in 0u32..3,
+        index_level in 0u32..6,
     ) {
-        let params = DynamicPgmParams { epsilon: 2, buffer_bits, index_bits };
+        let params = DynamicPgmParams {
+            epsilon: 2,
+            base: 1 << base_bits,
+            buffer_level: Some(buffer_level),
+            index_level: Some(index_level),
+        };
         agrees(DynamicPgm::with_params(&bulk, params).unwrap(), &bulk, &ops)?;
         agrees(DynamicPgm::bulk_load(&bulk).unwrap(), &bulk, &ops)?;
     }
@@ -176,8 +182,9 @@ fn bulk_loads_out_of_order_are_refused() {
 fn a_key_inserted_removed_and_inserted_again_is_back_after_merges() {
     let params = DynamicPgmParams {
         epsilon: 4,
-        buffer_bits: 1,
-        index_bits: 2,
+        base: 2,
+        buffer_level: Some(1),
+        index_level: Some(2),
     };
     let mut index = DynamicPgm::with_params(&[], params).unwrap();
     for round in 0..3u64 {
