@@ -62,14 +62,17 @@ enum Node {
     Inner(Inner),
 }
 
-/// How many of `keys` are below `key` (`upto`: at most or below): a linear scan without
-/// branches, as STX searches nodes this small.
+/// How many of `keys` (sorted) are below `key` (`upto`: at most or below): a linear scan
+/// that stops at the first key past them, as STX searches nodes this small. A count
+/// without branches over every key measured 4-15% slower on 2M lognormal keys (it reads
+/// all three lines of a node's keys where the scan reads about half).
 #[inline]
 fn rank(keys: &[u64], key: u64, upto: bool) -> usize {
-    match upto {
-        true => keys.iter().map(|&k| usize::from(k <= key)).sum(),
-        false => keys.iter().map(|&k| usize::from(k < key)).sum(),
-    }
+    let past = match upto {
+        true => keys.iter().position(|&k| k > key),
+        false => keys.iter().position(|&k| k >= key),
+    };
+    past.unwrap_or(keys.len())
 }
 
 impl Leaf {
