@@ -20,7 +20,10 @@
 //! An entry is a key and its payload side by side (16 bytes, as the original's items);
 //! where the original marks a tombstone by a reserved payload, a run here keeps a bitmap
 //! beside its entries (none at all while it holds no tombstone), so every `u64` is a
-//! payload.
+//! payload; and a tombstone merged into the oldest level goes whether or not it meets its
+//! key there (the original keeps one that does not). Levels, their PGMs' windows and the
+//! buffer are searched as the original searches them: by halving without branches,
+//! fetching both places the next step may probe.
 
 use super::{Counters, Updatable, check_sorted, last_of_each_key};
 use crate::index::{Index, Pgm, PgmParams};
@@ -213,10 +216,10 @@ impl Entries for Run {
 /// Merges `newer` and `older` into `out` (empty), `newer`'s entry winning a key both
 /// hold; with `drop_tombstones` (nothing older is left to shadow), tombstones are left
 /// out.
-fn merge(newer: &impl Entries, older: &impl Entries, drop: bool, out: &mut Run) {
+fn merge(newer: &impl Entries, older: &impl Entries, drop_tombstones: bool, out: &mut Run) {
     let (mut i, mut j) = (0, 0);
     let mut put = |(key, value): (u64, Option<u64>)| {
-        if value.is_some() || !drop {
+        if value.is_some() || !drop_tombstones {
             out.push(key, value);
         }
     };
@@ -338,8 +341,8 @@ impl DynamicPgm {
         let mut merged: Option<Run> = None;
         for j in 0..=target {
             let older = std::mem::take(&mut self.levels[j]);
-            let drop = oldest && j == target;
-            if older.len() == 0 && !drop {
+            let drop_tombstones = oldest && j == target;
+            if older.len() == 0 && !drop_tombstones {
                 continue;
             }
             let mut out = Run {
@@ -347,8 +350,8 @@ impl DynamicPgm {
                 ..Run::default()
             };
             match &merged {
-                None => merge(&self.buffer, &older, drop, &mut out),
-                Some(newer) => merge(newer, &older, drop, &mut out),
+                None => merge(&self.buffer, &older, drop_tombstones, &mut out),
+                Some(newer) => merge(newer, &older, drop_tombstones, &mut out),
             }
             merged = Some(out);
         }
