@@ -171,14 +171,12 @@ impl Run {
     /// The first position whose key is at least `key`.
     #[inline]
     fn lower_bound(&self, key: u64) -> usize {
-        let (lo, hi) = match &self.pgm {
-            Some(pgm) => {
-                let w = pgm.search(key);
-                let hi = (w.hi as usize).min(self.len());
-                ((w.lo as usize).min(hi), hi)
-            }
-            None => (0, self.len()),
+        let Some(pgm) = &self.pgm else {
+            return lower_bound(&self.entries, key, |e| e.0);
         };
+        let w = pgm.search(key);
+        let hi = (w.hi as usize).min(self.len());
+        let lo = (w.lo as usize).min(hi);
         lo + lower_bound(&self.entries[lo..hi], key, |e| e.0)
     }
 
