@@ -30,11 +30,11 @@ use std::any::Any;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-use crate::prefetch::prefetch;
-
 use parking_lot::RwLock;
 use quick_cache::sync::Cache;
 use quick_cache::{DefaultHashBuilder, Lifecycle, OptionsBuilder, Weighter};
+
+use crate::prefetch::prefetch;
 
 /// Bytes of a cached page: the direct-I/O block.
 pub const PAGE: u64 = super::BLOCK_SIZE as u64;
