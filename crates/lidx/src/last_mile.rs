@@ -56,8 +56,10 @@ pub fn lower_bound_prefetching<T>(items: &[T], key: u64, key_of: impl Fn(&T) -> 
     let mut rest = items;
     while rest.len() > 1 {
         let half = rest.len() / 2;
-        prefetch_once(std::ptr::from_ref(&rest[half / 2]).addr());
-        prefetch_once(std::ptr::from_ref(&rest[half + half / 2]).addr());
+        // Addresses only, never read: no bounds check, two instructions fewer a step.
+        let at = rest.as_ptr();
+        prefetch_once(at.wrapping_add(half / 2).addr());
+        prefetch_once(at.wrapping_add(half + half / 2).addr());
         let (left, right) = (&rest[..rest.len() - half], &rest[half..]);
         rest = std::hint::select_unpredictable(key_of(&rest[half]) < key, right, left);
     }
