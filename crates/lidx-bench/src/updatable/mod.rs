@@ -597,7 +597,10 @@ mod tests {
                     assert_eq!(fast.mix, checked.mix);
                     assert!(fast.found > 0 || workload == Workload::Scan, "{fast:?}");
                     assert!(fast.checksum > 0, "{fast:?}");
-                    assert_eq!((fast.found, fast.checksum), (checked.found, checked.checksum));
+                    assert_eq!(
+                        (fast.found, fast.checksum),
+                        (checked.found, checked.checksum)
+                    );
                     assert_eq!(fast.sampled, checked.sampled);
                     let sampled: usize = fast.mix.iter().map(|m| m.div_ceil(sample_every)).sum();
                     assert_eq!(fast.sampled as usize, sampled, "{fast:?}");

@@ -128,13 +128,14 @@ fn ceil_log(n: usize, base_bits: u32) -> u32 {
     log2.div_ceil(base_bits)
 }
 
-/// A level above the buffer: entries in increasing key order, which of them are
+/// The buffer or a level above it: entries in increasing key order, which of them are
 /// tombstones, and the PGM over their keys where the level has one.
 #[derive(Clone, Debug, Default)]
 struct Run {
     /// (key, payload); a tombstone's payload is 0 and means nothing.
     entries: Vec<(u64, u64)>,
-    /// Bit `i` set: entry `i` is a tombstone. Empty while the run holds none.
+    /// Bit `i` set: entry `i` is a tombstone. Empty until the run holds one (a merge makes
+    /// it anew; the buffer keeps it once it has one).
     tombstones: Vec<u64>,
     pgm: Option<Pgm>,
 }
@@ -168,6 +169,30 @@ impl Run {
         }
     }
 
+    /// Puts `value` under `key`, whose lower bound is `i`: over the entry there if it
+    /// holds `key`, else inserted before it. Returns the entries moved up to make room.
+    fn put_at(&mut self, i: usize, key: u64, value: Option<u64>) -> usize {
+        let dead = value.is_none();
+        let payload = value.unwrap_or(0);
+        if self.entries.get(i).is_some_and(|e| e.0 == key) {
+            self.entries[i].1 = payload;
+            if dead || !self.tombstones.is_empty() {
+                self.tombstones.resize(self.len().div_ceil(64), 0);
+                let bit = 1 << (i % 64);
+                match dead {
+                    true => self.tombstones[i / 64] |= bit,
+                    false => self.tombstones[i / 64] &= !bit,
+                }
+            }
+            return 0;
+        }
+        self.entries.insert(i, (key, payload));
+        if dead || !self.tombstones.is_empty() {
+            insert_bit(&mut self.tombstones, self.entries.len(), i, dead);
+        }
+        self.len() - 1 - i
+    }
+
     /// The first position whose key is at least `key`.
     #[inline]
     fn lower_bound(&self, key: u64) -> usize {
@@ -186,42 +211,17 @@ impl Run {
     }
 }
 
-/// Sorted entries a merge or a scan reads by position.
-trait Entries {
-    fn count(&self) -> usize;
-    /// Entry `i`: its key, and its payload or `None` for a tombstone.
-    fn entry(&self, i: usize) -> (u64, Option<u64>);
-}
-
-impl Entries for Vec<(u64, Option<u64>)> {
-    fn count(&self) -> usize {
-        self.len()
-    }
-    fn entry(&self, i: usize) -> (u64, Option<u64>) {
-        self[i]
-    }
-}
-
-impl Entries for Run {
-    fn count(&self) -> usize {
-        self.len()
-    }
-    fn entry(&self, i: usize) -> (u64, Option<u64>) {
-        Run::entry(self, i)
-    }
-}
-
 /// Merges `newer` and `older` into `out` (empty), `newer`'s entry winning a key both
 /// hold; with `drop_tombstones` (nothing older is left to shadow), tombstones are left
 /// out.
-fn merge(newer: &impl Entries, older: &impl Entries, drop_tombstones: bool, out: &mut Run) {
+fn merge(newer: &Run, older: &Run, drop_tombstones: bool, out: &mut Run) {
     let (mut i, mut j) = (0, 0);
     let mut put = |(key, value): (u64, Option<u64>)| {
         if value.is_some() || !drop_tombstones {
             out.push(key, value);
         }
     };
-    while i < newer.count() && j < older.count() {
+    while i < newer.len() && j < older.len() {
         let (a, b) = (newer.entry(i), older.entry(j));
         if a.0 <= b.0 {
             put(a);
@@ -232,8 +232,35 @@ fn merge(newer: &impl Entries, older: &impl Entries, drop_tombstones: bool, out:
             j += 1;
         }
     }
-    (i..newer.count()).for_each(|i| put(newer.entry(i)));
-    (j..older.count()).for_each(|j| put(older.entry(j)));
+    (i..newer.len()).for_each(|i| put(newer.entry(i)));
+    (j..older.len()).for_each(|j| put(older.entry(j)));
+}
+
+/// Inserts bit `on` at position `i` of the bitmap `bits` of `len - 1` bits, moving the
+/// bits from `i` up by one, so that it holds `len`.
+fn insert_bit(bits: &mut Vec<u64>, len: usize, i: usize, on: bool) {
+    bits.resize(len.div_ceil(64), 0);
+    let (word, at) = (i / 64, i % 64);
+    for w in (word + 1..bits.len()).rev() {
+        bits[w] = (bits[w] << 1) | (bits[w - 1] >> 63);
+    }
+    let below = (1u64 << at) - 1;
+    let old = bits[word];
+    bits[word] = (old & below) | ((old & !below) << 1) | (u64::from(on) << at);
+}
+
+/// Merges `newer` and `older`, sorted runs without tombstones, onto `out`, `newer`'s
+/// entry winning a key both hold: each step takes an entry and advances one side or both
+/// without a branch on the keys, which random inserts make unpredictable.
+fn merge_live(newer: &[(u64, u64)], older: &[(u64, u64)], out: &mut Vec<(u64, u64)>) {
+    let (mut a, mut b) = (newer, older);
+    while let (Some(&x), Some(&y)) = (a.first(), b.first()) {
+        out.push(std::hint::select_unpredictable(x.0 <= y.0, x, y));
+        a = &a[usize::from(x.0 <= y.0)..];
+        b = &b[usize::from(x.0 >= y.0)..];
+    }
+    out.extend_from_slice(a);
+    out.extend_from_slice(b);
 }
 
 /// The dynamic PGM-Index.
@@ -241,8 +268,8 @@ fn merge(newer: &impl Entries, older: &impl Entries, drop_tombstones: bool, out:
 pub struct DynamicPgm {
     params: DynamicPgmParams,
     shape: Shape,
-    /// The insert buffer: entries by key, a payload or a tombstone (`None`).
-    buffer: Vec<(u64, Option<u64>)>,
+    /// The insert buffer: entries by key, some of them tombstones; never a PGM.
+    buffer: Run,
     /// `levels[j]` is level `buffer_level + 1 + j`: higher levels are older and larger.
     levels: Vec<Run>,
     counters: Counters,
@@ -258,7 +285,10 @@ impl DynamicPgm {
         let mut index = DynamicPgm {
             params,
             shape,
-            buffer: Vec::with_capacity(shape.buffer_capacity + 1),
+            buffer: Run {
+                entries: Vec::with_capacity(shape.buffer_capacity + 1),
+                ..Run::default()
+            },
             levels: Vec::new(),
             counters: Counters::default(),
         };
@@ -266,9 +296,7 @@ impl DynamicPgm {
         // the buffer where that is the buffer's level.
         let level = ceil_log(entries.len(), shape.base_bits).max(shape.buffer_level);
         if level == shape.buffer_level {
-            index
-                .buffer
-                .extend(entries.iter().map(|&(k, v)| (k, Some(v))));
+            index.buffer.entries.extend_from_slice(&entries);
         } else {
             let mut run = Run {
                 entries,
@@ -303,13 +331,9 @@ impl DynamicPgm {
     /// is merged down with it instead.
     fn put(&mut self, key: u64, value: Option<u64>) {
         self.counters.nodes_traversed += 1;
-        let i = lower_bound(&self.buffer, key, |e| e.0);
-        if let Some(e) = self.buffer.get_mut(i).filter(|e| e.0 == key) {
-            e.1 = value;
-            return;
-        }
-        self.counters.keys_shifted += (self.buffer.len() - i) as u64;
-        self.buffer.insert(i, (key, value));
+        let i = self.buffer.lower_bound(key);
+        let shifted = self.buffer.put_at(i, key, value);
+        self.counters.keys_shifted += shifted as u64;
         if self.buffer.len() > self.shape.buffer_capacity {
             self.merge_down();
         }
@@ -347,9 +371,10 @@ impl DynamicPgm {
                 entries: Vec::with_capacity(required),
                 ..Run::default()
             };
-            match &merged {
-                None => merge(&self.buffer, &older, drop_tombstones, &mut out),
-                Some(newer) => merge(newer, &older, drop_tombstones, &mut out),
+            let newer = merged.as_ref().unwrap_or(&self.buffer);
+            match newer.tombstones.is_empty() && older.tombstones.is_empty() {
+                true => merge_live(&newer.entries, &older.entries, &mut out.entries),
+                false => merge(newer, &older, drop_tombstones, &mut out),
             }
             merged = Some(out);
         }
@@ -359,7 +384,8 @@ impl DynamicPgm {
             merge(&self.buffer, &Run::default(), false, &mut run);
             run
         });
-        self.buffer.clear();
+        self.buffer.entries.clear();
+        self.buffer.tombstones.clear();
         self.counters.keys_shifted += merged.len() as u64;
         self.counters.structure_modifications += 1;
         self.index_run(&mut merged, shape.buffer_level + 1 + target as u32);
@@ -375,10 +401,15 @@ impl Updatable for DynamicPgm {
     fn get(&mut self, key: u64) -> Option<u64> {
         let mut searched = 0;
         let mut found = None;
-        if !self.buffer.is_empty() {
+        if self.buffer.len() > 0 {
             searched += 1;
-            let i = lower_bound(&self.buffer, key, |e| e.0);
-            found = self.buffer.get(i).filter(|e| e.0 == key).map(|e| e.1);
+            let i = self.buffer.lower_bound(key);
+            found = self
+                .buffer
+                .entries
+                .get(i)
+                .is_some_and(|e| e.0 == key)
+                .then(|| self.buffer.entry(i).1);
         }
         if found.is_none() {
             for run in self.levels.iter().filter(|r| r.len() > 0) {
@@ -404,8 +435,8 @@ impl Updatable for DynamicPgm {
 
     fn scan(&mut self, from: u64, n: usize, out: &mut Vec<(u64, u64)>) -> usize {
         // A k-way merge of the buffer and the levels, newest first, from `from`.
-        let mut sources: Vec<&dyn Entries> = vec![&self.buffer];
-        let mut at = vec![lower_bound(&self.buffer, from, |e| e.0)];
+        let mut sources: Vec<&Run> = vec![&self.buffer];
+        let mut at = vec![self.buffer.lower_bound(from)];
         for run in self.levels.iter().filter(|r| r.len() > 0) {
             sources.push(run);
             at.push(run.lower_bound(from));
@@ -415,7 +446,7 @@ impl Updatable for DynamicPgm {
         while out.len() - before < n {
             let mut best: Option<(u64, Option<u64>)> = None;
             for (s, &i) in sources.iter().zip(&at) {
-                if i < s.count() {
+                if i < s.len() {
                     let e = s.entry(i);
                     if best.is_none_or(|b| e.0 < b.0) {
                         best = Some(e);
@@ -426,7 +457,7 @@ impl Updatable for DynamicPgm {
                 break;
             };
             for (s, i) in sources.iter().zip(at.iter_mut()) {
-                if *i < s.count() && s.entry(*i).0 == key {
+                if *i < s.len() && s.entry(*i).0 == key {
                     *i += 1;
                 }
             }
@@ -438,9 +469,9 @@ impl Updatable for DynamicPgm {
     }
 
     fn size_in_bytes(&self) -> u64 {
-        let buffer = self.buffer.capacity() * std::mem::size_of::<(u64, Option<u64>)>();
         self.levels.iter().map(Run::bytes).sum::<u64>()
-            + (buffer + self.levels.capacity() * std::mem::size_of::<Run>()) as u64
+            + self.buffer.bytes()
+            + (self.levels.capacity() * std::mem::size_of::<Run>()) as u64
     }
 
     fn counters(&self) -> Counters {
@@ -455,8 +486,16 @@ impl Updatable for DynamicPgm {
                 self.shape.buffer_capacity
             ));
         }
-        if let Some(w) = self.buffer.windows(2).position(|w| w[0].0 >= w[1].0) {
+        if let Some(w) = self
+            .buffer
+            .entries
+            .windows(2)
+            .position(|w| w[0].0 >= w[1].0)
+        {
             return Err(format!("the buffer is out of order at position {w}"));
+        }
+        if self.buffer.tombstones.len() > self.buffer.len().div_ceil(64) {
+            return Err("the buffer's tombstones reach past its entries".into());
         }
         for (j, run) in self.levels.iter().enumerate() {
             let level = self.shape.buffer_level + 1 + j as u32;
@@ -497,6 +536,61 @@ impl Updatable for DynamicPgm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bit_inserted_moves_the_bits_above_it_up() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut bits = Vec::new();
+        let mut want: Vec<bool> = Vec::new();
+        for _ in 0..700 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let i = (rng % (want.len() as u64 + 1)) as usize;
+            let on = rng >> 63 == 1;
+            want.insert(i, on);
+            insert_bit(&mut bits, want.len(), i, on);
+            assert_eq!(bits.len(), want.len().div_ceil(64));
+            let got: Vec<bool> = (0..want.len())
+                .map(|j| bits[j / 64] >> (j % 64) & 1 == 1)
+                .collect();
+            assert_eq!(got, want, "after inserting {on} at {i}");
+            let used = want.len() % 64;
+            if used > 0 {
+                assert_eq!(
+                    bits[bits.len() - 1] >> used,
+                    0,
+                    "no bit past the last entry"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_buffer_keeps_tombstones_beside_its_entries() {
+        let mut index = DynamicPgm::bulk_load(&[(10, 1), (20, 2), (30, 3)]).unwrap();
+        index.insert(25, 4);
+        assert!(
+            index.buffer.tombstones.is_empty(),
+            "no tombstone, no bitmap"
+        );
+        index.remove(20);
+        index.remove(27);
+        index.insert(5, 6); // moves every tombstone up a position
+        index.insert(20, 7); // a payload over a tombstone
+        index.remove(10);
+        let got: Vec<Option<u64>> = [5, 10, 20, 25, 27, 30].map(|k| index.get(k)).into();
+        assert_eq!(got, [Some(6), None, Some(7), Some(4), None, Some(3)]);
+        let dead: Vec<u64> = (0..index.buffer.len())
+            .filter(|&i| index.buffer.is_tombstone(i))
+            .map(|i| index.buffer.entries[i].0)
+            .collect();
+        assert_eq!(dead, [10, 27]);
+        let mut all = Vec::new();
+        index.scan(0, 10, &mut all);
+        assert_eq!(all, [(5, 6), (20, 7), (25, 4), (30, 3)]);
+        index.check_structure().unwrap();
+    }
 
     #[test]
     fn the_default_shape_is_the_originals() {
@@ -561,7 +655,7 @@ mod tests {
         }
         assert_eq!(index.counters().structure_modifications, 6);
         assert_eq!(index.levels[0].len(), 586 * 6);
-        assert!(index.buffer.is_empty());
+        assert!(index.buffer.len() == 0);
         for k in 586 * 6..586 * 7 {
             index.insert(k, k);
         }
@@ -595,7 +689,7 @@ mod tests {
             index.insert(k, k);
         }
         assert_eq!(index.counters().structure_modifications, 7);
-        assert!(index.buffer.is_empty() && index.levels[0].len() == 0);
+        assert!(index.buffer.len() == 0 && index.levels[0].len() == 0);
         assert_eq!(index.levels[1].len(), 2500 + 1600);
         assert!(index.levels[1].tombstones.iter().all(|&w| w == 0));
         index.check_structure().unwrap();
