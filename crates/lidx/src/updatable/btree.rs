@@ -138,6 +138,15 @@ impl BTree {
             path: Vec::new(),
             built: 0,
         };
+        // The arena holds what the bulk load makes and no more (it grows as inserts
+        // split nodes): the leaves, then each inner level over the one below.
+        let mut made = entries.len().div_ceil(params.leaf_slots).max(1);
+        let mut nodes = made;
+        while made > 1 {
+            made = made.div_ceil(params.inner_slots + 1);
+            nodes += made;
+        }
+        tree.nodes.reserve_exact(nodes);
         // Level 0: the leaves, each with its least key.
         let mut level: Vec<(u64, u32)> = Vec::new();
         for chunk in entries.chunks(params.leaf_slots) {

@@ -210,6 +210,31 @@ fn a_key_inserted_removed_and_inserted_again_is_back_after_merges() {
     );
 }
 
+/// A bulk-loaded B+tree's size is its nodes', not a growing arena's spare room.
+#[test]
+fn a_bulk_loaded_btree_counts_the_nodes_it_made() {
+    let entries: Vec<(u64, u64)> = (0..100_000u64).map(|k| (k * 3, k)).collect();
+    let full = BTree::bulk_load(&entries).unwrap();
+    let half = BTree::with_params(
+        &entries,
+        BTreeParams {
+            leaf_slots: 8,
+            inner_slots: 8,
+        },
+    )
+    .unwrap();
+    // Leaves of 16 (6250) and the inner levels over them (17 children a node); leaves
+    // of 8 and 9 children a node. A node takes 256 bytes of keys and payloads and a few
+    // more; an arena grown by doubling would hold 1.2-1.3 times the nodes.
+    for (tree, levels) in [
+        (&full, &[6250u64, 368, 22, 2, 1][..]),
+        (&half, &[12_500, 1389, 155, 18, 2, 1]),
+    ] {
+        let per_node = tree.size_in_bytes() / levels.iter().sum::<u64>();
+        assert!((256..320).contains(&per_node), "{per_node} bytes a node");
+    }
+}
+
 #[test]
 fn all_inserts_at_one_end_split_the_btree_and_stay_found() {
     let params = BTreeParams {
