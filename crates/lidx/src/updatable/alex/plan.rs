@@ -105,8 +105,9 @@ impl Model {
     #[inline]
     pub fn predict(&self, key: u64, slots: usize) -> usize {
         let at = self.intercept + self.slope * key.saturating_sub(self.base) as f64;
-        // `as` saturates: below 0 (and NaN) is 0.
-        (at as usize).min(slots.saturating_sub(1))
+        // `as` saturates: below 0 (and NaN) is 0; through `i64`, whose saturating
+        // conversion takes fewer instructions than `usize`'s, to the same result.
+        ((at as i64).max(0) as usize).min(slots.saturating_sub(1))
     }
 }
 
@@ -243,8 +244,10 @@ impl Router {
     /// The slot of `key` among `slots` (at least 1) under `slope`.
     #[inline]
     pub fn slot_in(&self, key: u64, slots: usize, slope: f64) -> usize {
-        let at = (key.saturating_sub(self.base) as f64 * slope) as usize;
-        at.min(slots.saturating_sub(1))
+        // Through `i64`, whose saturating conversion takes fewer instructions than
+        // `usize`'s, with the same result here (at least 0; huge values clamp either way).
+        let at = (key.saturating_sub(self.base) as f64 * slope) as i64;
+        (at.max(0) as usize).min(slots.saturating_sub(1))
     }
 
     /// The slot of `key` among `slots` (at least 1).
@@ -471,6 +474,37 @@ impl Planner<'_> {
 mod tests {
     use super::*;
     use crate::data::{Distribution, GenParams, generate};
+
+    /// Predictions and slots come out as a saturating conversion to `usize` would give
+    /// them, at every extreme of the line and the key.
+    #[test]
+    fn predictions_clamp_like_a_saturating_conversion() {
+        let extremes = [0.0, -1.0, 0.5, 1e-300, 3.7, 1e9, 9.3e18, 2e19, -2e19, 1e300];
+        let floats = extremes.into_iter().chain([f64::NAN, f64::INFINITY]);
+        let keys = [0, 1, 1000, 1 << 40, u64::MAX / 2, u64::MAX - 1, u64::MAX];
+        for slope in floats.clone() {
+            for intercept in floats.clone() {
+                for base in [0, 77, u64::MAX / 3] {
+                    let model = Model {
+                        base,
+                        slope,
+                        intercept,
+                    };
+                    let router = Router { base, slope };
+                    for key in keys {
+                        // No node has more slots than a slice can: at most `isize::MAX`.
+                        for slots in [1, 2, 1000, isize::MAX as usize] {
+                            let d = key.saturating_sub(base) as f64;
+                            let want = ((intercept + slope * d) as usize).min(slots - 1);
+                            assert_eq!(model.predict(key, slots), want, "{model:?} {key}");
+                            let want = ((d * slope) as usize).min(slots - 1);
+                            assert_eq!(router.slot(key, slots), want, "{router:?} {key}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// The mean distance from each key's rank to `model`'s prediction over `n` slots.
     fn mean_miss(keys: &[u64], model: &Model) -> f64 {
