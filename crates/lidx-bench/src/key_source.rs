@@ -107,9 +107,9 @@ mod tests {
         assert!(refused.to_string().contains("sort it first"), "{refused}");
         let hard = KeySource::Hard {
             local: 200,
-            global: 20,
+            global: 5,
         };
-        assert_eq!(hard.name(), "hard-l200-g20");
+        assert_eq!(hard.name(), "hard-l200-g5");
         let keys = hard.keys(50_000, 1, Unsorted::Sort).expect("hard keys");
         assert_eq!(keys.len(), 50_000);
         assert!(keys.windows(2).all(|w| w[0] < w[1]));

@@ -638,8 +638,10 @@ mod tests {
     /// nudged FMCD's line towards the last slot never ended on one of them).
     #[test]
     fn fmcd_builds_end_on_the_hardness_grid() {
-        for (local, global) in [(4, 1), (4, 2), (16, 1), (16, 2), (160, 16)] {
-            for n in [20_000, 3_000] {
+        // Every target a set of this many keys can reach (at most n / 65 local and
+        // n / 8193 global segments).
+        for (local, global) in [(4, 1), (4, 2), (16, 1), (16, 2), (160, 2)] {
+            for n in [20_000, 11_000] {
                 let keys = generate_hard(&HardnessParams {
                     n,
                     local,
