@@ -164,9 +164,26 @@ impl Run {
         let i = self.entries.len();
         self.entries.push((key, value.unwrap_or(0)));
         if value.is_none() {
-            self.tombstones.resize(i / 64 + 1, 0);
-            self.tombstones[i / 64] |= 1 << (i % 64);
+            self.mark(i, true);
         }
+    }
+
+    /// Marks entry `i` a tombstone (`dead`) or not, making the bitmap where it has none.
+    fn mark(&mut self, i: usize, dead: bool) {
+        self.tombstones.resize(self.len().div_ceil(64), 0);
+        let bit = 1 << (i % 64);
+        match dead {
+            true => self.tombstones[i / 64] |= bit,
+            false => self.tombstones[i / 64] &= !bit,
+        }
+    }
+
+    /// Where the run holds `key`: `Some` of its payload or, for a tombstone, `None`.
+    #[inline]
+    fn find(&self, key: u64) -> Option<Option<u64>> {
+        let i = self.lower_bound(key);
+        let held = self.entries.get(i).is_some_and(|e| e.0 == key);
+        held.then(|| self.entry(i).1)
     }
 
     /// Puts `value` under `key`, whose lower bound is `i`: over the entry there if it
@@ -177,12 +194,7 @@ impl Run {
         if self.entries.get(i).is_some_and(|e| e.0 == key) {
             self.entries[i].1 = payload;
             if dead || !self.tombstones.is_empty() {
-                self.tombstones.resize(self.len().div_ceil(64), 0);
-                let bit = 1 << (i % 64);
-                match dead {
-                    true => self.tombstones[i / 64] |= bit,
-                    false => self.tombstones[i / 64] &= !bit,
-                }
+                self.mark(i, dead);
             }
             return 0;
         }
@@ -403,20 +415,13 @@ impl Updatable for DynamicPgm {
         let mut found = None;
         if self.buffer.len() > 0 {
             searched += 1;
-            let i = self.buffer.lower_bound(key);
-            found = self
-                .buffer
-                .entries
-                .get(i)
-                .is_some_and(|e| e.0 == key)
-                .then(|| self.buffer.entry(i).1);
+            found = self.buffer.find(key);
         }
         if found.is_none() {
             for run in self.levels.iter().filter(|r| r.len() > 0) {
                 searched += 1;
-                let i = run.lower_bound(key);
-                if run.entries.get(i).is_some_and(|e| e.0 == key) {
-                    found = Some(run.entry(i).1);
+                found = run.find(key);
+                if found.is_some() {
                     break;
                 }
             }
