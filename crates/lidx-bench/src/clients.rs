@@ -5,7 +5,7 @@
 //! records. Every operation's latency goes into an HDR histogram; blocks, reads and bytes
 //! are counted per operation.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
@@ -180,10 +180,13 @@ pub struct Load {
 }
 
 /// Runs `load.threads` closed-loop clients against `store`, each sending `load.op` for a
-/// key drawn uniformly from `keys` and the next when the reply comes. Nothing is counted
-/// during the warm-up; everything that starts and ends within the measured time is. Where
-/// the store's files are read through `mount`, its reads and bytes are those that reached
-/// the mount over the measured time, for every store alike.
+/// key drawn uniformly from `keys` and the next when the reply comes.
+///
+/// Nothing is counted during the warm-up. The clients then pause between operations, the
+/// counters are read with none in flight, and the measured time begins; every operation
+/// that starts within it is counted, and it ends when the last of them has ended. So the
+/// operations counted and the reads counted (the store's, and where its files are read
+/// through `mount`, the mount's, for every store alike) cover the same instants.
 pub fn closed_loop<S: Store>(
     store: &S,
     keys: &[&[u8]],
@@ -193,8 +196,13 @@ pub fn closed_loop<S: Store>(
     if keys.is_empty() {
         bail!("no keys to query");
     }
-    // 0: warming up, 1: measuring, 2: stop.
-    let phase = AtomicU8::new(0);
+    const WARMING: u8 = 0;
+    const PAUSING: u8 = 1;
+    const MEASURING: u8 = 2;
+    const STOPPING: u8 = 3;
+    let phase = AtomicU8::new(WARMING);
+    // Clients waiting for the measured time to begin.
+    let paused = AtomicUsize::new(0);
     let worker = |t: usize| -> anyhow::Result<(Histogram<u64>, u64, u64, OpStats)> {
         let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)?;
         let mut client = store.client(matches!(load.op, Op::Scan { .. }));
@@ -203,24 +211,37 @@ pub fn closed_loop<S: Store>(
         let mut value = Vec::new();
         let (mut ops, mut rows, mut io) = (0u64, 0u64, OpStats::default());
         loop {
-            let at_start = phase.load(Ordering::Acquire);
-            if at_start == 2 {
+            let mut at_start = phase.load(Ordering::Acquire);
+            if at_start == PAUSING {
+                paused.fetch_add(1, Ordering::AcqRel);
+                while at_start == PAUSING {
+                    std::thread::sleep(Duration::from_micros(50));
+                    at_start = phase.load(Ordering::Acquire);
+                }
+            }
+            if at_start == STOPPING {
                 break;
             }
             let key = keys[rng.random_range(0..keys.len())];
             let before = client.stats();
             let started = Instant::now();
             let got = match load.op {
-                Op::Get => u64::from(client.get_into(key, &mut value)?),
-                Op::Scan { rows } => client.scan(key, rows)? as u64,
+                Op::Get => client.get_into(key, &mut value).map(u64::from),
+                Op::Scan { rows } => client.scan(key, rows).map(|n| n as u64),
+            };
+            let got = match got {
+                Ok(got) => got,
+                Err(e) => {
+                    phase.store(STOPPING, Ordering::Release);
+                    return Err(e);
+                }
             };
             let micros = started.elapsed().as_micros() as u64;
-            let after = client.stats();
-            if at_start == 1 && phase.load(Ordering::Acquire) == 1 {
+            if at_start == MEASURING {
                 hist.saturating_record(micros.max(1));
                 ops += 1;
                 rows += got;
-                io += after.since(&before);
+                io += client.stats().since(&before);
             }
         }
         Ok((hist, ops, rows, io))
@@ -240,24 +261,28 @@ pub fn closed_loop<S: Store>(
             match spawned {
                 Ok(h) => handles.push(h),
                 Err(e) => {
-                    phase.store(2, Ordering::Release);
+                    phase.store(STOPPING, Ordering::Release);
                     return Err(e).context("cannot start a client thread");
                 }
             }
         }
         std::thread::sleep(load.warmup);
+        let _ = phase.compare_exchange(WARMING, PAUSING, Ordering::AcqRel, Ordering::Acquire);
+        // A client that failed has stopped the others; they will not pause.
+        while paused.load(Ordering::Acquire) < load.threads
+            && phase.load(Ordering::Acquire) == PAUSING
+        {
+            std::thread::sleep(Duration::from_micros(100));
+        }
         store.begin_measuring();
         let at_start = mount.map(ProfiledMount::total).transpose();
-        phase.store(1, Ordering::Release);
         let t0 = Instant::now();
-        std::thread::sleep(load.measure);
-        phase.store(2, Ordering::Release);
-        elapsed = t0.elapsed();
-        counters = store.counters();
-        let at_end = mount.map(ProfiledMount::total).transpose();
-        if let (Ok(Some(a)), Ok(Some(b))) = (&at_start, &at_end) {
-            reached = Some((*a, *b));
+        let measuring =
+            phase.compare_exchange(PAUSING, MEASURING, Ordering::AcqRel, Ordering::Acquire);
+        if measuring.is_ok() {
+            std::thread::sleep(load.measure);
         }
+        phase.store(STOPPING, Ordering::Release);
         let mut first_error = None;
         for h in handles {
             match h.join() {
@@ -272,6 +297,12 @@ pub fn closed_loop<S: Store>(
                     first_error = first_error.or(Some(anyhow::anyhow!("a client thread panicked")));
                 }
             }
+        }
+        elapsed = t0.elapsed();
+        counters = store.counters();
+        let at_end = mount.map(ProfiledMount::total).transpose();
+        if let (Ok(Some(a)), Ok(Some(b))) = (&at_start, &at_end) {
+            reached = Some((*a, *b));
         }
         first_error.map_or(Ok(()), Err)?;
         at_start.and(at_end).map(|_| ())
