@@ -141,6 +141,7 @@ struct Run {
 }
 
 impl Run {
+    #[inline]
     fn len(&self) -> usize {
         self.entries.len()
     }
@@ -188,6 +189,7 @@ impl Run {
 
     /// Puts `value` under `key`, whose lower bound is `i`: over the entry there if it
     /// holds `key`, else inserted before it. Returns the entries moved up to make room.
+    #[inline]
     fn put_at(&mut self, i: usize, key: u64, value: Option<u64>) -> usize {
         let dead = value.is_none();
         let payload = value.unwrap_or(0);
@@ -341,6 +343,7 @@ impl DynamicPgm {
 
     /// Puts `value` (a payload or a tombstone) under `key` in the buffer; a full buffer
     /// is merged down with it instead.
+    #[inline]
     fn put(&mut self, key: u64, value: Option<u64>) {
         self.counters.nodes_traversed += 1;
         let i = self.buffer.lower_bound(key);
@@ -410,6 +413,7 @@ impl Updatable for DynamicPgm {
         DynamicPgm::with_params(entries, DynamicPgmParams::default())
     }
 
+    #[inline]
     fn get(&mut self, key: u64) -> Option<u64> {
         let mut searched = 0;
         let mut found = None;
@@ -430,10 +434,12 @@ impl Updatable for DynamicPgm {
         found.flatten()
     }
 
+    #[inline]
     fn insert(&mut self, key: u64, payload: u64) {
         self.put(key, Some(payload));
     }
 
+    #[inline]
     fn remove(&mut self, key: u64) {
         self.put(key, None);
     }

@@ -146,6 +146,7 @@ impl Inner {
         }
     }
 
+    #[inline]
     fn slot(&self, key: u64) -> usize {
         self.router.slot(key, self.children.len())
     }
@@ -257,6 +258,7 @@ impl Data {
 
     /// The first slot whose key is at least `key`, searched exponentially outwards from
     /// the model's prediction; and the steps that took.
+    #[inline]
     fn lower_bound(&self, key: u64) -> (usize, u64) {
         gapped::lower_bound(&self.cells[..], &self.model, key)
     }
@@ -275,6 +277,7 @@ impl Data {
     /// hold the next entry's key, so the last slot whose key is at most `key` holds its
     /// entry if there is one. (`u64::MAX`, which the gaps after the last entry hold too,
     /// goes through the bitmap.)
+    #[inline]
     fn lookup(&mut self, key: u64) -> Option<u64> {
         if key == u64::MAX {
             let (found, _) = self.find(key);
@@ -470,6 +473,7 @@ impl Alex {
         (self.nodes.len() - 1) as u32
     }
 
+    #[inline]
     fn data(&mut self, id: u32) -> &mut Data {
         match &mut self.nodes[id as usize] {
             Node::Data(d) => d,
@@ -485,6 +489,7 @@ impl Alex {
     }
 
     /// Descends to the data node for `key`, counting the nodes.
+    #[inline]
     fn descend(&mut self, key: u64) -> Descent {
         let mut id = self.root;
         let mut parent = None;
@@ -734,11 +739,13 @@ impl Updatable for Alex {
         Alex::with_params(entries, AlexParams::default())
     }
 
+    #[inline]
     fn get(&mut self, key: u64) -> Option<u64> {
         let at = self.descend(key);
         self.data(at.data).lookup(key)
     }
 
+    #[inline]
     fn insert(&mut self, key: u64, payload: u64) {
         self.insert_timed(key, payload, &mut NoClock);
     }

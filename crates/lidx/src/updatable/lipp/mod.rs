@@ -533,6 +533,7 @@ impl Updatable for Lipp {
         Lipp::with_params(entries, LippParams::default())
     }
 
+    #[inline]
     fn get(&mut self, key: u64) -> Option<u64> {
         let mut node: &Node = &self.root;
         loop {
@@ -545,6 +546,7 @@ impl Updatable for Lipp {
         }
     }
 
+    #[inline]
     fn insert(&mut self, key: u64, payload: u64) {
         self.insert_timed(key, payload, &mut NoClock);
     }
@@ -565,6 +567,7 @@ impl Updatable for Lipp {
         }
     }
 
+    #[inline]
     fn remove(&mut self, key: u64) {
         let mut node: &mut Node = &mut self.root;
         loop {
