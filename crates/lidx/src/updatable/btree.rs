@@ -56,7 +56,12 @@ struct Inner {
     children: [u32; MAX_SLOTS + 2],
 }
 
+/// A node of the arena, starting on a cache line (320 bytes, where unaligned they took
+/// 296 and started anywhere in a line, so that a node's first keys often lay on a line of
+/// their own: lookups on 2M lognormal keys ran 11% faster aligned, 4.81 to 5.33 Mops/s
+/// in six interleaved pairs, for 8% more bytes).
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 enum Node {
     Leaf(Leaf),
     Inner(Inner),
