@@ -22,6 +22,31 @@ pub mod fit;
 
 pub use fit::{CentredLine, Line, LineFit, LineSums, polynomial_fit, running_means};
 
+/// How far `x` lies past `base` (0 below it), as an `f64`: the same value as
+/// `x.saturating_sub(base) as f64`, in fewer instructions. x86-64 converts only signed
+/// integers before AVX-512, and the unsigned conversion takes five instructions and about
+/// 12 cycles, on a lookup's path from a node's model to the next load; a distance below
+/// 2^63 (every distance from a model's first key to a key it serves, but the widest) goes
+/// through one signed conversion.
+#[inline(always)]
+pub fn distance_f64(x: u64, base: u64) -> f64 {
+    let d = x.saturating_sub(base);
+    // The wide case out of line: with both arms in view the compiler folds them back into
+    // the unsigned conversion.
+    if d >> 63 == 0 {
+        d as i64 as f64
+    } else {
+        wide_distance_f64(d)
+    }
+}
+
+/// `d as f64`, for [`distance_f64`]'s distances of 2^63 and more.
+#[cold]
+#[inline(never)]
+fn wide_distance_f64(d: u64) -> f64 {
+    d as f64
+}
+
 /// Largest `y` (position) accepted: keeps every cross product inside `i128`.
 pub const MAX_Y: u64 = 1 << 60;
 /// Largest `epsilon` accepted.

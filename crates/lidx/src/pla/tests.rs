@@ -188,3 +188,28 @@ fn the_regression_mse_is_zero_on_a_line_and_grows_with_a_bend() {
     assert_eq!(super::linear_mse(&[7, 7, 7]).unwrap(), 0.0);
     assert!(super::linear_mse(&[3, 1]).is_err());
 }
+
+proptest! {
+    /// The distance converts as the unsigned conversion does, bit for bit, on both sides of
+    /// 2^63 and where the key lies below the base.
+    #[test]
+    fn a_distance_converts_as_the_unsigned_conversion(
+        x in prop_oneof![any::<u64>(), (u64::MAX - 4096)..=u64::MAX, 0..4096u64],
+        base in prop_oneof![any::<u64>(), 0..4096u64, Just(u64::MAX)],
+    ) {
+        let want = x.saturating_sub(base) as f64;
+        prop_assert_eq!(distance_f64(x, base).to_bits(), want.to_bits());
+    }
+}
+
+#[test]
+fn distances_round_at_every_width_as_the_unsigned_conversion() {
+    for bit in 0..64 {
+        let d = 1u64 << bit;
+        for x in [d - 1, d, d + 1, d | (d >> 1), d.wrapping_mul(3).max(d)] {
+            assert_eq!(distance_f64(x, 0).to_bits(), (x as f64).to_bits(), "{x}");
+        }
+    }
+    assert_eq!(distance_f64(u64::MAX, 0), u64::MAX as f64);
+    assert_eq!(distance_f64(3, 7), 0.0);
+}

@@ -489,7 +489,7 @@ impl Alex {
     }
 
     /// Descends to the data node for `key`, counting the nodes.
-    #[inline]
+    #[inline(always)]
     fn descend(&mut self, key: u64) -> Descent {
         let mut id = self.root;
         let mut parent = None;

@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 use super::AlexParams;
-use crate::pla::{CentredLine, running_means};
+use crate::pla::{CentredLine, distance_f64, running_means};
 
 /// ALEX's cost weights: one exponential-search step, one shifted key, one node lookup.
 pub(super) const SEARCH_WEIGHT: f64 = 20.0;
@@ -104,7 +104,7 @@ impl Model {
     /// The predicted position of `key` among `slots` positions (`slots` at least 1).
     #[inline]
     pub fn predict(&self, key: u64, slots: usize) -> usize {
-        let at = self.intercept + self.slope * key.saturating_sub(self.base) as f64;
+        let at = self.intercept + self.slope * distance_f64(key, self.base);
         // `as` saturates: below 0 (and NaN) is 0; through `i64`, whose saturating
         // conversion takes fewer instructions than `usize`'s, to the same result.
         ((at as i64).max(0) as usize).min(slots.saturating_sub(1))
@@ -246,7 +246,7 @@ impl Router {
     pub fn slot_in(&self, key: u64, slots: usize, slope: f64) -> usize {
         // Through `i64`, whose saturating conversion takes fewer instructions than
         // `usize`'s, with the same result here (at least 0; huge values clamp either way).
-        let at = (key.saturating_sub(self.base) as f64 * slope) as i64;
+        let at = (distance_f64(key, self.base) * slope) as i64;
         (at.max(0) as usize).min(slots.saturating_sub(1))
     }
 
@@ -273,7 +273,7 @@ impl Router {
     /// the router's span.
     #[inline]
     pub fn raw_slot(&self, key: u64) -> f64 {
-        key.saturating_sub(self.base) as f64 * self.slope
+        distance_f64(key, self.base) * self.slope
     }
 }
 

@@ -29,7 +29,7 @@ use parking_lot::Mutex;
 
 use super::Concurrent;
 use crate::Result;
-use crate::pla::{distinct_key_points, segments};
+use crate::pla::{distance_f64, distinct_key_points, segments};
 use crate::updatable::{check_sorted, last_of_each_key};
 
 /// The PLA's error bound (paper 3, Table 1).
@@ -182,7 +182,7 @@ impl Model {
     /// the window off.
     fn lower_bound(&self, key: u64) -> usize {
         let n = self.keys.len();
-        let predicted = self.intercept + self.slope * key.saturating_sub(self.first_key) as f64;
+        let predicted = self.intercept + self.slope * distance_f64(key, self.first_key);
         let p = predicted.clamp(0.0, n as f64) as usize;
         let lo = p.saturating_sub(EPSILON as usize + 2);
         let hi = (p + EPSILON as usize + 3).min(n);

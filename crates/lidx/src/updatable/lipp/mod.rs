@@ -22,6 +22,7 @@ pub use plus::LippPlus;
 
 use super::{Counters, NoClock, Phase, PhaseClock, Updatable, check_sorted, last_of_each_key};
 use crate::Result;
+use crate::pla::distance_f64;
 
 /// How a node built over sorted keys fits its model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,7 +184,7 @@ impl Line {
 
     #[inline]
     fn slot(&self, key: u64) -> usize {
-        let at = key.saturating_sub(self.base) as f64 * self.slope + self.offset;
+        let at = distance_f64(key, self.base) * self.slope + self.offset;
         // `as` saturates: below 0 (and NaN) to slot 0.
         (at as usize).min(self.slots - 1)
     }
