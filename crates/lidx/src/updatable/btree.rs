@@ -207,21 +207,24 @@ impl BTree {
     /// (and the child taken in each) go into `self.path`, root first.
     #[inline]
     fn descend(&mut self, key: u64, record: bool) -> u32 {
-        self.path.clear();
-        let mut id = self.root;
-        loop {
-            self.counters.nodes_traversed += 1;
-            match &self.nodes[id as usize] {
-                Node::Leaf(_) => return id,
-                Node::Inner(n) => {
-                    let i = rank::<true>(&n.keys, n.len, key);
-                    if record {
-                        self.path.push((id, i));
-                    }
-                    id = n.children[i];
-                }
-            }
+        if record {
+            self.path.clear();
         }
+        // The count in a local: a store to `self` on every level would make the loop
+        // reload the arena's address after it.
+        let (nodes, path) = (&self.nodes, &mut self.path);
+        let mut id = self.root;
+        let mut traversed = 1;
+        while let Node::Inner(n) = &nodes[id as usize] {
+            let i = rank::<true>(&n.keys, n.len, key);
+            if record {
+                path.push((id, i));
+            }
+            id = n.children[i];
+            traversed += 1;
+        }
+        self.counters.nodes_traversed += traversed;
+        id
     }
 
     #[inline]
