@@ -228,14 +228,9 @@ pub fn closed_loop<S: Store>(
             let got = match load.op {
                 Op::Get => client.get_into(key, &mut value).map(u64::from),
                 Op::Scan { rows } => client.scan(key, rows).map(|n| n as u64),
-            };
-            let got = match got {
-                Ok(got) => got,
-                Err(e) => {
-                    phase.store(STOPPING, Ordering::Release);
-                    return Err(e);
-                }
-            };
+            }
+            // A failed client stops the others.
+            .inspect_err(|_| phase.store(STOPPING, Ordering::Release))?;
             let micros = started.elapsed().as_micros() as u64;
             if at_start == MEASURING {
                 hist.saturating_record(micros.max(1));
