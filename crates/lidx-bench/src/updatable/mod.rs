@@ -352,36 +352,40 @@ impl Tally {
     }
 }
 
-/// Runs `ops` on `index` up to the first whose kind is due for a sample (its countdown in
-/// `until_sample` at 0), counting down the others, and returns how many ran.
+/// Where the operations timed alone lie in `ops`: of each kind the first, then every
+/// `every`-th after it (so that a mix that alternates kinds samples all of them), in
+/// order.
+fn sampled_positions(ops: &[Op], every: usize) -> Vec<usize> {
+    let mut seen = [0usize; 4];
+    let mut positions = Vec::with_capacity(ops.len() / every + 4);
+    for (i, op) in ops.iter().enumerate() {
+        let seen = &mut seen[op.mix_index()];
+        if *seen % every == 0 {
+            positions.push(i);
+        }
+        *seen += 1;
+    }
+    positions
+}
+
+/// Runs every one of `ops` on `index`, counting what they return in `tally`.
 ///
-/// A loop of its own, with nothing else to keep in registers: in the loop that also
-/// times, checks and reports, 2M lookups ran 15-20% slower (lognormal keys, the dynamic
-/// PGM), as if the extra instructions between two lookups kept the processor from
-/// starting the next one's first steps while the last one waits on memory.
+/// A loop of its own, with nothing else to keep in registers and nothing to decide
+/// between two operations: in the loop that also times, checks and reports, 2M lookups
+/// ran 15-20% slower (lognormal keys, the dynamic PGM), and with a countdown to the next
+/// sample kept per kind the B+tree's ran 10% slower than this, as if the instructions
+/// between two lookups kept the processor from starting the next one's first steps while
+/// the last one waits on memory.
 #[inline(never)]
 fn run_unsampled<I: Updatable>(
     index: &mut I,
     ops: &[Op],
-    until_sample: &mut [usize; 4],
     scanned: &mut Vec<(u64, u64)>,
     tally: &mut Tally,
-) -> usize {
+) {
     // Locals the loop keeps in registers, written back once at the end.
-    let [mut gets, mut inserts, mut removes, mut scans] = *until_sample;
     let (mut found, mut checksum) = (tally.found, tally.checksum);
-    let mut ran = 0;
     for &op in ops {
-        let countdown = match op {
-            Op::Get(_) => &mut gets,
-            Op::Insert(..) => &mut inserts,
-            Op::Remove(_) => &mut removes,
-            Op::Scan(..) => &mut scans,
-        };
-        if *countdown == 0 {
-            break;
-        }
-        *countdown -= 1;
         match op {
             Op::Get(k) => {
                 if let Some(v) = index.get(k) {
@@ -399,11 +403,8 @@ fn run_unsampled<I: Updatable>(
                 }
             }
         }
-        ran += 1;
     }
-    *until_sample = [gets, inserts, removes, scans];
     (tally.found, tally.checksum) = (found, checksum);
-    ran
 }
 
 fn run_with<I: Updatable>(
@@ -424,38 +425,34 @@ fn run_with<I: Updatable>(
         true => Some(OrderedMap::bulk_load(&plan.bulk)?),
         false => None,
     };
-    // Every `sample_every`-th operation of each kind (the first, then every
-    // `sample_every`-th after it) is timed alone, so that a mix that alternates kinds
-    // samples all of them; a countdown per kind, not a division per operation. Unless
-    // every operation is checked or timed, the ones between samples run in a loop of
-    // their own.
-    let mut until_sample = [0usize; 4];
+    // The operations timed alone ([`sampled_positions`]), found before the clock starts.
+    // Unless every operation is checked or timed, the ones between two samples run in a
+    // loop of their own.
+    let n = plan.ops.len();
+    let mut samples = sampled_positions(&plan.ops, o.sample_every).into_iter();
+    let mut next_sample = samples.next().unwrap_or(n);
     let mut tally = Tally::default();
     let mut timer = o.time_phases.then(PhaseTimer::new);
     let unsampled_alone = oracle.is_none() && timer.is_none();
     let started = Instant::now();
     let mut next = 0;
-    while next < plan.ops.len() {
-        if unsampled_alone {
-            next += run_unsampled(
+    while next < n {
+        if unsampled_alone && next < next_sample {
+            run_unsampled(
                 &mut index,
-                &plan.ops[next..],
-                &mut until_sample,
+                &plan.ops[next..next_sample],
                 &mut scanned,
                 &mut tally,
             );
+            next = next_sample;
+            continue;
         }
-        let Some(&op) = plan.ops.get(next) else {
-            break;
-        };
-        let i = next;
+        let (i, op) = (next, plan.ops[next]);
         next += 1;
-        let countdown = &mut until_sample[op.mix_index()];
-        let sampled = *countdown == 0;
-        *countdown = match sampled {
-            true => o.sample_every - 1,
-            false => *countdown - 1,
-        };
+        let sampled = i == next_sample;
+        if sampled {
+            next_sample = samples.next().unwrap_or(n);
+        }
         let answer = if sampled {
             let t = Instant::now();
             let a = black_box(apply(&mut index, op, &mut scanned, timer.as_mut()));
@@ -492,7 +489,6 @@ fn run_with<I: Updatable>(
             o.kind_name()
         );
     }
-    let n = plan.ops.len();
     Ok(RunReport {
         kind: o.kind_name().into(),
         workload: o.workload.name().into(),
@@ -571,6 +567,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Each kind's first operation is sampled, then every `every`-th of that kind.
+    #[test]
+    fn samples_are_every_nth_operation_of_each_kind() {
+        let ops: Vec<Op> = (0..50u64)
+            .map(|i| match i % 5 {
+                0 | 3 => Op::Get(i),
+                1 => Op::Insert(i, i),
+                2 => Op::Remove(i),
+                _ => Op::Scan(i, 2),
+            })
+            .collect();
+        for every in [1, 2, 3, 7, 100] {
+            let mut seen = [0; 4];
+            let want: Vec<usize> = (0..ops.len())
+                .filter(|&i| {
+                    let seen = &mut seen[ops[i].mix_index()];
+                    *seen += 1;
+                    (*seen - 1) % every == 0
+                })
+                .collect();
+            assert_eq!(sampled_positions(&ops, every), want, "every {every}");
+        }
+        assert_eq!(sampled_positions(&ops, 100), [0, 1, 2, 4]);
+        assert!(sampled_positions(&[], 3).is_empty());
     }
 
     /// The loop that runs the operations between samples answers as the checked loop does
