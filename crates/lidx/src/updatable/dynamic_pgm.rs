@@ -180,7 +180,7 @@ impl Run {
     }
 
     /// Where the run holds `key`: `Some` of its payload or, for a tombstone, `None`.
-    #[inline]
+    #[inline(always)]
     fn find(&self, key: u64) -> Option<Option<u64>> {
         let i = self.lower_bound(key);
         let held = self.entries.get(i).is_some_and(|e| e.0 == key);
@@ -208,7 +208,7 @@ impl Run {
     }
 
     /// The first position whose key is at least `key`.
-    #[inline]
+    #[inline(always)]
     fn lower_bound(&self, key: u64) -> usize {
         let Some(pgm) = &self.pgm else {
             return lower_bound(&self.entries, key, |e| e.0);
@@ -413,7 +413,7 @@ impl Updatable for DynamicPgm {
         DynamicPgm::with_params(entries, DynamicPgmParams::default())
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&mut self, key: u64) -> Option<u64> {
         let mut searched = 0;
         let mut found = None;

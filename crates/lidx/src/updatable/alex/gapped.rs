@@ -56,7 +56,7 @@ impl Cells for [AtomicU64] {
 /// prediction; and the steps that took, counted as ALEX counts its exponential search's
 /// iterations: the doublings past the first probe, so a search whose answer is next to
 /// the prediction takes none, as the expected cost's log2(1 + miss) has it.
-#[inline]
+#[inline(always)]
 pub(super) fn lower_bound<C: Cells + ?Sized>(keys: &C, model: &Model, key: u64) -> (usize, u64) {
     let len = keys.count();
     let from = model.predict(key, len);

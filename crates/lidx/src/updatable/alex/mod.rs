@@ -277,7 +277,7 @@ impl Data {
     /// hold the next entry's key, so the last slot whose key is at most `key` holds its
     /// entry if there is one. (`u64::MAX`, which the gaps after the last entry hold too,
     /// goes through the bitmap.)
-    #[inline]
+    #[inline(always)]
     fn lookup(&mut self, key: u64) -> Option<u64> {
         if key == u64::MAX {
             let (found, _) = self.find(key);
@@ -739,7 +739,7 @@ impl Updatable for Alex {
         Alex::with_params(entries, AlexParams::default())
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&mut self, key: u64) -> Option<u64> {
         let at = self.descend(key);
         self.data(at.data).lookup(key)
