@@ -37,8 +37,9 @@ impl Default for BTreeParams {
 const NONE: u32 = u32::MAX;
 
 /// A leaf: `len` sorted keys and their payloads, with room for one more (an insert into
-/// a full leaf overflows it, then splits it). Its keys start on a cache line: the first
-/// 16 fill two lines, the payloads the next two (320 bytes with the length and the link).
+/// a full leaf overflows it, then splits it). Its keys start on a cache line (the first 16
+/// fill two lines), the payloads follow them, and the length and the link lie on the last
+/// of its five lines (320 bytes).
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 struct Leaf {
