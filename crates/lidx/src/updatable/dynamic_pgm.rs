@@ -696,6 +696,12 @@ mod tests {
         index.check_structure().unwrap();
     }
 
+    /// A level's header, which every lookup passes over, takes 56 bytes: its PGM is boxed.
+    #[test]
+    fn a_level_header_is_small() {
+        assert_eq!(std::mem::size_of::<Run>(), 56);
+    }
+
     /// A merge writes into outputs sized once for all it may hold, as the original's do:
     /// no level keeps room for more entries than the level holds at most. (Outputs sized
     /// for the levels emptied but not for the target grew by doubling: the sixth merge into
