@@ -1251,6 +1251,22 @@ fn bad_join_inputs_are_refused_before_any_output() {
         Some(2),
         "neither --out nor --count-only is a usage error"
     );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("--count-only") && said.contains("--out"),
+        "the error names both ways to take the output: {said}"
+    );
+    let out = lidx()
+        .current_dir(d)
+        .args(["lsm", "join", "--dir", "db", "--method", "INLJ-P"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("--count-only") && said.contains("--out"),
+        "lsm join names both ways to take the output: {said}"
+    );
 }
 
 #[test]

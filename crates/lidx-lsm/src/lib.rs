@@ -10,6 +10,10 @@
 pub mod joins;
 pub mod kv_table;
 
+/// The RocksDB release lidx-lsm is built with (the source `librocksdb-sys` 0.16.0 bundles;
+/// paper 5 ran 8.x).
+pub const ROCKSDB_VERSION: &str = "8.10.0";
+
 pub use kv_table::{RocksKv, RocksKvOptions, RocksReads, TableFigures, ThreadReads};
 
 /// What can go wrong talking to RocksDB.

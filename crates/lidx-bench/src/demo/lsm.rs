@@ -22,12 +22,8 @@ pub(super) fn lsm_joins(say: &mut Say<'_>, dir: &Path) -> anyhow::Result<()> {
         dup_attr: 4,
         ..Workload::default()
     };
-    // The paper's 16 MB write buffer and join memory, scaled down with the table.
-    let config = LsmConfig {
-        write_buffer: 256 << 10,
-        join_memory: 1 << 20,
-        ..LsmConfig::default()
-    };
+    // The paper's code's trees and join memory, scaled down with the table.
+    let config = LsmConfig::scaled_to(workload.rows, workload.entry_size);
     let (mut db, _) = LsmDb::create(&dir.join("lsm"), config, workload)?;
     db.settle()?;
     for name in [

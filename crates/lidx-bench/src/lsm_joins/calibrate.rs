@@ -17,7 +17,7 @@ use super::cells::UNIF;
 /// scan priced as sequential), each the fastest of three, on `unif` at `o.rows`. The
 /// database is made at `dir`, a new path in the study's scratch directory, and removed.
 pub(super) fn calibrate(dir: &Path, o: &Options) -> anyhow::Result<(StorageProfile, String)> {
-    let (config, workload) = (o.config_for(o.rows), UNIF.workload(o.rows, o.seed));
+    let (config, workload) = (o.config_for(o.rows, 64), UNIF.workload(o.rows, o.seed));
     let (mut db, _) = LsmDb::create(dir, config, workload)?;
     db.settle()?;
     let fastest = |db: &mut LsmDb, name: &str| -> anyhow::Result<f64> {

@@ -2,7 +2,6 @@
 //! trees' settings scaled with the data, and every figure's grid of cells with the methods
 //! compared in each.
 
-use lidx_lsm::joins::config::MIN_JOIN_MEMORY;
 use lidx_lsm::joins::{Algorithm, AttrFiles, Batch, LsmConfig, Method, Shape, Workload};
 
 use super::{Figure, Options};
@@ -66,27 +65,21 @@ pub(super) const MOVIE: Dataset = Dataset {
 };
 
 impl Options {
-    /// The write buffer for tables of `rows`: the one given, or the paper's 16 MB scaled
-    /// by rows / 10M (at least 64 KiB).
-    pub(super) fn write_buffer_for(&self, rows: u64) -> usize {
-        self.write_buffer
-            .unwrap_or_else(|| ((16e6 * rows as f64 / 10e6) as usize).max(64 << 10))
-    }
-
-    /// The join memory for tables of `rows`: the one given, or the paper's 16 MB scaled by
-    /// rows / 10M (at least 1 MiB, the least the joins take).
-    pub(super) fn join_memory_for(&self, rows: u64) -> u64 {
-        self.join_memory
-            .unwrap_or_else(|| ((16e6 * rows as f64 / 10e6) as u64).max(MIN_JOIN_MEMORY))
-    }
-
-    /// The paper's settings for tables of `rows`, the write buffer and join memory scaled.
-    pub(super) fn config_for(&self, rows: u64) -> LsmConfig {
-        LsmConfig {
-            write_buffer: self.write_buffer_for(rows),
-            join_memory: self.join_memory_for(rows),
-            ..LsmConfig::default()
+    /// The settings for tables of `rows` rows of `entry_size` bytes: the paper's code's
+    /// scaled by rows / 10M ([`LsmConfig::scaled_to`]), but for what is given.
+    pub(super) fn config_for(&self, rows: u64, entry_size: usize) -> LsmConfig {
+        let mut config = LsmConfig::scaled_to(rows, entry_size);
+        if let Some(bytes) = self.write_buffer {
+            config.write_buffer = bytes;
+            config.data_level_base = config.data_level_base.max(4 * bytes as u64);
         }
+        if let Some(bytes) = self.index_write_buffer {
+            config.index_write_buffer = bytes;
+        }
+        if let Some(bytes) = self.join_memory {
+            config.join_memory = bytes;
+        }
+        config
     }
 }
 
@@ -171,7 +164,6 @@ pub(super) fn inlj_designs() -> Vec<Method> {
 
 /// The study's cells, figure by figure.
 pub(super) fn cells(o: &Options) -> Vec<Cell> {
-    let write_buffer = |rows| o.write_buffer_for(rows);
     let cell = |figure, d: Dataset, rows: u64, param, x: f64, methods: &[Method]| {
         let files = d
             .real
@@ -198,7 +190,7 @@ pub(super) fn cells(o: &Options) -> Vec<Cell> {
             x2: 0.0,
             workload,
             attributes: files.map(|f| f.1.clone()),
-            config: o.config_for(rows),
+            config: o.config_for(rows, 64),
             joins: 1,
             threads: 1,
             methods: methods.to_vec(),
@@ -215,6 +207,7 @@ pub(super) fn cells(o: &Options) -> Vec<Cell> {
                     for e in [32usize, 256, 1024, 4096] {
                         let mut c = cell(figure, d, n / 4, "entry_size", e as f64, &algorithms);
                         c.workload.entry_size = e;
+                        c.config = o.config_for(c.workload.rows, e);
                         out.push(c);
                     }
                 }
@@ -247,6 +240,7 @@ pub(super) fn cells(o: &Options) -> Vec<Cell> {
                     for e in [32usize, 128, 512] {
                         let mut c = cell(figure, d, n / 8, "entry_size", e as f64, &designs);
                         c.workload.entry_size = e;
+                        c.config = o.config_for(c.workload.rows, e);
                         out.push(c);
                     }
                 }
@@ -304,16 +298,18 @@ pub(super) fn cells(o: &Options) -> Vec<Cell> {
                     c.config.size_ratio = t;
                     out.push(c);
                 }
-                let base = write_buffer(rows);
-                let mut sizes: Vec<usize> = [0.5, 1.0, 4.0, 16.0]
+                // The paper's M sets the index trees' write buffers (its code: (M − 3
+                // pages) / 2), 16 MB by default.
+                let base = o.config_for(rows, 64).index_write_buffer;
+                let mut sizes: Vec<usize> = [1.0, 2.0, 4.0, 8.0, 16.0]
                     .iter()
                     .map(|k| ((base as f64 * k) as usize).max(64 << 10))
                     .collect();
-                // At small sizes the floor makes the smallest two one.
+                // At small sizes the floor makes the smallest ones one.
                 sizes.dedup();
                 for m in sizes {
-                    let mut c = cell(figure, UNIF, rows, "write_buffer", m as f64, &tuned);
-                    c.config.write_buffer = m;
+                    let mut c = cell(figure, UNIF, rows, "index_write_buffer", m as f64, &tuned);
+                    c.config.index_write_buffer = m;
                     out.push(c);
                 }
             }

@@ -289,8 +289,8 @@ impl Study<'_> {
             _ => (
                 format!(
                     "M from {} to {}",
-                    show("write_buffer", lo),
-                    show("write_buffer", hi)
+                    show("index_write_buffer", lo),
+                    show("index_write_buffer", hi)
                 ),
                 "Paper: a larger write buffer cuts levels, which helps INLJ through Comp and Lazy indexes; SJ and HJ do not change; the largest buffer (256 MB) joined slower than 64 MB.",
             ),

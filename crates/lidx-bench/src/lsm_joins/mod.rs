@@ -186,9 +186,12 @@ pub struct Options {
     pub rows: u64,
     /// The figures to run.
     pub figures: Vec<Figure>,
-    /// The write buffer of every tree; `None`: the paper's 16 MB scaled by rows / 10M (at
-    /// least 64 KiB).
+    /// The data trees' write buffer; `None`: the paper's code's 64 MiB scaled by
+    /// rows / 10M (at least 64 KiB).
     pub write_buffer: Option<usize>,
+    /// Every index tree's write buffer; `None`: the paper's code's 8,382,464 bytes scaled by
+    /// rows / 10M (at least 64 KiB).
+    pub index_write_buffer: Option<usize>,
     /// The memory of the sort and hash joins; `None`: the paper's 16 MB scaled by
     /// rows / 10M (at least 1 MiB).
     pub join_memory: Option<u64>,
@@ -209,6 +212,7 @@ impl Default for Options {
             rows: 100_000,
             figures: Figure::ALL.to_vec(),
             write_buffer: None,
+            index_write_buffer: None,
             join_memory: None,
             data: Vec::new(),
             dir: None,

@@ -37,7 +37,16 @@ pub struct Row {
     pub dup_attr: u32,
     pub skew: Fixed<3>,
     pub block_size: usize,
+    /// The data trees' write buffer, bytes.
     pub write_buffer: usize,
+    /// Every index tree's write buffer, bytes.
+    pub index_write_buffer: usize,
+    /// A data tree's first level, bytes.
+    pub data_level_base: u64,
+    /// Level-0 files that start a compaction.
+    pub l0_trigger: u32,
+    /// Bytes of the files compactions write.
+    pub target_file_size: u64,
     pub size_ratio: Fixed<1>,
     pub bloom_bits: Fixed<1>,
     pub block_cache: u64,
@@ -105,6 +114,10 @@ impl Row {
             skew: Fixed(w.skew),
             block_size: cell.config.block_size,
             write_buffer: cell.config.write_buffer,
+            index_write_buffer: cell.config.index_write_buffer,
+            data_level_base: cell.config.data_level_base,
+            l0_trigger: cell.config.l0_trigger,
+            target_file_size: cell.config.target_file_size,
             size_ratio: Fixed(cell.config.size_ratio),
             bloom_bits: Fixed(cell.config.bloom_bits),
             block_cache: cell.config.block_cache,

@@ -58,7 +58,7 @@ pub(super) fn metrics(figure: Figure) -> &'static [Metric] {
 /// A parameter's value as people read it.
 pub(super) fn show(param: &str, x: f64) -> String {
     match param {
-        "write_buffer" | "block_cache" => crate::text::human_bytes(x as u64),
+        "write_buffer" | "index_write_buffer" | "block_cache" => crate::text::human_bytes(x as u64),
         "entry_size" => format!("{x} B"),
         _ => format!("{x}"),
     }

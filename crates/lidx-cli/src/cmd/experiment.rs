@@ -105,10 +105,14 @@ pub struct LsmJoinsArgs {
     /// Figures to run, comma-separated (5a,5b,5c,6,7,8,9,10,11,12,13c) [default: all].
     #[arg(long, value_delimiter = ',')]
     figures: Vec<lidx_bench::lsm_joins::Figure>,
-    /// Write buffer of every tree [default: the paper's 16 MB scaled by rows / 10M, at
-    /// least 64 KiB].
+    /// Write buffer of the data trees [default: the paper's code's 64 MiB scaled by
+    /// rows / 10M, at least 64 KiB].
     #[arg(long, value_parser = parse_size)]
     write_buffer: Option<u64>,
+    /// Write buffer of every index tree [default: the paper's code's 8,382,464 bytes
+    /// scaled by rows / 10M, at least 64 KiB].
+    #[arg(long, value_parser = parse_size)]
+    index_write_buffer: Option<u64>,
     /// Replace a stand-in by SOSD key files: NAME=FILE (face, wiki: the set joined with
     /// itself) or NAME=S_FILE:R_FILE (user, movie: two columns); repeatable.
     #[arg(long, value_name = "NAME=FILE[:R_FILE]", value_parser = parse_data_files)]
@@ -770,6 +774,10 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 write_buffer: a
                     .write_buffer
                     .map(|b| usize::try_from(b).context("--write-buffer is too large"))
+                    .transpose()?,
+                index_write_buffer: a
+                    .index_write_buffer
+                    .map(|b| usize::try_from(b).context("--index-write-buffer is too large"))
                     .transpose()?,
                 join_memory: a.join_memory,
                 data: a.data,

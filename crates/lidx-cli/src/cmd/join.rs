@@ -53,6 +53,7 @@ impl FromStr for MethodArg {
 
 /// Join two tables.
 #[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("output").required(true).args(["count_only", "out"]))]
 #[command(
     after_help = "Examples:\n  lidx join --outer r.tbl --inner s.tbl --method inlj:sampled-pgm --index s.idx --direct --out rs.tbl\n  lidx join --outer r.tbl --inner s.tbl --method merge --threads 2 --count-only"
 )]
@@ -125,15 +126,9 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Output table of (key, outer value, inner value) tuples.
-    #[arg(
-        long,
-        short,
-        value_name = "OUT.tbl",
-        required_unless_present = "count_only",
-        conflicts_with = "count_only"
-    )]
+    #[arg(long, short, value_name = "OUT.tbl")]
     out: Option<PathBuf>,
-    /// Count the output instead of writing it.
+    /// Count the output instead of writing it (this or --out).
     #[arg(long)]
     count_only: bool,
     /// Memory the join may hold: the hash table and read buffers of hash, merge and grace

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::bail;
+use anyhow::{Context as _, bail};
 use lidx::join::CountSink;
 use lidx::storage::TableWriter;
 use lidx_lsm::joins::cost::{self, CostInputs};
@@ -106,15 +106,32 @@ pub struct LoadArgs {
     trees: TreeArgs,
 }
 
-/// RocksDB's settings (paper 5, section 4).
+/// RocksDB's settings (paper 5, section 4, as its code sets them). Sizes not given are the
+/// paper's code's scaled by rows / 10M, so a smaller table keeps the paper's levels.
 #[derive(clap::Args)]
 struct TreeArgs {
     /// Data block size.
     #[arg(long, value_parser = parse_size, default_value = "4096")]
     block_size: u64,
-    /// Write buffer (memtable) size.
-    #[arg(long, value_parser = parse_size, default_value = "16MiB")]
-    write_buffer: u64,
+    /// Write buffer (memtable) of the data trees R and S [default: the paper's code's 64 MiB
+    /// scaled by rows / 10M, at least 64 KiB].
+    #[arg(long, value_parser = parse_size)]
+    write_buffer: Option<u64>,
+    /// Bytes of a data tree's first level [default: the paper's code's 256 MiB scaled, at
+    /// least four write buffers].
+    #[arg(long, value_parser = parse_size)]
+    level_base: Option<u64>,
+    /// Write buffer of every index tree, whose first level is this times the size ratio
+    /// [default: the paper's code's 8,382,464 bytes scaled, at least 64 KiB].
+    #[arg(long, value_parser = parse_size)]
+    index_write_buffer: Option<u64>,
+    /// Size of the files compactions write [default: the paper's code's 256 Ki entries,
+    /// scaled, at least 64 KiB].
+    #[arg(long, value_parser = parse_size)]
+    file_size: Option<u64>,
+    /// Level-0 files that start a compaction (the paper's code: 1).
+    #[arg(long, default_value_t = 1)]
+    l0_trigger: u32,
     /// Size ratio between levels.
     #[arg(long, allow_negative_numbers = true, default_value_t = 5.0)]
     size_ratio: f64,
@@ -124,9 +141,38 @@ struct TreeArgs {
     /// Block cache per tree (0: none).
     #[arg(long, value_parser = parse_size, default_value = "0")]
     block_cache: u64,
-    /// Memory of the sort-merge join's runs and the hash join's partitions (at least 1 MiB).
-    #[arg(long, value_parser = parse_size, default_value = "16MiB")]
-    join_memory: u64,
+    /// Memory of the sort-merge join's runs and the hash join's partitions [default: the
+    /// paper's 16 MB scaled by rows / 10M, at least 1 MiB].
+    #[arg(long, value_parser = parse_size)]
+    join_memory: Option<u64>,
+}
+
+impl TreeArgs {
+    /// The settings for `rows` rows of `entry_size` bytes: those given, the rest scaled.
+    fn config(&self, rows: u64, entry_size: usize) -> anyhow::Result<LsmConfig> {
+        let scaled = LsmConfig::scaled_to(rows, entry_size);
+        let write_buffer = match self.write_buffer {
+            Some(b) => usize::try_from(b).context("--write-buffer is too large")?,
+            None => scaled.write_buffer,
+        };
+        Ok(LsmConfig {
+            block_size: usize::try_from(self.block_size).context("--block-size is too large")?,
+            write_buffer,
+            index_write_buffer: match self.index_write_buffer {
+                Some(b) => usize::try_from(b).context("--index-write-buffer is too large")?,
+                None => scaled.index_write_buffer,
+            },
+            data_level_base: self
+                .level_base
+                .unwrap_or_else(|| scaled.data_level_base.max(4 * write_buffer as u64)),
+            target_file_size: self.file_size.unwrap_or(scaled.target_file_size),
+            l0_trigger: self.l0_trigger,
+            size_ratio: self.size_ratio,
+            bloom_bits: self.bloom_bits,
+            block_cache: self.block_cache,
+            join_memory: self.join_memory.unwrap_or(scaled.join_memory),
+        })
+    }
 }
 
 /// Arguments of `lsm index`.
@@ -171,6 +217,7 @@ pub struct UpdateArgs {
 
 /// Arguments of `lsm join`.
 #[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("output").required(true).args(["count_only", "out"]))]
 pub struct JoinArgs {
     /// The database directory.
     #[arg(long)]
@@ -178,17 +225,11 @@ pub struct JoinArgs {
     /// One of the 29 methods (`lidx lsm methods`).
     #[arg(long)]
     method: Method,
-    /// Count the output.
+    /// Count the output (this or --out).
     #[arg(long)]
     count_only: bool,
     /// Or write it: a table of (attribute, R's key, S's key) tuples.
-    #[arg(
-        long,
-        short,
-        value_name = "OUT.tbl",
-        conflicts_with = "count_only",
-        required_unless_present = "count_only"
-    )]
+    #[arg(long, short, value_name = "OUT.tbl")]
     out: Option<PathBuf>,
     /// Threads, each joining an equal range of the keys (paper 5's Fig. 13c).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -255,14 +296,10 @@ fn say_times(what: &str, t: ApplyTimes) -> anyhow::Result<()> {
 }
 
 fn load(ctx: &Context, a: LoadArgs) -> anyhow::Result<()> {
-    let config = LsmConfig {
-        block_size: usize::try_from(a.trees.block_size)?,
-        write_buffer: usize::try_from(a.trees.write_buffer)?,
-        size_ratio: a.trees.size_ratio,
-        bloom_bits: a.trees.bloom_bits,
-        block_cache: a.trees.block_cache,
-        join_memory: a.trees.join_memory,
-    };
+    let config = a.trees.config(
+        a.rows,
+        usize::try_from(a.entry_size).context("--entry-size is too large")?,
+    )?;
     let workload = Workload {
         rows: a.rows,
         ratio: a.ratio,
@@ -290,6 +327,22 @@ fn load(ctx: &Context, a: LoadArgs) -> anyhow::Result<()> {
         workload.entry_size,
         db.dir().display()
     );
+    let c = db.config();
+    say!(
+        "  trees: data {} write buffer, first level {}; indexes {} write buffer; files of {}",
+        human_bytes(c.write_buffer as u64),
+        human_bytes(c.data_level_base),
+        human_bytes(c.index_write_buffer as u64),
+        human_bytes(c.target_file_size)
+    );
+    let table_bytes = workload.rows.max(workload.r_rows()) * workload.entry_size as u64;
+    if table_bytes <= c.write_buffer as u64 {
+        eprintln!(
+            "lidx: note: a table of {} fits in one {} write buffer, so each tree is one file; a smaller --write-buffer (or none: the paper's scaled to the rows) gives it levels",
+            human_bytes(table_bytes),
+            human_bytes(c.write_buffer as u64)
+        );
+    }
     say_times("  took", times)
 }
 
@@ -496,12 +549,19 @@ fn info(dir: &std::path::Path) -> anyhow::Result<()> {
     }
     say!("batches      {}", db.batches());
     say!(
-        "trees        {} blocks, {} write buffer, size ratio {}, {} Bloom bits per key, block cache {}",
+        "trees        {} blocks, size ratio {}, {} Bloom bits per key, block cache {}, files of {}, a compaction at {} level-0 file(s)",
         human_bytes(c.block_size as u64),
-        human_bytes(c.write_buffer as u64),
         c.size_ratio,
         c.bloom_bits,
-        human_bytes(c.block_cache)
+        human_bytes(c.block_cache),
+        human_bytes(c.target_file_size),
+        c.l0_trigger
+    );
+    say!(
+        "             data trees: {} write buffer, first level {}; index trees: {} write buffer",
+        human_bytes(c.write_buffer as u64),
+        human_bytes(c.data_level_base),
+        human_bytes(c.index_write_buffer as u64)
     );
     say!(
         "joins        {} for the sort and hash joins' runs and partitions",

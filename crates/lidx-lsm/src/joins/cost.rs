@@ -3,7 +3,9 @@
 //! method it predicts fastest.
 //!
 //! In the paper's notation (Table 2): an LSM-tree of N entries of e bytes has
-//! L = ⌈log_T(N·e / M)⌉ levels (at least 1) for size ratio T and write buffer M; blocks hold
+//! L = ⌈log_T(N·e / M)⌉ levels (at least 1) for size ratio T and write buffer M (an index
+//! tree's; a data tree's first level is set apart, as in the paper's code, so its M is that
+//! level's bytes over T); blocks hold
 //! B bytes; a Bloom filter of b bits per key lets a fraction p ≈ 0.6185^b of absent keys
 //! through. An index entry has e' bytes: a Lazy or Eager entry holds the d postings of an
 //! attribute (10 bytes of key each, plus the rest of the row when covering), a Composite
@@ -57,8 +59,11 @@ pub struct CostInputs {
     pub bloom_bits: f64,
     /// Size ratio T.
     pub size_ratio: f64,
-    /// Write buffer M, bytes.
-    pub write_buffer: f64,
+    /// A data tree's first level, bytes (its levels are counted as a tree's whose write
+    /// buffer is this over T).
+    pub data_level_base: f64,
+    /// An index tree's write buffer M, bytes.
+    pub index_write_buffer: f64,
     /// ε: the share of R's rows with a match in S.
     pub match_rate: f64,
     /// d: rows written per attribute value (Table 2: "in a sequence of updates").
@@ -107,7 +112,8 @@ impl CostInputs {
             block_size: c.block_size as f64,
             bloom_bits: c.bloom_bits,
             size_ratio: c.size_ratio,
-            write_buffer: c.write_buffer as f64,
+            data_level_base: c.data_level_base as f64,
+            index_write_buffer: c.index_write_buffer as f64,
             match_rate,
             dup_attr,
             dup_pk,
@@ -125,8 +131,9 @@ impl CostInputs {
         }
     }
 
-    fn levels(&self, entries: f64, entry_size: f64) -> f64 {
-        let ratio = entries * entry_size / self.write_buffer;
+    /// L of a tree of `entries` of `entry_size` bytes whose write buffer is `buffer` bytes.
+    fn levels(&self, entries: f64, entry_size: f64, buffer: f64) -> f64 {
+        let ratio = entries * entry_size / buffer;
         if ratio <= 1.0 {
             1.0
         } else {
@@ -236,7 +243,8 @@ struct TableAt<'a> {
 
 impl TableAt<'_> {
     fn levels(&self) -> f64 {
-        self.inputs.levels(self.rows, self.inputs.entry_size)
+        let i = self.inputs;
+        i.levels(self.rows, i.entry_size, i.data_level_base / i.size_ratio)
     }
 
     /// Blocks of a scan of the table.
@@ -284,7 +292,7 @@ impl TableAt<'_> {
 
     fn index_levels(&self, spec: IndexSpec) -> f64 {
         let (e, n) = self.index_shape(spec);
-        self.inputs.levels(n, e)
+        self.inputs.levels(n, e, self.inputs.index_write_buffer)
     }
 
     /// Table 3's empty and non-empty lookups through the index `spec`.
@@ -450,7 +458,8 @@ mod tests {
             block_size: 4096.0,
             bloom_bits: 10.0,
             size_ratio: 5.0,
-            write_buffer: 16e6,
+            data_level_base: 256.0 * 1048576.0,
+            index_write_buffer: 8_382_464.0,
             match_rate: 0.8,
             dup_attr: 4.0,
             dup_pk: 1.0,

@@ -46,10 +46,16 @@ const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 ///   `attributes` ignores them (unknown fields pass), so it would open a database in the
 ///   middle of a change without undoing it, or draw attributes a key file should give.
 ///
-/// A version-1 manifest reads as before, and is written back as version 2 at the next
-/// change.
+/// - 3: `config` gains the settings of the paper's code: `index_write_buffer`,
+///   `data_level_base`, `l0_trigger` and `target_file_size`, and `write_buffer` is the
+///   data trees' alone. Bumped because a reader of version 2 would give every tree the
+///   data trees' write buffer.
+///
+/// A manifest of version 1 or 2 reads as it was written (every tree with its one write
+/// buffer, the first level that times the size ratio, RocksDB's level-0 trigger of 4 and
+/// its 64 MiB files), and is written back as version 3 at the next change.
 const FORMAT: &str = "lidx-lsm joins";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 /// The oldest manifest version read.
 const OLDEST_VERSION: u32 = 1;
 
@@ -247,8 +253,8 @@ impl LsmDb {
             pending: None,
         };
         let db = LsmDb {
-            r: Tree::create(&dir.join("r"), &config, TreeKind::Plain)?,
-            s: Tree::create(&dir.join("s"), &config, TreeKind::Plain)?,
+            r: Tree::create(&dir.join("r"), &config, TreeKind::Data)?,
+            s: Tree::create(&dir.join("s"), &config, TreeKind::Data)?,
             indexes,
             dir: dir.to_path_buf(),
             manifest,
@@ -308,8 +314,8 @@ impl LsmDb {
             .map(|&spec| SecondaryIndex::open(dir, spec, &config, entry_size))
             .collect::<Result<Vec<_>>>()?;
         Ok(LsmDb {
-            r: Tree::open(&dir.join("r"), &config, TreeKind::Plain)?,
-            s: Tree::open(&dir.join("s"), &config, TreeKind::Plain)?,
+            r: Tree::open(&dir.join("r"), &config, TreeKind::Data)?,
+            s: Tree::open(&dir.join("s"), &config, TreeKind::Data)?,
             indexes,
             dir: dir.to_path_buf(),
             manifest,
@@ -803,9 +809,12 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
         )
         .into());
     }
+    if manifest.version < 3 {
+        manifest.config = manifest.config.as_before_version_3();
+    }
     manifest.config.check()?;
     manifest.workload.check()?;
-    // Version 1's fields read as version 2's: the next save writes version 2.
+    // Older versions' fields read as this one's: the next save writes this version.
     manifest.version = VERSION;
     Ok(manifest)
 }

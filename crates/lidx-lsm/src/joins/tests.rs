@@ -29,10 +29,14 @@ fn reference(db: &LsmDb, by_s_key: bool) -> Vec<(u64, u64, u64)> {
     out
 }
 
-/// Small trees (64 KiB write buffers), so a few hundred rows already span levels.
+/// Small trees (64 KiB write buffers and files, the data trees' first level five times
+/// that), so a few hundred rows already span levels.
 fn small_trees() -> LsmConfig {
     LsmConfig {
         write_buffer: 64 << 10,
+        index_write_buffer: 64 << 10,
+        data_level_base: 5 * (64 << 10),
+        target_file_size: 64 << 10,
         ..LsmConfig::default()
     }
 }
@@ -84,6 +88,35 @@ fn check_every_method_on(db: &mut LsmDb, threads: usize) -> Result<(), TestCaseE
         got.sort_unstable();
         let want = &wants[usize::from(!method.joins_s_key())];
         prop_assert_eq!(report.output, got.len() as u64);
+        // A validation index has every posting it hands out checked against its table, so
+        // each distinct row of that side in the output was read once at least.
+        let validated: Vec<Side> = method
+            .indexes()
+            .iter()
+            .filter(|spec| spec.maintenance == Maintenance::Validation)
+            .map(|spec| spec.side)
+            .collect();
+        let mut checked_rows = 0;
+        for side in &validated {
+            let mut pks: Vec<u64> = got
+                .iter()
+                .map(|t| if *side == Side::R { t.1 } else { t.2 })
+                .collect();
+            pks.sort_unstable();
+            pks.dedup();
+            checked_rows += pks.len() as u64;
+        }
+        if validated.is_empty() {
+            prop_assert_eq!(report.validations, 0, "{}", method);
+        } else {
+            prop_assert!(
+                report.validations >= checked_rows,
+                "{}: {} validations for {} distinct rows out",
+                method,
+                report.validations,
+                checked_rows
+            );
+        }
         prop_assert!(
             &got == want,
             "{}: {} triples, want {}",
@@ -640,6 +673,18 @@ fn settings_that_would_hang_or_exhaust_memory_are_refused() {
         },
         LsmConfig {
             join_memory: 1 << 50,
+            ..LsmConfig::default()
+        },
+        LsmConfig {
+            index_write_buffer: 1 << 10,
+            ..LsmConfig::default()
+        },
+        LsmConfig {
+            l0_trigger: 0,
+            ..LsmConfig::default()
+        },
+        LsmConfig {
+            target_file_size: 1 << 50,
             ..LsmConfig::default()
         },
     ] {

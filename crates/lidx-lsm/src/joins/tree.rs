@@ -321,7 +321,7 @@ impl SecondaryIndex {
         tree: fn(&Path, &LsmConfig, TreeKind) -> Result<Tree>,
     ) -> Result<Self> {
         let kind = match spec.design {
-            Design::Eager => TreeKind::Plain,
+            Design::Eager => TreeKind::Eager,
             Design::Lazy => TreeKind::Lazy,
             Design::Comp => TreeKind::Composite,
         };

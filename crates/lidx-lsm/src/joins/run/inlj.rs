@@ -34,7 +34,7 @@ pub(super) fn inlj<S: JoinSink>(
             matches.clear();
             index.lookup(attr, &mut matches)?;
             if index.spec.maintenance == Maintenance::Validation {
-                validate(&db.s, attr, &mut matches, report)?;
+                report.validations += validate(&db.s, attr, &mut matches)?;
             }
             for &pk_s in &matches {
                 out.emit(attr, pk_r, pk_s)?;

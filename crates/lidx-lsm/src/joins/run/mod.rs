@@ -261,21 +261,22 @@ fn index_of(db: &LsmDb, method: Method, side: Side) -> Result<&SecondaryIndex> {
     })
 }
 
-/// Keeps in `pks` the distinct keys whose row in `table` still holds `attr` (Algorithm 2).
-fn validate(table: &Tree, attr: u64, pks: &mut Vec<u64>, report: &mut LsmJoinReport) -> Result<()> {
+/// Keeps in `pks` the distinct keys whose row in `table` still holds `attr` (Algorithm 2),
+/// and returns the rows read to check them (one per distinct key).
+fn validate(table: &Tree, attr: u64, pks: &mut Vec<u64>) -> Result<u64> {
     pks.sort_unstable();
     pks.dedup();
     let mut kept = 0;
     for i in 0..pks.len() {
-        report.validations += 1;
         let row = table.get(&encode_key(pks[i]))?;
         if row.as_deref().and_then(attr_of) == Some(attr) {
             pks[kept] = pks[i];
             kept += 1;
         }
     }
+    let read = pks.len() as u64;
     pks.truncate(kept);
-    Ok(())
+    Ok(read)
 }
 
 /// A row as the sort and hash joins carry it: its whole entry (key ‖ value), which must be

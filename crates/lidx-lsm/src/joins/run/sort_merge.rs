@@ -23,6 +23,11 @@ use crate::{Result, rocks};
 /// (join key, primary key) pairs in key order.
 trait Sorted {
     fn next(&mut self) -> Result<Option<(u64, u64)>>;
+
+    /// Rows read from the data table to check postings so far (validation indexes only).
+    fn validations(&self) -> u64 {
+        0
+    }
 }
 
 /// A table's entries sorted by join key with lidx's external sort: one sorted stream per
@@ -124,6 +129,8 @@ struct ByIndex<'d> {
     pairs: std::vec::IntoIter<(u64, u64)>,
     it: DBRawIterator<'d>,
     pending: Vec<u64>,
+    /// Rows read from `table` to check postings.
+    validations: u64,
 }
 
 impl<'d> ByIndex<'d> {
@@ -136,6 +143,7 @@ impl<'d> ByIndex<'d> {
             pairs: Vec::new().into_iter(),
             it,
             pending: Vec::new(),
+            validations: 0,
         }
     }
 
@@ -158,12 +166,7 @@ impl<'d> ByIndex<'d> {
             self.it.next();
         }
         if self.index.spec.maintenance == Maintenance::Validation {
-            validate(
-                self.table,
-                attr,
-                &mut self.pending,
-                &mut LsmJoinReport::default(),
-            )?;
+            self.validations += validate(self.table, attr, &mut self.pending)?;
         }
         let pairs: Vec<(u64, u64)> = self.pending.iter().map(|&pk| (attr, pk)).collect();
         self.pairs = pairs.into_iter();
@@ -181,6 +184,10 @@ impl Sorted for ByIndex<'_> {
                 return Ok(None);
             }
         }
+    }
+
+    fn validations(&self) -> u64 {
+        self.validations
     }
 }
 
@@ -233,5 +240,6 @@ pub(super) fn sort_merge<S: JoinSink>(
             }
         }
     }
+    report.validations += r.validations() + s.validations();
     Ok(())
 }
