@@ -3079,3 +3079,49 @@ fn lsm_databases_take_attributes_from_key_files() {
         &["join memory"],
     );
 }
+
+/// `lsm load` gives the trees the paper's code's settings scaled by rows / 10M where no
+/// size is given, and says when a table fits in one write buffer.
+#[test]
+fn lsm_load_scales_the_papers_settings_to_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let loaded = ok(d, &["lsm", "load", "--dir", "db", "--rows", "20K"]);
+    assert!(loaded.contains("trees: data"), "{loaded}");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("db/lidx-lsm.json")).unwrap())
+            .unwrap();
+    let config = &manifest["config"];
+    // 20K of 10M: 64 MiB -> 134,217 bytes; the index trees' 8,382,464 and the files'
+    // 16 MiB fall under the 64 KiB floor; the first level is 256 MiB scaled.
+    assert_eq!(config["write_buffer"], 134_217, "{config}");
+    assert_eq!(config["index_write_buffer"], 65_536, "{config}");
+    assert_eq!(config["data_level_base"], 536_870, "{config}");
+    assert_eq!(config["target_file_size"], 65_536, "{config}");
+    assert_eq!(config["l0_trigger"], 1, "{config}");
+    assert_eq!(config["join_memory"], 1 << 20, "{config}");
+    assert_eq!(manifest["version"], 3);
+    let info = ok(d, &["lsm", "info", "--dir", "db"]);
+    assert!(
+        info.contains("index trees: 64.0 KiB write buffer"),
+        "{info}"
+    );
+
+    let out = lidx()
+        .current_dir(d)
+        .args([
+            "lsm",
+            "load",
+            "--dir",
+            "big",
+            "--rows",
+            "2000",
+            "--write-buffer",
+            "16MiB",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("fits in one 16.0 MiB write buffer"), "{said}");
+}

@@ -20,6 +20,7 @@ pub(super) fn cost_inputs(cell: &Cell) -> CostInputs {
         entry_size: w.entry_size as f64,
         block_size: cell.config.block_size as f64,
         bloom_bits: cell.config.bloom_bits,
+        data_bloom_bits: cell.config.data_bloom_bits,
         size_ratio: cell.config.size_ratio,
         data_level_base: cell.config.data_level_base as f64,
         index_write_buffer: cell.config.index_write_buffer as f64,

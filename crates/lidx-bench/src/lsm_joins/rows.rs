@@ -48,7 +48,10 @@ pub struct Row {
     /// Bytes of the files compactions write.
     pub target_file_size: u64,
     pub size_ratio: Fixed<1>,
+    /// Bloom filter bits per key of the index trees.
     pub bloom_bits: Fixed<1>,
+    /// Bloom filter bits per key of the data trees.
+    pub data_bloom_bits: Fixed<1>,
     pub block_cache: u64,
     pub join_memory: u64,
     pub threads: usize,
@@ -120,6 +123,7 @@ impl Row {
             target_file_size: cell.config.target_file_size,
             size_ratio: Fixed(cell.config.size_ratio),
             bloom_bits: Fixed(cell.config.bloom_bits),
+            data_bloom_bits: Fixed(cell.config.data_bloom_bits),
             block_cache: cell.config.block_cache,
             join_memory: cell.config.join_memory,
             threads: cell.threads,

@@ -135,9 +135,12 @@ struct TreeArgs {
     /// Size ratio between levels.
     #[arg(long, allow_negative_numbers = true, default_value_t = 5.0)]
     size_ratio: f64,
-    /// Bloom filter bits per key (0: none).
+    /// Bloom filter bits per key of the index trees (0: none).
     #[arg(long, allow_negative_numbers = true, default_value_t = 10.0)]
     bloom_bits: f64,
+    /// Bloom filter bits per key of the data trees (0: none; the paper's code: 10).
+    #[arg(long, allow_negative_numbers = true, default_value_t = 10.0)]
+    data_bloom_bits: f64,
     /// Block cache per tree (0: none).
     #[arg(long, value_parser = parse_size, default_value = "0")]
     block_cache: u64,
@@ -169,6 +172,7 @@ impl TreeArgs {
             l0_trigger: self.l0_trigger,
             size_ratio: self.size_ratio,
             bloom_bits: self.bloom_bits,
+            data_bloom_bits: self.data_bloom_bits,
             block_cache: self.block_cache,
             join_memory: self.join_memory.unwrap_or(scaled.join_memory),
         })
@@ -549,9 +553,10 @@ fn info(dir: &std::path::Path) -> anyhow::Result<()> {
     }
     say!("batches      {}", db.batches());
     say!(
-        "trees        {} blocks, size ratio {}, {} Bloom bits per key, block cache {}, files of {}, a compaction at {} level-0 file(s)",
+        "trees        {} blocks, size ratio {}, Bloom bits per key {} (data) and {} (indexes), block cache {}, files of {}, a compaction at {} level-0 file(s)",
         human_bytes(c.block_size as u64),
         c.size_ratio,
+        c.data_bloom_bits,
         c.bloom_bits,
         human_bytes(c.block_cache),
         human_bytes(c.target_file_size),

@@ -7,8 +7,9 @@
 //! RocksDB's default write buffer (64 MiB, their first level 256 MiB) and every index tree
 //! half of its memory M = 16 MiB less three pages ((M − 12 KiB) / 2 = 8,382,464 bytes, its first level that
 //! times T), starts a compaction at the first level-0 file, cuts compaction output at a
-//! quarter of a mebibyte per entry byte (256 Ki entries) and sizes levels statically. These
-//! are the defaults here, each a field so an experiment can sweep or scale it.
+//! quarter of a mebibyte per entry byte (256 Ki entries), sizes levels statically, and
+//! keeps the data trees' Bloom filters at 10 bits per key whatever the index trees' are.
+//! These are the defaults here, each a field so an experiment can sweep or scale it.
 //!
 //! A Lazy index's tree has a merge operator that concatenates posting lists; a Composite
 //! index's tree a 10-byte prefix extractor, so its Bloom filters hold attributes (prefixes)
@@ -62,8 +63,12 @@ pub struct LsmConfig {
     pub data_level_base: u64,
     /// Size ratio between adjacent levels (paper: 5).
     pub size_ratio: f64,
-    /// Bloom filter bits per key; 0 turns the filters off (paper: 10).
+    /// Bloom filter bits per key of the index trees; 0 turns their filters off (paper: 10).
     pub bloom_bits: f64,
+    /// Bloom filter bits per key of the data trees (paper's code: always 10; its Bloom
+    /// filter sweep, Fig. 12, changes the index trees' alone).
+    #[serde(default = "paper_data_bloom_bits")]
+    pub data_bloom_bits: f64,
     /// Block cache per tree in bytes; 0: none (paper's default).
     pub block_cache: u64,
     /// Memory of the sort-merge join's runs and of the grace hash join's partitions, in
@@ -95,6 +100,10 @@ fn paper_data_level_base() -> u64 {
     256 << 20
 }
 
+fn paper_data_bloom_bits() -> f64 {
+    10.0
+}
+
 fn paper_l0_trigger() -> u32 {
     1
 }
@@ -113,6 +122,7 @@ impl Default for LsmConfig {
             data_level_base: paper_data_level_base(),
             size_ratio: 5.0,
             bloom_bits: 10.0,
+            data_bloom_bits: paper_data_bloom_bits(),
             block_cache: 0,
             join_memory: paper_join_memory(),
             l0_trigger: paper_l0_trigger(),
@@ -142,7 +152,7 @@ impl LsmConfig {
     }
 
     /// These settings as a database of manifest version 1 or 2 ran with them: every tree
-    /// with the one write buffer, its first level that times the size ratio, RocksDB's
+    /// with the one write buffer and Bloom filter, its first level that times the size ratio, RocksDB's
     /// level-0 trigger (4) and file size (64 MiB).
     pub(crate) fn as_before_version_3(self) -> LsmConfig {
         LsmConfig {
@@ -150,6 +160,7 @@ impl LsmConfig {
             data_level_base: (self.write_buffer as f64 * self.size_ratio) as u64,
             l0_trigger: 4,
             target_file_size: 64 << 20,
+            data_bloom_bits: self.bloom_bits,
             ..self
         }
     }
@@ -233,11 +244,13 @@ impl LsmConfig {
                 format!("{} bytes is below 1 MiB", self.join_memory),
             ));
         }
-        if !(0.0..=64.0).contains(&self.bloom_bits) {
-            return Err(lidx::Error::param(
-                "Bloom filter bits per key",
-                format!("{} is not in 0 ..= 64", self.bloom_bits),
-            ));
+        for bits in [self.bloom_bits, self.data_bloom_bits] {
+            if !(0.0..=64.0).contains(&bits) {
+                return Err(lidx::Error::param(
+                    "Bloom filter bits per key",
+                    format!("{bits} is not in 0 ..= 64"),
+                ));
+            }
         }
         Ok(())
     }
@@ -250,8 +263,12 @@ impl LsmConfig {
     ) -> Result<(Options, Option<Cache>), rocksdb::Error> {
         let mut table = BlockBasedOptions::default();
         table.set_block_size(self.block_size);
-        if self.bloom_bits > 0.0 {
-            table.set_bloom_filter(self.bloom_bits, false);
+        let bloom_bits = match kind {
+            TreeKind::Data => self.data_bloom_bits,
+            _ => self.bloom_bits,
+        };
+        if bloom_bits > 0.0 {
+            table.set_bloom_filter(bloom_bits, false);
         }
         let cache = match self.block_cache {
             0 => {

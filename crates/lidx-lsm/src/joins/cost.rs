@@ -56,7 +56,10 @@ pub struct CostInputs {
     /// Bytes of a block.
     pub block_size: f64,
     /// Bloom filter bits per key.
+    /// Bloom filter bits per key of the index trees.
     pub bloom_bits: f64,
+    /// Bloom filter bits per key of the data trees.
+    pub data_bloom_bits: f64,
     /// Size ratio T.
     pub size_ratio: f64,
     /// A data tree's first level, bytes (its levels are counted as a tree's whose write
@@ -111,6 +114,7 @@ impl CostInputs {
             entry_size: w.entry_size as f64,
             block_size: c.block_size as f64,
             bloom_bits: c.bloom_bits,
+            data_bloom_bits: c.data_bloom_bits,
             size_ratio: c.size_ratio,
             data_level_base: c.data_level_base as f64,
             index_write_buffer: c.index_write_buffer as f64,
@@ -123,12 +127,14 @@ impl CostInputs {
         })
     }
 
+    /// p of an index tree's Bloom filters.
     fn bloom_fpr(&self) -> f64 {
-        if self.bloom_bits <= 0.0 {
-            1.0
-        } else {
-            0.6185f64.powf(self.bloom_bits)
-        }
+        false_positive_rate(self.bloom_bits)
+    }
+
+    /// p of a data tree's Bloom filters.
+    fn data_bloom_fpr(&self) -> f64 {
+        false_positive_rate(self.data_bloom_bits)
     }
 
     /// L of a tree of `entries` of `entry_size` bytes whose write buffer is `buffer` bytes.
@@ -160,6 +166,15 @@ impl CostInputs {
     /// Blocks one entry of `bytes` spans when read (at least one).
     fn blocks(&self, bytes: f64) -> f64 {
         (bytes / self.block_size).ceil().max(1.0)
+    }
+}
+
+/// p ≈ 0.6185^b of a Bloom filter of `bits` bits per key (1: no filter).
+fn false_positive_rate(bits: f64) -> f64 {
+    if bits <= 0.0 {
+        1.0
+    } else {
+        0.6185f64.powf(bits)
     }
 }
 
@@ -254,7 +269,7 @@ impl TableAt<'_> {
 
     /// A point lookup by primary key that finds its row.
     fn get_hit(&self) -> f64 {
-        self.levels() * self.inputs.bloom_fpr() + self.inputs.blocks(self.inputs.entry_size)
+        self.levels() * self.inputs.data_bloom_fpr() + self.inputs.blocks(self.inputs.entry_size)
     }
 
     /// Postings of an attribute the index `spec` holds: the live rows' for a synchronous
@@ -380,7 +395,7 @@ fn join_io(inputs: &CostInputs, method: Method, rows: (f64, f64)) -> Io {
     match (method.algorithm, method.shape) {
         (Algorithm::Inlj, Shape::P) => {
             let l = s.levels();
-            let z0 = l * inputs.bloom_fpr();
+            let z0 = l * inputs.data_bloom_fpr();
             Io::seq(r.scan()).plus(Io::rand(r.rows * ((1.0 - eps) * z0 + eps * s.get_hit())))
         }
         (Algorithm::Inlj, _) => {
@@ -457,6 +472,7 @@ mod tests {
             entry_size: 64.0,
             block_size: 4096.0,
             bloom_bits: 10.0,
+            data_bloom_bits: 10.0,
             size_ratio: 5.0,
             data_level_base: 256.0 * 1048576.0,
             index_write_buffer: 8_382_464.0,

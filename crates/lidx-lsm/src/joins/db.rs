@@ -47,8 +47,8 @@ const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 ///   middle of a change without undoing it, or draw attributes a key file should give.
 ///
 /// - 3: `config` gains the settings of the paper's code: `index_write_buffer`,
-///   `data_level_base`, `l0_trigger` and `target_file_size`, and `write_buffer` is the
-///   data trees' alone. Bumped because a reader of version 2 would give every tree the
+///   `data_level_base`, `data_bloom_bits`, `l0_trigger` and `target_file_size`, and
+///   `write_buffer` and `bloom_bits` are the data trees' and the index trees' alone. Bumped because a reader of version 2 would give every tree the
 ///   data trees' write buffer.
 ///
 /// A manifest of version 1 or 2 reads as it was written (every tree with its one write
