@@ -24,6 +24,7 @@ pub(super) fn cost_inputs(cell: &Cell) -> CostInputs {
         size_ratio: cell.config.size_ratio,
         data_level_base: cell.config.data_level_base as f64,
         index_write_buffer: cell.config.index_write_buffer as f64,
+        join_memory: cell.config.join_memory as f64,
         match_rate: w.match_rate,
         dup_attr: f64::from(w.dup_attr),
         dup_pk: f64::from(w.dup_pk),

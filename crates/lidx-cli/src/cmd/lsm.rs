@@ -1,5 +1,5 @@
 //! `lidx lsm`: joins over LSM-trees (paper 5): R and S in RocksDB, secondary indexes, and
-//! the 29 join methods. The database and the joins are `lidx_lsm::joins`'; this module
+//! the 29 join methods and the hybrid hash joins. The database and the joins are `lidx_lsm::joins`'; this module
 //! parses and prints.
 
 use std::path::PathBuf;
@@ -32,7 +32,8 @@ pub enum Command {
     /// Apply updates to the data tables and every index there.
     #[command(after_help = "Example:\n  lidx lsm update --dir db --updates 100K --changes 0.2")]
     Update(UpdateArgs),
-    /// List the 29 join methods, one a line, as paper 5 names them.
+    /// List the join methods, one a line, as paper 5 names them: Table 4's 29, then the
+    /// hybrid hash joins of its Fig. 13b.
     Methods,
     /// Join R and S by one method, building the indexes it needs where missing.
     #[command(
@@ -226,7 +227,7 @@ pub struct JoinArgs {
     /// The database directory.
     #[arg(long)]
     dir: PathBuf,
-    /// One of the 29 methods (`lidx lsm methods`).
+    /// One of paper 5's methods (`lidx lsm methods`).
     #[arg(long)]
     method: Method,
     /// Count the output (this or --out).
@@ -270,7 +271,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
         Command::Index(a) => index(ctx, a),
         Command::Update(a) => update(ctx, a),
         Command::Methods => {
-            for m in Method::all() {
+            for m in Method::every() {
                 say!("{m}");
             }
             Ok(())

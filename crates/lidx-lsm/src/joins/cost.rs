@@ -26,7 +26,8 @@
 //! Joins (Table 4): INLJ scans R (`N_R·e_R/B`) and makes N_R lookups, a share ε of them
 //! hits; a sort-merge join reads a side that an index or its key order gives sorted once,
 //! and sorts the others (`5·N·e/B`: scan, write runs, read them, write and read the merged
-//! output); a hash join reads, writes and reads both (`3·N·e/B`). A validation index read
+//! output); a hash join reads, writes and reads both (`3·N·e/B`), a hybrid one all but the
+//! share of R its memory holds, and S's that meets it. A validation index read
 //! in order by a sort-merge join also reads each posting's row. Scans and sorts read
 //! sequentially; lookups are random reads of one block each.
 //!
@@ -67,6 +68,8 @@ pub struct CostInputs {
     pub data_level_base: f64,
     /// An index tree's write buffer M, bytes.
     pub index_write_buffer: f64,
+    /// Bytes of the sort and hash joins' memory.
+    pub join_memory: f64,
     /// ε: the share of R's rows with a match in S.
     pub match_rate: f64,
     /// d: rows written per attribute value (Table 2: "in a sequence of updates").
@@ -118,6 +121,7 @@ impl CostInputs {
             size_ratio: c.size_ratio,
             data_level_base: c.data_level_base as f64,
             index_write_buffer: c.index_write_buffer as f64,
+            join_memory: c.join_memory as f64,
             match_rate,
             dup_attr,
             dup_pk,
@@ -404,6 +408,17 @@ fn join_io(inputs: &CostInputs, method: Method, rows: (f64, f64)) -> Io {
             Io::seq(r.scan()).plus(z0.times(r.rows * (1.0 - eps)).plus(z1.times(r.rows * eps)))
         }
         (Algorithm::Hj, _) => Io::seq(3.0 * (r.scan() + s.scan())),
+        // The share of R that stays in the join memory is neither written nor read back,
+        // nor is S's share that meets it.
+        (Algorithm::Hhj, _) => {
+            let held = r.rows * (inputs.entry_size + HASH_ROW_OVERHEAD);
+            let resident = if held > 0.0 {
+                (inputs.join_memory / held).min(1.0)
+            } else {
+                1.0
+            };
+            Io::seq((1.0 + 2.0 * (1.0 - resident)) * (r.scan() + s.scan()))
+        }
         (Algorithm::Sj, shape) => {
             let r_side = match (shape, spec(Side::R)) {
                 (Shape::Ps | Shape::Ss, Some(x)) => r.index_scan(x),
@@ -419,6 +434,10 @@ fn join_io(inputs: &CostInputs, method: Method, rows: (f64, f64)) -> Io {
     }
 }
 
+/// Bytes besides its entry a row of R held in a hash join's table takes (its join key and
+/// the table's share), as the hash joins charge it.
+const HASH_ROW_OVERHEAD: f64 = 56.0;
+
 /// The most joins a workload given to the model may have (each is costed at its own size).
 pub const MAX_JOINS: u64 = 1_000_000;
 
@@ -427,7 +446,7 @@ pub fn advise(inputs: &CostInputs, profile: &StorageProfile) -> Vec<Prediction> 
     let f = inputs.joins.max(1.0);
     let (r_rows, s_rows) = inputs.rows;
     let s_share = inputs.s_share.clamp(0.0, 1.0);
-    let mut out: Vec<Prediction> = Method::all()
+    let mut out: Vec<Prediction> = Method::every()
         .into_iter()
         .map(|method| {
             // A join after each of F batches, at the sizes the tables have then.
@@ -476,6 +495,7 @@ mod tests {
             size_ratio: 5.0,
             data_level_base: 256.0 * 1048576.0,
             index_write_buffer: 8_382_464.0,
+            join_memory: 16.0 * 1048576.0,
             match_rate: 0.8,
             dup_attr: 4.0,
             dup_pk: 1.0,
@@ -495,12 +515,39 @@ mod tests {
     fn every_method_gets_a_finite_positive_prediction() {
         let profile = lidx::storage::profile::assumed_ssd();
         let p = advise(&inputs(), &profile);
-        assert_eq!(p.len(), 29);
+        assert_eq!(p.len(), 31);
         assert!(
             p.iter()
                 .all(|x| x.total_s().is_finite() && x.total_s() > 0.0)
         );
         assert!(p.windows(2).all(|w| w[0].total_s() <= w[1].total_s()));
+    }
+
+    #[test]
+    fn a_hybrid_hash_join_saves_the_share_its_memory_holds() {
+        let profile = lidx::storage::profile::assumed_ssd();
+        let join_of = |join_memory: f64, name: &str| {
+            let inputs = CostInputs {
+                join_memory,
+                ..inputs()
+            };
+            by_name(&advise(&inputs, &profile), name).join_io.sequential
+        };
+        // 10M rows of 64 bytes against 16 MiB: about 1.4% resident.
+        let (grace, hybrid) = (
+            join_of(16.0 * 1048576.0, "HJ-P"),
+            join_of(16.0 * 1048576.0, "HHJ-P"),
+        );
+        assert!(
+            hybrid < grace && hybrid > 0.95 * grace,
+            "{hybrid} against {grace}"
+        );
+        // All of R in memory: one read of each side, a third of grace's I/O.
+        let (grace, hybrid) = (join_of(1e12, "HJ-N"), join_of(1e12, "HHJ-N"));
+        assert!(
+            (hybrid * 3.0 - grace).abs() < 1e-6 * grace,
+            "{hybrid} against {grace}"
+        );
     }
 
     #[test]

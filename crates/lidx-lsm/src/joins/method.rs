@@ -15,7 +15,8 @@
 //!
 //! The 29: `INLJ-P`, `SJ-P`, `HJ-P`, `SJ-N`, `HJ-N`, and each of `INLJ-NS`, `SJ-PS`,
 //! `SJ-NS`, `SJ-SS` with every consistency (`S` synchronous, `V` validation) and design
-//! (`Eager`, `Lazy`, `Comp`), e.g. `INLJ-NS/S-Eager`. As in the paper's code, a synchronous
+//! (`Eager`, `Lazy`, `Comp`), e.g. `INLJ-NS/S-Eager`. Beside them, the hybrid hash join of
+//! section 5.4 (Fig. 13b) in the two shapes a hash join takes: `HHJ-P`, `HHJ-N`. As in the paper's code, a synchronous
 //! index is covering (its entries carry the rest of the row) and a validation index is not.
 
 use std::fmt;
@@ -33,6 +34,9 @@ pub enum Algorithm {
     Sj,
     /// Grace hash join.
     Hj,
+    /// Hybrid hash join (section 5.4, Fig. 13b): grace's partitions, those of R that fit
+    /// the join memory kept in it. Not among Table 4's 29: shapes `P` and `N` only.
+    Hhj,
 }
 
 /// Which tables are indexed by what (see the module documentation).
@@ -172,6 +176,25 @@ impl Method {
         all
     }
 
+    /// The hybrid hash joins of section 5.4 (Fig. 13b): `HHJ-P` and `HHJ-N`.
+    pub fn hybrid() -> Vec<Method> {
+        [Shape::P, Shape::N]
+            .into_iter()
+            .map(|shape| Method {
+                algorithm: Algorithm::Hhj,
+                shape,
+                index: None,
+            })
+            .collect()
+    }
+
+    /// Every method lidx runs: the 29 of Table 4, then the two hybrid hash joins.
+    pub fn every() -> Vec<Method> {
+        let mut every = Method::all();
+        every.extend(Method::hybrid());
+        every
+    }
+
     /// Whether R's attribute joins S's primary key (the `P` family) rather than S's
     /// attribute.
     pub fn joins_s_key(&self) -> bool {
@@ -202,6 +225,7 @@ impl Algorithm {
             Algorithm::Inlj => "INLJ",
             Algorithm::Sj => "SJ",
             Algorithm::Hj => "HJ",
+            Algorithm::Hhj => "HHJ",
         }
     }
 }
@@ -270,14 +294,14 @@ impl fmt::Display for Method {
 impl FromStr for Method {
     type Err = String;
 
-    /// One of the 29 names, as [`Display`](fmt::Display) writes them (case-insensitive).
+    /// One of the 31 names, as [`Display`](fmt::Display) writes them (case-insensitive).
     fn from_str(s: &str) -> Result<Method, String> {
-        Method::all()
+        Method::every()
             .into_iter()
             .find(|m| m.to_string().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
                 format!(
-                    "'{s}' is not one of paper 5's 29 join methods (`lidx lsm methods` lists them)"
+                    "'{s}' is not one of paper 5's join methods (`lidx lsm methods` lists them)"
                 )
             })
     }
@@ -336,6 +360,16 @@ mod tests {
         assert!(names.contains("INLJ-NS/S-Eager"));
         assert!(names.contains("SJ-SS/V-Comp"));
         assert!("INLJ-N".parse::<Method>().is_err());
+        let every = Method::every();
+        assert_eq!(every.len(), 31);
+        let names: std::collections::HashSet<String> =
+            every.iter().map(|m| m.to_string()).collect();
+        assert_eq!(names.len(), 31);
+        for m in &every {
+            assert_eq!(m.to_string().parse::<Method>(), Ok(*m));
+        }
+        assert!(names.contains("HHJ-P") && names.contains("HHJ-N"));
+        assert!("HHJ-NS/S-Eager".parse::<Method>().is_err());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Every one of the 29 methods against a join computed in memory from the live rows, after
+//! Every one of the 29 methods (and the hybrid hash joins) against a join computed in memory from the live rows, after
 //! loads and updates that change attributes, delete rows and write them again; and every
 //! index against its table.
 
@@ -81,7 +81,7 @@ fn check_every_method(db: &mut LsmDb) -> Result<(), TestCaseError> {
 /// Every method, on `threads` threads, against the join in memory.
 fn check_every_method_on(db: &mut LsmDb, threads: usize) -> Result<(), TestCaseError> {
     let wants = [reference(db, true), reference(db, false)];
-    for method in Method::all() {
+    for method in Method::every() {
         let mut got: Vec<(u64, u64, u64)> = Vec::new();
         let report = join_with_threads(db, method, threads, &mut got)
             .map_err(|e| TestCaseError::fail(format!("{method} on {threads}: {e}")))?;
@@ -134,7 +134,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(10))]
 
     #[test]
-    fn all_29_methods_agree_with_a_join_in_memory_through_updates(
+    fn every_method_agrees_with_a_join_in_memory_through_updates(
         // At least as many rows per batch as the largest duplication below: a workload
         // with fewer is refused (`Workload::check`), not joined.
         rows in 4u64..400,
@@ -376,6 +376,66 @@ fn sort_and_hash_joins_spill_whole_entries_and_agree() {
     drop(db);
     let db = LsmDb::open(&dir.path().join("db")).expect("open");
     assert_eq!(db.config().join_memory, config::MIN_JOIN_MEMORY);
+}
+
+#[test]
+fn the_hybrid_hash_join_writes_only_what_its_memory_cannot_hold() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    // 3,000 rows of 1 KiB a side against 1 MiB: about a third of R stays in memory.
+    let workload = Workload {
+        rows: 3_000,
+        entry_size: 1024,
+        dup_attr: 2,
+        match_rate: 0.6,
+        ..Workload::default()
+    };
+    let config = LsmConfig {
+        join_memory: config::MIN_JOIN_MEMORY,
+        ..small_trees()
+    };
+    let (mut db, _) = LsmDb::create(&dir.path().join("db"), config, workload).expect("create");
+    db.settle().expect("settle");
+    let width = 8 + 1024u64;
+    for (hybrid, grace) in [("HHJ-P", "HJ-P"), ("HHJ-N", "HJ-N")] {
+        let mut reports = Vec::new();
+        let mut outputs = Vec::new();
+        for name in [hybrid, grace] {
+            let method: Method = name.parse().expect("a method");
+            let mut got: Vec<(u64, u64, u64)> = Vec::new();
+            reports.push(join(&mut db, method, &mut got).expect("join"));
+            got.sort_unstable();
+            outputs.push(got);
+        }
+        assert_eq!(outputs[0], outputs[1], "{hybrid} against {grace}");
+        let want = reference(&db, hybrid == "HHJ-P");
+        assert_eq!(outputs[0], want, "{hybrid}");
+        let (h, g) = (&reports[0], &reports[1]);
+        // Grace writes every row of both sides once; the hybrid keeps some of R, and S's
+        // rows of R's resident partitions, out of its files.
+        assert_eq!(g.scratch_bytes, 2 * 3_000 * width, "{g:?}");
+        assert!(h.scratch_bytes > 0, "{h:?}");
+        assert!(h.scratch_bytes < g.scratch_bytes, "{h:?} against {g:?}");
+        // At most the memory's worth of R stays: at least the rest of R was written.
+        let held_rows = config::MIN_JOIN_MEMORY / (1024 + 56);
+        assert!(
+            h.scratch_bytes >= (3_000 - held_rows) * width,
+            "{h:?}: {held_rows} rows fit"
+        );
+        assert_eq!(h.threads, 1);
+    }
+
+    // Tables that fit the memory are joined without a file.
+    let small = Workload {
+        rows: 300,
+        ..workload
+    };
+    let (mut db, _) = LsmDb::create(&dir.path().join("small"), config, small).expect("create");
+    let method: Method = "HHJ-N".parse().expect("a method");
+    let mut got: Vec<(u64, u64, u64)> = Vec::new();
+    let report = join(&mut db, method, &mut got).expect("join");
+    got.sort_unstable();
+    assert_eq!(got, reference(&db, false));
+    assert_eq!((report.scratch_files, report.scratch_bytes), (0, 0));
 }
 
 #[test]

@@ -1,6 +1,15 @@
 //! HJ (paper 5, section 3.3): grace hash join. Both sides' whole entries are partitioned to
 //! scratch files by the BKDR hash (seed 131) of the 10-byte join key, so that a partition of
 //! R fits the join memory; each partition of R goes into a hash table and S's is probed.
+//!
+//! HHJ (paper 5, section 5.4, Fig. 13b): hybrid hash join, the same partitions, but those
+//! of R that fit the join memory stay in it: R's partitions start resident and, whenever
+//! the resident ones pass the memory, the highest-numbered is written out and the rest of
+//! its rows follow it to disk. S's rows of a resident partition are probed as they are
+//! read; only the spilled partitions of both sides are written and joined afterwards, as
+//! grace's. A table that fits the memory writes nothing. (The paper's code writes every
+//! partition, so its HHJ joined within about a second of its HJ; this one keeps what fits,
+//! as hybrid hash joins do.)
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -8,11 +17,13 @@ use std::path::Path;
 use lidx::files::spill::{SpillFile, SpillReader, Spilled};
 use lidx::join::JoinSink;
 
-use super::{Counting, LsmJoinReport, each_in_thread, in_parallel, key_ranges, pk_of, whole_entry};
+use super::{
+    Counting, Emit, LsmJoinReport, each_in_thread, in_parallel, key_ranges, pk_of, whole_entry,
+};
 use crate::Result;
 use crate::joins::db::LsmDb;
 use crate::joins::method::Method;
-use crate::joins::rows::{KEY_BYTES, encode_key};
+use crate::joins::rows::{KEY_BYTES, KEY_LIMIT, encode_key};
 
 /// BKDR hash (seed 131) of a 10-byte key, as paper 5's hash join partitions.
 fn bkdr(key: &[u8; KEY_BYTES]) -> u32 {
@@ -73,6 +84,71 @@ fn key_of(record: &[u8]) -> u64 {
     u64::from_le_bytes(key)
 }
 
+/// Bytes a row of R held in a partition's hash table is charged: its record (join key and
+/// whole entry) and about 48 bytes of the table's key and vector.
+fn held_bytes(entry_size: usize) -> u64 {
+    (8 + entry_size + 48) as u64
+}
+
+/// Partitions for `rows` rows of R so that one fits `memory`, as grace sizes them.
+fn partitions_for(rows: u64, entry_size: usize, memory: u64) -> usize {
+    rows.saturating_mul(held_bytes(entry_size))
+        .div_ceil(memory.max(1))
+        .clamp(1, 4096) as usize
+}
+
+/// The partition of a join key among `count`.
+fn partition_of(key: u64, count: usize) -> usize {
+    bkdr(&encode_key(key)) as usize % count
+}
+
+/// Records of R (`width` bytes each, in `held`) indexed by join key: where each starts.
+fn index_records(held: &[u8], width: usize, table: &mut HashMap<u64, Vec<usize>>) {
+    table.clear();
+    for (i, record) in held.chunks_exact(width).enumerate() {
+        table.entry(key_of(record)).or_default().push(i * width);
+    }
+}
+
+/// Emits the pairs of S's `record` with R's records in `held` that `table` indexes.
+fn probe(
+    record: &[u8],
+    held: &[u8],
+    table: &HashMap<u64, Vec<usize>>,
+    out: &mut impl Emit,
+) -> Result<()> {
+    let key = key_of(record);
+    if let Some(rs) = table.get(&key) {
+        let pk_s = pk_of(&record[8..]);
+        for &at in rs {
+            out.emit(key, pk_of(&held[at + 8..]), pk_s)?;
+        }
+    }
+    Ok(())
+}
+
+/// Joins one spilled partition: R's files read whole into `held` and indexed, S's probed.
+fn join_spilled(
+    (r_files, s_files): PartitionFiles,
+    width: usize,
+    held: &mut Vec<u8>,
+    table: &mut HashMap<u64, Vec<usize>>,
+    out: &mut impl Emit,
+) -> Result<()> {
+    held.clear();
+    for mut r in r_files {
+        r.read_to_end(held)?;
+    }
+    index_records(held, width, table);
+    let mut record = vec![0u8; width];
+    for mut s in s_files {
+        while s.next_record(&mut record)? {
+            probe(&record, held, table, out)?;
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn hash_join<S: JoinSink>(
     db: &LsmDb,
     method: Method,
@@ -82,17 +158,13 @@ pub(super) fn hash_join<S: JoinSink>(
 ) -> Result<()> {
     let dir = db.dir();
     let entry_size = db.workload().entry_size;
-    // A partition of R is held whole, its records indexed by a hash table (about 48 bytes
-    // an entry with its key and vector): enough partitions for each to fit the budget.
-    // (A manifest is a file a user can edit: no overflow on its counts.)
+    // A partition of R is held whole, its records indexed by a hash table: enough
+    // partitions for each to fit the budget. (A manifest is a file a user can edit: no
+    // overflow on its counts.)
     let r_rows = db.batches().saturating_mul(db.workload().r_rows());
-    let per_row = (8 + entry_size + 48) as u64;
     // Threads join partitions at the same time: each gets its share of the memory.
     let memory = (db.config().join_memory / threads as u64).max(1);
-    let count = r_rows
-        .saturating_mul(per_row)
-        .div_ceil(memory)
-        .clamp(1, 4096) as usize;
+    let count = partitions_for(r_rows, entry_size, memory);
     let by_key = method.joins_s_key();
     // Each thread partitions its range of both tables into files of its own, as many
     // threads as keep the files open at once within bounds.
@@ -134,30 +206,118 @@ pub(super) fn hash_join<S: JoinSink>(
         jobs[p % threads].push(files);
     }
     in_parallel(jobs, out, report, |partitions, out, _| {
-        let mut partition: Vec<u8> = Vec::new();
+        let mut held: Vec<u8> = Vec::new();
         let mut table: HashMap<u64, Vec<usize>> = HashMap::new();
-        let mut record = vec![0u8; width];
-        for (r_files, s_files) in partitions {
-            partition.clear();
-            for mut r in r_files {
-                r.read_to_end(&mut partition)?;
-            }
-            table.clear();
-            for (i, r_record) in partition.chunks_exact(width).enumerate() {
-                table.entry(key_of(r_record)).or_default().push(i * width);
-            }
-            for mut s in s_files {
-                while s.next_record(&mut record)? {
-                    let key = key_of(&record);
-                    if let Some(rs) = table.get(&key) {
-                        let pk_s = pk_of(&record[8..]);
-                        for &at in rs {
-                            out.emit(key, pk_of(&partition[at + 8..]), pk_s)?;
-                        }
-                    }
-                }
-            }
+        for files in partitions {
+            join_spilled(files, width, &mut held, &mut table, out)?;
         }
         Ok(())
+    })
+}
+
+/// The buffer of a spilled partition's scratch file, charged against the join memory.
+const SPILL_BUFFER: usize = 1 << 14;
+
+/// R's rows of one partition while it is resident: its records, `width` bytes each.
+type Resident = Vec<u8>;
+
+pub(super) fn hybrid_hash_join<S: JoinSink>(
+    db: &LsmDb,
+    method: Method,
+    out: &mut Counting<'_, S>,
+    report: &mut LsmJoinReport,
+) -> Result<()> {
+    let dir = db.dir();
+    let entry_size = db.workload().entry_size;
+    let width = 8 + entry_size;
+    let per_row = held_bytes(entry_size);
+    let memory = db.config().join_memory;
+    let r_rows = db.batches().saturating_mul(db.workload().r_rows());
+    let count = partitions_for(r_rows, entry_size, memory);
+    let mut resident: Vec<Resident> = vec![Vec::new(); count];
+    let mut r_spilled: Vec<Option<SpillFile>> = (0..count).map(|_| None).collect();
+    // Partitions `spilled_from..` are on disk; the highest resident one goes next.
+    let mut spilled_from = count;
+    let mut charged = 0u64;
+    let mut buffer = Vec::with_capacity(entry_size);
+    let all = 0..KEY_LIMIT;
+    db.r.scan_entries(all.clone(), |_, attr, k, v| {
+        let entry = whole_entry(&mut buffer, k, v, entry_size, &db.r)?;
+        let p = partition_of(attr, count);
+        if p >= spilled_from {
+            return Ok(spill(&mut r_spilled[p], dir)?.push(&[&attr.to_le_bytes(), entry])?);
+        }
+        resident[p].extend_from_slice(&attr.to_le_bytes());
+        resident[p].extend_from_slice(entry);
+        charged += per_row;
+        while charged > memory && spilled_from > 0 {
+            spilled_from -= 1;
+            let victim = std::mem::take(&mut resident[spilled_from]);
+            let file = spill(&mut r_spilled[spilled_from], dir)?;
+            for record in victim.chunks_exact(width) {
+                file.push(&[record])?;
+            }
+            let rows = (victim.len() / width) as u64;
+            charged = charged - rows * per_row + 2 * SPILL_BUFFER as u64;
+        }
+        Ok(())
+    })?;
+    let mut tables: Vec<HashMap<u64, Vec<usize>>> = (0..spilled_from)
+        .map(|p| {
+            let mut table = HashMap::new();
+            index_records(&resident[p], width, &mut table);
+            table
+        })
+        .collect();
+    let by_key = method.joins_s_key();
+    let mut s_spilled: Vec<Option<SpillFile>> = (0..count).map(|_| None).collect();
+    let mut record = vec![0u8; width];
+    db.s.scan_entries(all, |pk, attr, k, v| {
+        let key = if by_key { pk } else { attr };
+        let entry = whole_entry(&mut buffer, k, v, entry_size, &db.s)?;
+        let p = partition_of(key, count);
+        if p >= spilled_from {
+            return Ok(spill(&mut s_spilled[p], dir)?.push(&[&key.to_le_bytes(), entry])?);
+        }
+        record[..8].copy_from_slice(&key.to_le_bytes());
+        record[8..].copy_from_slice(entry);
+        probe(&record, &resident[p], &tables[p], out)
+    })?;
+    tables.clear();
+    resident.clear();
+    // The spilled partitions, joined as grace joins them. A partition of R spilled while
+    // its S was still to come always has S's file too, though it may hold nothing.
+    let mut held = Vec::new();
+    let mut table = HashMap::new();
+    for (r, s) in r_spilled.into_iter().zip(s_spilled) {
+        let (Some(r), s) = (r, s) else { continue };
+        report.scratch_files += 1 + u64::from(s.is_some());
+        report.scratch_bytes +=
+            (r.records() + s.as_ref().map_or(0, SpillFile::records)) * width as u64;
+        let s_files = match s {
+            Some(s) => vec![s.into_reader(1 << 16)?],
+            None => Vec::new(),
+        };
+        join_spilled(
+            (vec![r.into_reader(1 << 16)?], s_files),
+            width,
+            &mut held,
+            &mut table,
+            out,
+        )?;
+    }
+    Ok(())
+}
+
+/// The scratch file of a spilled partition, made at its first record.
+fn spill<'f>(file: &'f mut Option<SpillFile>, dir: &Path) -> Result<&'f mut SpillFile> {
+    if file.is_none() {
+        *file = Some(SpillFile::new(dir, Spilled::HashPartition, SPILL_BUFFER)?);
+    }
+    file.as_mut().ok_or_else(|| {
+        lidx::Error::Internal {
+            problem: "a spilled partition without its file".into(),
+        }
+        .into()
     })
 }

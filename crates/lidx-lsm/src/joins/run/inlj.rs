@@ -4,7 +4,7 @@
 
 use lidx::join::JoinSink;
 
-use super::{Counting, LsmJoinReport, in_parallel, index_of, key_ranges, validate};
+use super::{Counting, Emit, LsmJoinReport, in_parallel, index_of, key_ranges, validate};
 use crate::Result;
 use crate::joins::db::LsmDb;
 use crate::joins::method::{Maintenance, Method, Shape, Side};

@@ -13,6 +13,9 @@
 //!   BKDR hash (seed 131, as the paper) of the 10-byte join key, so that a partition of R
 //!   fits the join memory; each partition of R goes into a hash table and S's is probed
 //!   against it.
+//! - **HHJ**: hybrid hash join (section 5.4): the hash join's partitions, those of R that
+//!   fit the join memory kept there and probed as S is read; only the rest are written.
+//!   It runs on one thread.
 //!
 //! One module per algorithm (`inlj`, `sort_merge`, `hash`); this one runs a method, splits
 //! a join over threads, and holds what they share (validation, whole entries).
@@ -105,6 +108,10 @@ pub fn join_with_threads(
     match method.algorithm {
         Algorithm::Inlj => inlj::inlj(db, method, threads, &mut counted, &mut report)?,
         Algorithm::Hj => hash::hash_join(db, method, threads, &mut counted, &mut report)?,
+        Algorithm::Hhj => {
+            report.threads = 1;
+            hash::hybrid_hash_join(db, method, &mut counted, &mut report)?;
+        }
         Algorithm::Sj => sort_merge::sort_merge(db, method, threads, &mut counted, &mut report)?,
     }
     report.output = counted.output;
@@ -139,7 +146,13 @@ struct Emitter {
 /// Triples a worker sends at once.
 const EMIT_BATCH: usize = 4096;
 
-impl Emitter {
+/// Where a join's triples go: the sink itself, or a worker's channel to it.
+trait Emit {
+    /// Takes one `(attribute, R's key, S's key)` triple.
+    fn emit(&mut self, key: u64, r: u64, s: u64) -> Result<()>;
+}
+
+impl Emit for Emitter {
     fn emit(&mut self, key: u64, r: u64, s: u64) -> Result<()> {
         self.batch.push((key, r, s));
         if self.batch.len() == EMIT_BATCH {
@@ -147,7 +160,9 @@ impl Emitter {
         }
         Ok(())
     }
+}
 
+impl Emitter {
     fn flush(&mut self) {
         let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(EMIT_BATCH));
         // The receiver only hangs up after an error of its own, which it reports.
@@ -236,7 +251,7 @@ struct Counting<'s, S> {
     output: u64,
 }
 
-impl<S: JoinSink> Counting<'_, S> {
+impl<S: JoinSink> Emit for Counting<'_, S> {
     fn emit(&mut self, key: u64, r: u64, s: u64) -> Result<()> {
         self.output += 1;
         Ok(self.sink.emit(key, r, s)?)

@@ -12,7 +12,8 @@ use lidx::sort::{RecordSorter, SortOptions, SortedRecords, min_sort_memory_for};
 use rocksdb::DBRawIterator;
 
 use super::{
-    Counting, LsmJoinReport, each_in_thread, index_of, key_ranges, pk_of, validate, whole_entry,
+    Counting, Emit, LsmJoinReport, each_in_thread, index_of, key_ranges, pk_of, validate,
+    whole_entry,
 };
 use crate::joins::db::LsmDb;
 use crate::joins::method::{Maintenance, Method, Shape, Side};
