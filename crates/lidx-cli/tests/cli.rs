@@ -2882,13 +2882,31 @@ fn lsm_databases_load_update_and_join_by_every_method_alike() {
             "4",
             "--updates",
             "2000",
+            "--join-on",
+            "key",
         ],
     );
-    assert!(advice.starts_with("pick: "), "{advice}");
-    assert_eq!(advice.lines().count(), 2 + 31, "{advice}");
-    let advice = ok(d, &["lsm", "advise", "--dir", "db", "--json"]);
+    assert!(advice.starts_with("pick for R.attr = S.key: "), "{advice}");
+    // The P and PS methods answer it: INLJ-P, SJ-P, HJ-P, HHJ-P and the six SJ-PS.
+    assert_eq!(advice.lines().count(), 2 + 10, "{advice}");
+    let advice = ok(
+        d,
+        &[
+            "lsm",
+            "advise",
+            "--dir",
+            "db",
+            "--json",
+            "--join-on",
+            "attribute",
+        ],
+    );
     let advice: serde_json::Value = serde_json::from_str(advice.trim()).unwrap();
-    assert_eq!(advice["predictions"].as_array().map(Vec::len), Some(31));
+    let predictions = advice["predictions"].as_array().unwrap();
+    assert_eq!(predictions.len(), 21);
+    assert!(predictions.iter().all(|p| p["joins_on"] == "attribute"));
+    // The join must be named: the two families answer different questions.
+    fails(d, &["lsm", "advise", "--dir", "db"], &["--join-on"]);
     let info = ok(d, &["lsm", "info", "--dir", "db"]);
     assert!(
         info.contains("s.lazy-sync-covering") && info.contains("batches      2"),

@@ -16,6 +16,9 @@
 //! - **Fig. 10**: cumulative join and index latency as updates arrive in ten batches.
 //! - **Fig. 11**: size ratio T and write buffer M.
 //! - **Fig. 12**: block cache and Bloom filter bits per key.
+//! - **Fig. 13b**: the hybrid hash join against grace's, on every data set and with more
+//!   join memory.
+//! - **Fig. 13c**: threads.
 //!
 //! Every (cell, method) pair is one run in a fresh database: the method's indexes exist
 //! from the start and every row is written through them (the paper's ingestion; their
@@ -43,7 +46,7 @@
 //! `measure` (running one cell), `rows` (the CSV rows), `calibrate` and
 //! `advice` (the cost model priced on this machine, and its picks), `study` (the runs
 //! read back), `plots`, `summary` and `findings` (the paper's finding beside ours, one
-//! function per figure).
+//! function per figure), `verdicts` (the paper's statements judged, agree or not).
 
 mod advice;
 mod calibrate;
@@ -54,6 +57,7 @@ mod plots;
 mod rows;
 mod study;
 mod summary;
+mod verdicts;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -96,13 +100,15 @@ pub enum Figure {
     F11,
     /// Block cache and Bloom filter bits.
     F12,
+    /// The hybrid hash join against grace's (section 5.4).
+    F13b,
     /// Threads (section 4.9's case study).
     F13c,
 }
 
 impl Figure {
     /// Every figure, in the paper's order.
-    pub const ALL: [Figure; 11] = [
+    pub const ALL: [Figure; 12] = [
         Figure::F5a,
         Figure::F5b,
         Figure::F5c,
@@ -113,6 +119,7 @@ impl Figure {
         Figure::F10,
         Figure::F11,
         Figure::F12,
+        Figure::F13b,
         Figure::F13c,
     ];
 
@@ -129,6 +136,7 @@ impl Figure {
             Figure::F10 => "10",
             Figure::F11 => "11",
             Figure::F12 => "12",
+            Figure::F13b => "13b",
             Figure::F13c => "13c",
         }
     }
@@ -145,6 +153,7 @@ impl Figure {
             Figure::F10 => "cumulative latency under updates",
             Figure::F11 => "size ratio and write buffer",
             Figure::F12 => "block cache and Bloom filter",
+            Figure::F13b => "hybrid and grace hash joins",
             Figure::F13c => "threads and join algorithms",
         }
     }
@@ -252,14 +261,14 @@ pub fn run(o: &Options, progress: &dyn Progress) -> anyhow::Result<String> {
     let started = Instant::now();
 
     progress.spin("calibrating the cost model on this machine");
-    let (profile, calibration) = calibrate(&data_dir.join("calibration"), o)?;
+    let calibration = calibrate(&data_dir.join("calibration"), o)?;
     progress.finish();
     let mut measuring = Measuring::new(o, data_dir, &machine);
     let (cells, rows) = measure(&mut measuring, "paper 5's study", "runs", progress)?;
     let runs = measuring.runs;
     drop(data);
 
-    let advice = advise_cells(&cells, &runs, &profile, &machine);
+    let advice = advise_cells(o, &cells, &runs, &calibration.profile, &machine);
     write_rows(results.file(0), &rows)?;
     write_rows(results.file(1), &advice)?;
     let study = Study {
@@ -299,7 +308,8 @@ mod tests {
                 .all(|f| cells.iter().any(|c| c.figure == *f))
         );
         for c in &cells {
-            assert!(c.methods.len() >= 4, "Fig. {} {}", c.figure, c.dataset);
+            let least = if c.figure == Figure::F13b { 2 } else { 4 };
+            assert!(c.methods.len() >= least, "Fig. {} {}", c.figure, c.dataset);
             c.workload.check().expect("a valid workload");
             c.config.check().expect("valid settings");
         }
@@ -311,7 +321,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let o = Options {
             rows: 2_000,
-            figures: vec![Figure::F5b, Figure::F7, Figure::F10, Figure::F13c],
+            figures: vec![
+                Figure::F5b,
+                Figure::F7,
+                Figure::F10,
+                Figure::F13b,
+                Figure::F13c,
+            ],
             out_dir: Some(dir.path().to_path_buf()),
             ..Options::default()
         };
@@ -321,12 +337,35 @@ mod tests {
         let csv = std::fs::read_to_string(dir.path().join("lsm-joins.csv")).expect("csv");
         let header = csv.lines().next().expect("a header");
         assert!(header.starts_with("figure,dataset,param,x"), "{header}");
-        // Fig. 5b: 4 methods × (1 + 4 + 16 + 32) joins × 2 data sets; Fig. 7: 6 × 9 cells;
-        // Fig. 10: 8 methods × 10 joins × 2 data sets; Fig. 13c: 4 methods × 4 thread counts.
+        // Fig. 5b: 4 methods × (1 + 2 + 4 + 8 + 16 + 32) joins × 2 data sets; Fig. 7: 6 × 25
+        // cells; Fig. 10: 8 methods × 10 joins × 2 data sets; Fig. 13b: 2 methods on 6 data
+        // sets and 3 more memories; Fig. 13c: 4 methods × 5 thread counts.
         assert_eq!(
             csv.lines().count() - 1,
-            4 * 53 * 2 + 6 * 9 + 8 * 10 * 2 + 4 * 4
+            4 * 63 * 2 + 6 * 25 + 8 * 10 * 2 + 2 * 9 + 4 * 5
         );
+        assert!(
+            summary.contains("The paper's statements against this run"),
+            "{summary}"
+        );
+        assert!(summary.contains("| Fig. 7: "), "{summary}");
+        assert!(summary.contains("out of sample"), "{summary}");
+        let advice = std::fs::read_to_string(dir.path().join("lsm-advice.csv")).expect("csv");
+        // Fig. 10's cells hold both joins: their methods are ranked apart, each from 1.
+        let fig10: Vec<&str> = advice
+            .lines()
+            .filter(|l| l.starts_with("10,unif"))
+            .collect();
+        assert_eq!(fig10.len(), 8, "{advice}");
+        let firsts = fig10
+            .iter()
+            .filter(|l| l.contains(",key,") && l.split(',').nth(11) == Some("1"))
+            .count()
+            + fig10
+                .iter()
+                .filter(|l| l.contains(",attribute,") && l.split(',').nth(11) == Some("1"))
+                .count();
+        assert_eq!(firsts, 2, "{fig10:?}");
         assert!(summary.contains("## Fig. 13c"), "{summary}");
         for png in [
             "fig5b-user-like-joins-total.png",

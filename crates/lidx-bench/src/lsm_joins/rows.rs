@@ -165,11 +165,15 @@ pub struct AdviceRow {
     pub x: Fixed<4>,
     pub x2: Fixed<1>,
     pub method: String,
+    /// The join the method answers (`key` or `attribute`): ranks are within it.
+    pub joins_on: String,
+    /// Whether the cell is one the cost model's refinements were made on (in sample).
+    pub refined_on: bool,
     /// Measured seconds over the cell's F joins and their index upkeep.
     pub join_s: Fixed<4>,
     pub index_s: Fixed<4>,
     pub total_s: Fixed<4>,
-    /// 1 for the fastest of the cell's methods.
+    /// 1 for the fastest of the cell's methods that answer the same join.
     pub rank: usize,
     /// The model under the profile calibrated on this machine.
     pub predicted_join_s: Fixed<4>,

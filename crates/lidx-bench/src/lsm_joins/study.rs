@@ -46,7 +46,7 @@ impl Metric {
 /// The metrics a figure shows, as the paper's does.
 pub(super) fn metrics(figure: Figure) -> &'static [Metric] {
     match figure {
-        Figure::F5a | Figure::F13c => &[Metric::Join],
+        Figure::F5a | Figure::F13b | Figure::F13c => &[Metric::Join],
         Figure::F5b | Figure::F9 => &[Metric::Total],
         Figure::F10 => &[Metric::Join, Metric::Index],
         Figure::F5c | Figure::F6 | Figure::F7 | Figure::F8 | Figure::F11 | Figure::F12 => {
@@ -58,7 +58,9 @@ pub(super) fn metrics(figure: Figure) -> &'static [Metric] {
 /// A parameter's value as people read it.
 pub(super) fn show(param: &str, x: f64) -> String {
     match param {
-        "write_buffer" | "index_write_buffer" | "block_cache" => crate::text::human_bytes(x as u64),
+        "write_buffer" | "index_write_buffer" | "block_cache" | "join_memory" => {
+            crate::text::human_bytes(x as u64)
+        }
         "entry_size" => format!("{x} B"),
         _ => format!("{x}"),
     }
@@ -164,9 +166,4 @@ pub(super) fn seconds(v: f64) -> String {
     } else {
         format!("{v:.2} s")
     }
-}
-
-/// A number printed from its debug form, without a trailing `.0`.
-pub(super) fn a_num(debug: &str) -> &str {
-    debug.strip_suffix(".0").unwrap_or(debug)
 }

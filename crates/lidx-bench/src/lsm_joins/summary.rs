@@ -1,6 +1,7 @@
 //! Paper 5's summary (section 4): the setting, a table per panel and metric with the
 //! panel's findings under it, and the advisor's picks.
 
+use super::calibrate::Calibration;
 use super::study::{Metric, Study, metrics, show};
 use super::{Figure, Options};
 use crate::harness::Findings;
@@ -10,7 +11,7 @@ impl Study<'_> {
         &self,
         o: &Options,
         machine: &str,
-        calibration: &str,
+        calibration: &Calibration,
         seconds: f64,
     ) -> String {
         let mut s = String::new();
@@ -46,6 +47,7 @@ impl Study<'_> {
                 o.rows
             ));
         }
+        s.push_str(&self.verdicts());
         for panel in self.panels() {
             let (figure, dataset, param) = panel;
             s.push_str(&format!(

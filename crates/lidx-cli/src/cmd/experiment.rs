@@ -102,7 +102,7 @@ pub struct LsmJoinsArgs {
     /// validations grow).
     #[arg(long, value_parser = parse_count, default_value = "100K")]
     rows: u64,
-    /// Figures to run, comma-separated (5a,5b,5c,6,7,8,9,10,11,12,13c) [default: all].
+    /// Figures to run, comma-separated (5a,5b,5c,6,7,8,9,10,11,12,13b,13c) [default: all].
     #[arg(long, value_delimiter = ',')]
     figures: Vec<lidx_bench::lsm_joins::Figure>,
     /// Write buffer of the data trees [default: the paper's code's 64 MiB scaled by

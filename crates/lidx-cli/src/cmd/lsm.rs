@@ -9,8 +9,8 @@ use lidx::join::CountSink;
 use lidx::storage::TableWriter;
 use lidx_lsm::joins::cost::{self, CostInputs};
 use lidx_lsm::joins::{
-    self, ApplyTimes, Design, IndexSpec, LsmConfig, LsmDb, Maintenance, Method, Side, UpdateMix,
-    Workload,
+    self, ApplyTimes, Design, IndexSpec, JoinOn, LsmConfig, LsmDb, Maintenance, Method, Side,
+    UpdateMix, Workload,
 };
 
 use crate::progress::Context;
@@ -43,7 +43,7 @@ pub enum Command {
     /// Name the method paper 5's cost model predicts fastest for a workload of joins and
     /// updates on this database, with every method's predicted costs.
     #[command(
-        after_help = "Examples:\n  lidx lsm advise --dir db\n  lidx lsm advise --dir db --joins 16 --updates 1M --profile disk.json"
+        after_help = "Examples:\n  lidx lsm advise --dir db --join-on key\n  lidx lsm advise --dir db --join-on attribute --joins 16 --updates 1M --profile disk.json"
     )]
     Advise(AdviseArgs),
     /// What a database holds: settings, workload, indexes, levels.
@@ -257,6 +257,11 @@ pub struct AdviseArgs {
     /// Rows written over the workload, across R and S.
     #[arg(long, value_parser = parse_count, default_value = "0")]
     updates: u64,
+    /// The join asked: key (R's attribute = S's primary key: the P and PS methods) or
+    /// attribute (R's attribute = S's attribute: N, NS, SS). Only methods that answer it
+    /// are ranked.
+    #[arg(long, value_name = "key|attribute")]
+    join_on: JoinOn,
     /// Storage profile (from `lidx bench disk`) [default: an assumed SSD, labelled as such].
     #[arg(long, value_name = "PROFILE.json")]
     profile: Option<PathBuf>,
@@ -467,9 +472,10 @@ fn advise(a: AdviseArgs) -> anyhow::Result<()> {
         None => lidx::storage::profile::assumed_ssd(),
     };
     let inputs = CostInputs::of(&db, a.joins, a.updates)?;
-    let predictions = cost::advise(&inputs, &profile);
+    let predictions = cost::advise_for(&inputs, &profile, a.join_on);
     if a.json {
         let out = serde_json::json!({
+            "join_on": a.join_on,
             "inputs": inputs,
             "device": profile.device,
             "predictions": predictions,
@@ -481,7 +487,8 @@ fn advise(a: AdviseArgs) -> anyhow::Result<()> {
         bail!("the cost model predicted nothing");
     };
     say!(
-        "pick: {} ({:.3} s predicted: joins {:.3} s, indexes {:.3} s) for {} join(s) over {} updates on {}",
+        "pick for {}: {} ({:.3} s predicted: joins {:.3} s, indexes {:.3} s) for {} join(s) over {} updates on {}",
+        a.join_on.equation(),
         best.method,
         best.total_s(),
         best.join_s,

@@ -43,7 +43,7 @@ use lidx::storage::profile::StorageProfile;
 use serde::Serialize;
 
 use super::db::LsmDb;
-use super::method::{Algorithm, Design, IndexSpec, Maintenance, Method, Shape, Side};
+use super::method::{Algorithm, Design, IndexSpec, JoinOn, Maintenance, Method, Shape, Side};
 use super::rows::{KEY_BYTES, MIN_ENTRY};
 use crate::Result;
 
@@ -236,6 +236,8 @@ impl Io {
 pub struct Prediction {
     /// The method, as the paper names it.
     pub method: String,
+    /// The join it answers.
+    pub joins_on: JoinOn,
     /// I/O of all the workload's joins.
     pub join_io: Io,
     /// I/O of building the method's indexes over the loaded rows and keeping them through
@@ -441,7 +443,17 @@ const HASH_ROW_OVERHEAD: f64 = 56.0;
 /// The most joins a workload given to the model may have (each is costed at its own size).
 pub const MAX_JOINS: u64 = 1_000_000;
 
-/// The model's prediction for every method, cheapest first under `profile`.
+/// The model's prediction for every method that answers `on`, cheapest first under
+/// `profile`: methods of the other join answer a different question, so they are not
+/// ranked beside these.
+pub fn advise_for(inputs: &CostInputs, profile: &StorageProfile, on: JoinOn) -> Vec<Prediction> {
+    let mut all = advise(inputs, profile);
+    all.retain(|p| p.joins_on == on);
+    all
+}
+
+/// The model's prediction for every method, cheapest first under `profile` (both joins:
+/// see [`advise_for`]).
 pub fn advise(inputs: &CostInputs, profile: &StorageProfile) -> Vec<Prediction> {
     let f = inputs.joins.max(1.0);
     let (r_rows, s_rows) = inputs.rows;
@@ -470,6 +482,7 @@ pub fn advise(inputs: &CostInputs, profile: &StorageProfile) -> Vec<Prediction> 
             }
             Prediction {
                 method: method.to_string(),
+                joins_on: method.joins_on(),
                 join_s: join.seconds(profile, inputs.block_size),
                 index_s: index.seconds(profile, inputs.block_size),
                 join_io: join,

@@ -78,6 +78,36 @@ pub enum Maintenance {
     Validation,
 }
 
+/// The join a method answers: R's attribute against S's primary key (the `P` and `PS`
+/// shapes), or against S's attribute (`N`, `NS`, `SS`). A schema asks one of them; the
+/// methods of the other answer a different question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JoinOn {
+    /// R.attr = S.key.
+    Key,
+    /// R.attr = S.attr.
+    Attribute,
+}
+
+impl JoinOn {
+    /// `key` or `attribute`.
+    pub fn name(self) -> &'static str {
+        match self {
+            JoinOn::Key => "key",
+            JoinOn::Attribute => "attribute",
+        }
+    }
+
+    /// The join as an equation: `R.attr = S.key`.
+    pub fn equation(self) -> &'static str {
+        match self {
+            JoinOn::Key => "R.attr = S.key",
+            JoinOn::Attribute => "R.attr = S.attr",
+        }
+    }
+}
+
 /// Which table a secondary index belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -201,6 +231,15 @@ impl Method {
         matches!(self.shape, Shape::P | Shape::Ps)
     }
 
+    /// The join the method answers.
+    pub fn joins_on(&self) -> JoinOn {
+        if self.joins_s_key() {
+            JoinOn::Key
+        } else {
+            JoinOn::Attribute
+        }
+    }
+
     /// The secondary indexes the method reads.
     pub fn indexes(&self) -> Vec<IndexSpec> {
         let Some((maintenance, design)) = self.index else {
@@ -321,6 +360,11 @@ macro_rules! parse_by_name {
     };
 }
 
+parse_by_name!(
+    JoinOn,
+    "a join: key (R.attr = S.key) or attribute (R.attr = S.attr)",
+    [JoinOn::Key, JoinOn::Attribute]
+);
 parse_by_name!(
     Design,
     "an index design: eager, lazy or comp",

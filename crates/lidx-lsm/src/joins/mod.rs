@@ -31,6 +31,6 @@ pub use config::LsmConfig;
 pub use data::{Batch, Change, Workload};
 pub use db::{ApplyTimes, LsmDb, UpdateMix, refuse_output_inside};
 pub use keys::{AttrFiles, GivenAttrs};
-pub use method::{Algorithm, Design, IndexSpec, Maintenance, Method, Shape, Side};
+pub use method::{Algorithm, Design, IndexSpec, JoinOn, Maintenance, Method, Shape, Side};
 pub use run::{LsmJoinReport, join, join_with_threads};
 pub use tree::TreeStats;
