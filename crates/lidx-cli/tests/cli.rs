@@ -2906,7 +2906,13 @@ fn lsm_databases_load_update_and_join_by_every_method_alike() {
     assert_eq!(predictions.len(), 21);
     assert!(predictions.iter().all(|p| p["joins_on"] == "attribute"));
     // The join must be named: the two families answer different questions.
-    fails(d, &["lsm", "advise", "--dir", "db"], &["--join-on"]);
+    let out = lidx()
+        .current_dir(d)
+        .args(["lsm", "advise", "--dir", "db"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--join-on"));
     let info = ok(d, &["lsm", "info", "--dir", "db"]);
     assert!(
         info.contains("s.lazy-sync-covering") && info.contains("batches      2"),

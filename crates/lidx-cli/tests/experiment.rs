@@ -1093,8 +1093,8 @@ fn lsm_joins_runs_its_figures_and_refuses_bad_parameters() {
         ],
     );
     let rows = read_csv(&d.join("o/lsm-joins.csv"));
-    // Fig. 5c: 3 matching rates × 5 methods; Fig. 12: 8 settings × 4 methods; one join each.
-    assert_eq!(rows.len(), 3 * 5 + 8 * 4);
+    // Fig. 5c: 5 matching rates × 5 methods; Fig. 12: 8 settings × 7 methods; one join each.
+    assert_eq!(rows.len(), 5 * 5 + 8 * 7);
     for r in &rows {
         assert!(!r["machine"].is_empty() && r["batch"] == "1", "{r:?}");
         well_formed(r, &["join_s", "index_s", "data_s"]);
@@ -1125,9 +1125,10 @@ fn lsm_joins_runs_its_figures_and_refuses_bad_parameters() {
     let summary = std::fs::read_to_string(d.join("o/summary.md")).unwrap();
     assert!(summary.contains("## Fig. 12"), "{summary}");
     assert!(
-        summary.contains("picked the measured fastest method in"),
+        summary.contains("| the cost model, calibrated |"),
         "{summary}"
     );
+    assert!(summary.contains("| Fig. 12: "), "{summary}");
     assert!(!d.join("o/data").exists(), "databases left behind");
 
     let fresh = d.join("fresh");
@@ -1183,17 +1184,17 @@ fn lsm_joins_reads_a_real_data_set_from_key_files() {
         ],
     );
     let rows = read_csv(&d.join("o/lsm-joins.csv"));
-    // Two data sets × 4 entry sizes × 4 methods.
-    assert_eq!(rows.len(), 2 * 4 * 4);
+    // Two data sets × 5 entry sizes × 4 methods.
+    assert_eq!(rows.len(), 2 * 5 * 4);
     assert!(rows.iter().any(|r| r["dataset"] == "face"));
     assert!(rows.iter().all(|r| r["dataset"] != "face-like"));
     for r in rows.iter().filter(|r| r["dataset"] == "face") {
         // One file for both sides: every row of R finds its attribute in S.
         assert_eq!(r["match_rate"], "1.000", "{r:?}");
-        if r["entry_size"] == "4096" && r["method"] == "HJ-P" {
-            // 750 rows of 4 KiB a side, past the 1 MiB of join memory: spilled whole.
+        if r["entry_size"] == "2048" && r["method"] == "HJ-P" {
+            // 750 rows of 2 KiB a side, past the 1 MiB of join memory: spilled whole.
             assert!(
-                r["scratch_bytes"].parse::<u64>().unwrap() >= 2 * 750 * 4096,
+                r["scratch_bytes"].parse::<u64>().unwrap() >= 2 * 750 * 2048,
                 "{r:?}"
             );
         }
