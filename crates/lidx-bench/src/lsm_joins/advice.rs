@@ -258,9 +258,9 @@ impl Study<'_> {
             questions.len(),
             calibration.description
         ));
-        s.push_str("Two trivial advisors beside it: a constant one, which picks the first of the question's methods in the order of how many questions each won in this run (with hindsight, so it scores at least as well as any fixed preference could); and one that picks the fastest of the question's methods on the calibration's data (unif drawn with another seed, every method once at one join).\n\n");
+        s.push_str("Two trivial advisors beside it: a constant one, which picks the first of the question's methods in the order of how many questions each won in this run (fit on this run with hindsight, so no column is out of sample for it); and one that picks the fastest of the question's methods on the calibration's data (unif drawn with another seed, every method once at one join).\n\n");
         s.push_str(&format!(
-            "The cells the model's two refinements were made on (the grid of the study before it took the paper's full ranges, with the default options; {} questions here) are in sample; the rest, and every question of a run at another size, seed or data, are out of sample.\n\n",
+            "The cells the model's two refinements were made on (the grid of the study before it took the paper's full ranges, at 100K rows and otherwise the default options; {} questions here) are in sample; the rest, and every question of a run at another size, seed or data, are out of sample.\n\n",
             model.refined
         ));
         let row = |name: &str, score: &Score| {

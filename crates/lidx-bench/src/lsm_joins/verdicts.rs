@@ -81,13 +81,13 @@ const CLAIMS: &[Claim] = &[
         figure: Figure::F5a,
         param: "entry_size",
         datasets: &[],
-        statement: "INLJ-P's join grows far less with entry size than HJ-P's (Face, 32 B to 4 KiB: 1.5x against 6x) (4.2).",
+        statement: "INLJ-P's join grows far less with entry size than HJ-P's, at most half as much (Face, 32 B to 4 KiB: 1.5x against 6x; here to the figure's largest, 2 KiB) (4.2).",
         judge: |st, p| {
             let inlj = st.growth_of(p, "INLJ-P", Metric::Join)?;
             let hj = st.growth_of(p, "HJ-P", Metric::Join)?;
             Some(Judged::new(
                 format!("INLJ-P {}, HJ-P {}", times(inlj), times(hj)),
-                inlj < hj,
+                inlj < 0.5 * hj,
                 format!("INLJ-P grew {} to HJ-P's {}", times(inlj), times(hj)),
             ))
         },
@@ -123,14 +123,19 @@ const CLAIMS: &[Claim] = &[
         figure: Figure::F5b,
         param: "joins",
         datasets: &[],
-        statement: "At one join SJ-PS's join + index latency is about 5x the best method's, HJ-P's (4.3).",
+        statement: "At one join SJ-PS's join + index latency is nearly 5x the best method's (HJ-P there), at least 3x here (4.3).",
         judge: |st, p| {
             let lo = *st.xs(p).first()?;
-            let r = st.ratio(p, lo, 0.0, "SJ-PS/S-Comp", "HJ-P", Metric::Total)?;
+            let (best, v) = st.fastest_at(p, lo, Metric::Total)?;
+            let r = st.value(p, lo, 0.0, "SJ-PS/S-Comp", Metric::Total)? / v.max(1e-9);
             Some(Judged::new(
-                format!("SJ-PS / HJ-P at F={lo}: {}", times(r)),
-                r >= 2.0,
-                st.split(p, lo, "SJ-PS/S-Comp"),
+                format!("SJ-PS / the fastest ({best}) at F={lo}: {}", times(r)),
+                r >= 3.0,
+                format!(
+                    "SJ-PS {}; {best} {}",
+                    st.split(p, lo, "SJ-PS/S-Comp"),
+                    st.split(p, lo, &best)
+                ),
             ))
         },
     },
@@ -138,13 +143,14 @@ const CLAIMS: &[Claim] = &[
         figure: Figure::F5b,
         param: "joins",
         datasets: &[],
-        statement: "At 32 joins SJ-PS is the fastest, at half of HJ-P's latency (4.3).",
+        statement: "At 32 joins SJ-PS is the fastest, at about half of HJ-P's latency (0.6x or less here) (4.3).",
         judge: |st, p| {
             let hi = *st.xs(p).last()?;
             let r = st.ratio(p, hi, 0.0, "SJ-PS/S-Comp", "HJ-P", Metric::Total)?;
+            let (best, _) = st.fastest_at(p, hi, Metric::Total)?;
             Some(Judged::new(
-                format!("SJ-PS / HJ-P at F={hi}: {}", times(r)),
-                r <= 0.5,
+                format!("SJ-PS / HJ-P at F={hi}: {}; the fastest: {best}", times(r)),
+                r <= 0.6 && best == "SJ-PS/S-Comp",
                 format!(
                     "SJ-PS {}; HJ-P {}",
                     st.split(p, hi, "SJ-PS/S-Comp"),
@@ -304,7 +310,7 @@ const CLAIMS: &[Claim] = &[
                     times(e),
                     times(l)
                 ),
-                e > 1.1 && l < 1.0,
+                e > 1.1 && l < 0.9,
                 format!("V-Eager {}, V-Lazy {}", times(e), times(l)),
             ))
         },
@@ -332,20 +338,27 @@ const CLAIMS: &[Claim] = &[
         figure: Figure::F8,
         param: "skew",
         datasets: &[],
-        statement: "At the highest skew synchronous Eager's index latency dwarfs the others' (767 s against under 25 s at θ=0.7) (4.6).",
+        statement: "At the highest skew Eager's index latency dwarfs the other designs' (θ=0.7: 767 s synchronous and 172 s validation, against under 25 s for Lazy and Comp), at least 2x here (4.6).",
         judge: |st, p| {
             let hi = *st.xs(p).last()?;
-            let e = st.value(p, hi, 0.0, "INLJ-NS/S-Eager", Metric::Index)?;
-            let others = st
-                .value(p, hi, 0.0, "INLJ-NS/S-Lazy", Metric::Index)?
-                .max(st.value(p, hi, 0.0, "INLJ-NS/S-Comp", Metric::Index)?);
+            let index = |m: &str| st.value(p, hi, 0.0, m, Metric::Index);
+            let eager = index("INLJ-NS/S-Eager")?.min(index("INLJ-NS/V-Eager")?);
+            let mut others = 0.0f64;
+            for m in [
+                "INLJ-NS/S-Lazy",
+                "INLJ-NS/S-Comp",
+                "INLJ-NS/V-Lazy",
+                "INLJ-NS/V-Comp",
+            ] {
+                others = others.max(index(m)?);
+            }
             Some(Judged::new(
                 format!(
-                    "S-Eager / the slower of S-Lazy and S-Comp at θ={hi}: {}",
-                    times(e / others)
+                    "the cheaper Eager / the costliest Lazy or Comp at θ={hi}: {}",
+                    times(eager / others)
                 ),
-                e > 2.0 * others,
-                format!("S-Eager {} against {}", seconds(e), seconds(others)),
+                eager > 2.0 * others,
+                format!("Eager {} against {}", seconds(eager), seconds(others)),
             ))
         },
     },
@@ -419,10 +432,10 @@ const CLAIMS: &[Claim] = &[
         statement: "On skewed data INLJ's cumulative join latency exceeds SJ's (4.8).",
         judge: |st, p| {
             let x = *st.xs(p).first()?;
-            let inlj = st.value(p, x, 0.0, "INLJ-NS/V-Lazy", Metric::Join)?;
-            let sj = st.value(p, x, 0.0, "SJ-SS/V-Comp", Metric::Join)?;
+            let inlj = st.value(p, x, 0.0, "INLJ-NS/S-Comp", Metric::Join)?;
+            let sj = st.value(p, x, 0.0, "SJ-SS/S-Lazy", Metric::Join)?;
             Some(Judged::new(
-                format!("INLJ-NS/V-Lazy / SJ-SS/V-Comp: {}", times(inlj / sj)),
+                format!("INLJ-NS/S-Comp / SJ-SS/S-Lazy: {}", times(inlj / sj)),
                 inlj > sj,
                 format!("INLJ {} against SJ {}", seconds(inlj), seconds(sj)),
             ))
@@ -450,10 +463,17 @@ const CLAIMS: &[Claim] = &[
         judge: |st, p| {
             let e = st.growth_of(p, "INLJ-NS/S-Eager", Metric::Join)?;
             let h = st.growth_of(p, "HJ-P", Metric::Join)?;
+            let j = st.growth_of(p, "SJ-NS/S-Lazy", Metric::Join)?;
+            let value = format!(
+                "INLJ-NS/S-Eager {}, HJ-P {}, SJ-NS/S-Lazy {}",
+                times(e),
+                times(h),
+                times(j)
+            );
             Some(Judged::new(
-                format!("INLJ-NS/S-Eager {}, HJ-P {}", times(e), times(h)),
-                flat(e) && flat(h),
-                format!("INLJ-NS/S-Eager {}, HJ-P {}", times(e), times(h)),
+                value.clone(),
+                flat(e) && flat(h) && flat(j),
+                value,
             ))
         },
     },
@@ -482,18 +502,30 @@ const CLAIMS: &[Claim] = &[
         figure: Figure::F11,
         param: "index_write_buffer",
         datasets: &[],
-        statement: "A larger write buffer speeds INLJ through Comp and Lazy indexes (fewer levels) (4.9).",
+        statement: "A larger write buffer speeds INLJ through Comp indexes (fewer levels), less so with validation; the largest (256 MB) joins slower than 64 MB (4.9).",
         judge: |st, p| {
-            let c = st.growth_of(p, "INLJ-NS/S-Comp", Metric::Join)?;
-            let l = st.growth_of(p, "INLJ-NS/V-Lazy", Metric::Join)?;
+            let xs = st.xs(p);
+            let lo = *xs.first()?;
+            let join = |x: f64, m: &str| st.value(p, x, 0.0, m, Metric::Join);
+            let base = join(lo, "INLJ-NS/S-Comp")?;
+            let (best_x, best) = xs
+                .iter()
+                .filter_map(|&x| Some((x, join(x, "INLJ-NS/S-Comp")?)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))?;
+            let lazy = st.growth_of(p, "INLJ-NS/V-Lazy", Metric::Join)?;
             Some(Judged::new(
                 format!(
-                    "from the smallest M to the largest: INLJ-NS/S-Comp {}, INLJ-NS/V-Lazy {}",
-                    times(c),
-                    times(l)
+                    "INLJ-NS/S-Comp at its best M ({}) over the smallest: {}; INLJ-NS/V-Lazy from the smallest to the largest: {}",
+                    show("index_write_buffer", best_x),
+                    times(best / base),
+                    times(lazy)
                 ),
-                c < 0.9 && l < 0.9,
-                format!("INLJ-NS/S-Comp {}, INLJ-NS/V-Lazy {}", times(c), times(l)),
+                best < 0.9 * base,
+                format!(
+                    "INLJ-NS/S-Comp {} at the smallest M, {} at its best",
+                    seconds(base),
+                    seconds(best)
+                ),
             ))
         },
     },
@@ -535,7 +567,7 @@ const CLAIMS: &[Claim] = &[
         figure: Figure::F13b,
         param: "join_memory",
         datasets: &[],
-        statement: "The hybrid hash join joins within about a second of the grace hash join (9 s) on every data set: little of a table fits 16 MB (5.4).",
+        statement: "The hybrid hash join joins about as fast as the grace hash join (about a second apart) on every data set: little of a table fits 16 MB (5.4).",
         judge: |st, p| {
             let lo = *st.xs(p).first()?;
             let r = st.ratio(p, lo, 0.0, "HHJ-P", "HJ-P", Metric::Join)?;
@@ -554,19 +586,25 @@ const CLAIMS: &[Claim] = &[
         figure: Figure::F13c,
         param: "threads",
         datasets: &[],
-        statement: "INLJ-P gains the most from more threads (over 80% less latency at 16) (5.4).",
+        statement: "INLJ-P gains the most from more threads (over 80% less latency at 16); judged here at as many threads as the machine has cores (5.4).",
         judge: |st, p| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+            let at = st
+                .xs(p)
+                .into_iter()
+                .filter(|&x| x <= cores)
+                .fold(1.0, f64::max);
             let speedup = |m: &str| {
                 Some(
                     st.value(p, 1.0, 0.0, m, Metric::Join)?
-                        / st.value(p, 2.0, 0.0, m, Metric::Join)?,
+                        / st.value(p, at, 0.0, m, Metric::Join)?,
                 )
             };
             let inlj = speedup("INLJ-P")?;
             let others = speedup("SJ-P")?.max(speedup("HJ-P")?);
             Some(Judged::new(
                 format!(
-                    "speed-up at 2 threads: INLJ-P {}, the better of SJ-P and HJ-P {}",
+                    "speed-up at {at} threads: INLJ-P {}, the better of SJ-P and HJ-P {}",
                     times(inlj),
                     times(others)
                 ),

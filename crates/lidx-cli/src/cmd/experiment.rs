@@ -100,7 +100,7 @@ pub struct LsmJoinsArgs {
     /// Rows of S and of R a workload writes, before each figure's scaling (the paper: 10M;
     /// Figs. 5a, 6, 7 and 9 use a quarter to an eighth, where entries, duplicates or
     /// validations grow).
-    #[arg(long, value_parser = parse_count, default_value = "100K")]
+    #[arg(long, value_parser = parse_count, default_value = "50K")]
     rows: u64,
     /// Figures to run, comma-separated (5a,5b,5c,6,7,8,9,10,11,12,13b,13c) [default: all].
     #[arg(long, value_delimiter = ',')]

@@ -45,6 +45,7 @@ use serde::Serialize;
 use super::db::LsmDb;
 use super::method::{Algorithm, Design, IndexSpec, JoinOn, Maintenance, Method, Shape, Side};
 use super::rows::{KEY_BYTES, MIN_ENTRY};
+use super::run::HybridLayout;
 use crate::Result;
 
 /// What the model is evaluated on.
@@ -413,12 +414,8 @@ fn join_io(inputs: &CostInputs, method: Method, rows: (f64, f64)) -> Io {
         // The share of R that stays in the join memory is neither written nor read back,
         // nor is S's share that meets it.
         (Algorithm::Hhj, _) => {
-            let held = r.rows * (inputs.entry_size + HASH_ROW_OVERHEAD);
-            let resident = if held > 0.0 {
-                (inputs.join_memory / held).min(1.0)
-            } else {
-                1.0
-            };
+            let held = (r.rows * (inputs.entry_size + HASH_ROW_OVERHEAD)) as u64;
+            let resident = HybridLayout::of(held, inputs.join_memory as u64).resident_share(held);
             Io::seq((1.0 + 2.0 * (1.0 - resident)) * (r.scan() + s.scan()))
         }
         (Algorithm::Sj, shape) => {
@@ -437,7 +434,8 @@ fn join_io(inputs: &CostInputs, method: Method, rows: (f64, f64)) -> Io {
 }
 
 /// Bytes besides its entry a row of R held in a hash join's table takes (its join key and
-/// the table's share), as the hash joins charge it.
+/// the table's share), as the hash joins charge it; the hybrid hash join keeps what its
+/// memory holds once its spilled partitions' buffers are charged.
 const HASH_ROW_OVERHEAD: f64 = 56.0;
 
 /// The most joins a workload given to the model may have (each is costed at its own size).

@@ -51,9 +51,11 @@ const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 ///   `write_buffer` and `bloom_bits` are the data trees' and the index trees' alone. Bumped because a reader of version 2 would give every tree the
 ///   data trees' write buffer.
 ///
-/// A manifest of version 1 or 2 reads as it was written (every tree with its one write
-/// buffer, the first level that times the size ratio, RocksDB's level-0 trigger of 4 and
-/// its 64 MiB files), and is written back as version 3 at the next change.
+/// A manifest of version 1 or 2 reads with the settings it was written with (every tree
+/// with its one write buffer and Bloom filter, the first level that times the size ratio,
+/// RocksDB's level-0 trigger of 4 and its 64 MiB files; but the levels are now sized
+/// statically, where RocksDB 8.10 sized them from the last), and is written back as
+/// version 3 at the next change.
 const FORMAT: &str = "lidx-lsm joins";
 const VERSION: u32 = 3;
 /// The oldest manifest version read.

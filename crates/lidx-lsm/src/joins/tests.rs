@@ -381,53 +381,70 @@ fn sort_and_hash_joins_spill_whole_entries_and_agree() {
 #[test]
 fn the_hybrid_hash_join_writes_only_what_its_memory_cannot_hold() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    // 3,000 rows of 1 KiB a side against 1 MiB: about a third of R stays in memory.
-    let workload = Workload {
-        rows: 3_000,
-        entry_size: 1024,
-        dup_attr: 2,
-        match_rate: 0.6,
-        ..Workload::default()
-    };
-    let config = LsmConfig {
-        join_memory: config::MIN_JOIN_MEMORY,
-        ..small_trees()
-    };
-    let (mut db, _) = LsmDb::create(&dir.path().join("db"), config, workload).expect("create");
-    db.settle().expect("settle");
-    let width = 8 + 1024u64;
-    for (hybrid, grace) in [("HHJ-P", "HJ-P"), ("HHJ-N", "HJ-N")] {
-        let mut reports = Vec::new();
-        let mut outputs = Vec::new();
-        for name in [hybrid, grace] {
-            let method: Method = name.parse().expect("a method");
-            let mut got: Vec<(u64, u64, u64)> = Vec::new();
-            reports.push(join(&mut db, method, &mut got).expect("join"));
-            got.sort_unstable();
-            outputs.push(got);
+    let memory = config::MIN_JOIN_MEMORY;
+    // R about 3x the join memory (3,000 rows of 1 KiB), then about 11x (20,000 of 512 B,
+    // as the study's default cells are): some of R stays in memory either way.
+    for (rows, entry_size) in [(3_000u64, 1024usize), (20_000, 512)] {
+        let workload = Workload {
+            rows,
+            entry_size,
+            dup_attr: 2,
+            match_rate: 0.6,
+            ..Workload::default()
+        };
+        let config = LsmConfig {
+            join_memory: memory,
+            write_buffer: 1 << 20,
+            index_write_buffer: 1 << 20,
+            data_level_base: 4 << 20,
+            target_file_size: 1 << 20,
+            ..LsmConfig::default()
+        };
+        let path = dir.path().join(format!("db{rows}"));
+        let (mut db, _) = LsmDb::create(&path, config, workload).expect("create");
+        db.settle().expect("settle");
+        let width = 8 + entry_size as u64;
+        let held = rows * (width + 48);
+        let layout = run::HybridLayout::of(held, memory);
+        assert!(layout.spilled >= 1 && layout.resident > 0, "{layout:?}");
+        for (hybrid, grace) in [("HHJ-P", "HJ-P"), ("HHJ-N", "HJ-N")] {
+            let mut reports = Vec::new();
+            let mut outputs = Vec::new();
+            for name in [hybrid, grace] {
+                let method: Method = name.parse().expect("a method");
+                let mut got: Vec<(u64, u64, u64)> = Vec::new();
+                reports.push(join(&mut db, method, &mut got).expect("join"));
+                got.sort_unstable();
+                outputs.push(got);
+            }
+            assert_eq!(outputs[0], outputs[1], "{hybrid} against {grace}");
+            assert_eq!(outputs[0], reference(&db, hybrid == "HHJ-P"), "{hybrid}");
+            let (h, g) = (&reports[0], &reports[1]);
+            // Grace writes every row of both sides once; the hybrid keeps its resident
+            // share of R, and S's rows that meet it, out of its files.
+            assert_eq!(g.scratch_bytes, 2 * rows * width, "{g:?}");
+            assert!(h.scratch_bytes > 0, "{h:?}");
+            let kept = layout.resident_share(held);
+            assert!(
+                (h.scratch_bytes as f64) < (1.0 - kept / 2.0) * g.scratch_bytes as f64,
+                "{hybrid}: {h:?} against {g:?}, {kept:.3} of R resident"
+            );
+            // At most the resident share of R stays: the rest of R was written.
+            let r_written = (rows as f64 * (1.0 - kept)).floor() as u64 * width;
+            assert!(h.scratch_bytes >= r_written, "{h:?}: {layout:?}");
+            assert_eq!(h.threads, 1);
         }
-        assert_eq!(outputs[0], outputs[1], "{hybrid} against {grace}");
-        let want = reference(&db, hybrid == "HHJ-P");
-        assert_eq!(outputs[0], want, "{hybrid}");
-        let (h, g) = (&reports[0], &reports[1]);
-        // Grace writes every row of both sides once; the hybrid keeps some of R, and S's
-        // rows of R's resident partitions, out of its files.
-        assert_eq!(g.scratch_bytes, 2 * 3_000 * width, "{g:?}");
-        assert!(h.scratch_bytes > 0, "{h:?}");
-        assert!(h.scratch_bytes < g.scratch_bytes, "{h:?} against {g:?}");
-        // At most the memory's worth of R stays: at least the rest of R was written.
-        let held_rows = config::MIN_JOIN_MEMORY / (1024 + 56);
-        assert!(
-            h.scratch_bytes >= (3_000 - held_rows) * width,
-            "{h:?}: {held_rows} rows fit"
-        );
-        assert_eq!(h.threads, 1);
     }
 
     // Tables that fit the memory are joined without a file.
     let small = Workload {
         rows: 300,
-        ..workload
+        entry_size: 1024,
+        ..Workload::default()
+    };
+    let config = LsmConfig {
+        join_memory: memory,
+        ..small_trees()
     };
     let (mut db, _) = LsmDb::create(&dir.path().join("small"), config, small).expect("create");
     let method: Method = "HHJ-N".parse().expect("a method");
@@ -436,6 +453,31 @@ fn the_hybrid_hash_join_writes_only_what_its_memory_cannot_hold() {
     got.sort_unstable();
     assert_eq!(got, reference(&db, false));
     assert_eq!((report.scratch_files, report.scratch_bytes), (0, 0));
+}
+
+#[test]
+fn a_hybrid_layout_spills_the_fewest_partitions_that_fit_the_memory() {
+    let mib = 1u64 << 20;
+    assert_eq!(
+        run::HybridLayout::of(mib / 2, mib),
+        run::HybridLayout {
+            spilled: 0,
+            resident: mib / 2
+        }
+    );
+    for held in [mib + 1, 3 * mib, 12 * mib, 1000 * mib] {
+        let l = run::HybridLayout::of(held, mib);
+        let buffers = 2 * l.spilled * (16 << 10);
+        // Past a thousand partitions their buffers take all the memory: grace's join.
+        assert_eq!(l.resident, mib.saturating_sub(buffers), "{held}: {l:?}");
+        // Enough partitions for the rest to fit, and one fewer would not do.
+        assert!(l.spilled * mib + l.resident >= held, "{held}: {l:?}");
+        let fewer = l.spilled - 1;
+        assert!(
+            fewer * mib + (mib - 2 * fewer * (16 << 10)) < held,
+            "{held}: {l:?}"
+        );
+    }
 }
 
 #[test]

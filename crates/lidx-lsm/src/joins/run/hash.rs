@@ -2,15 +2,16 @@
 //! scratch files by the BKDR hash (seed 131) of the 10-byte join key, so that a partition of
 //! R fits the join memory; each partition of R goes into a hash table and S's is probed.
 //!
-//! HHJ (paper 5, section 5.4, Fig. 13b): hybrid hash join, the same partitions, but those
-//! of R that fit the join memory stay in it: R's partitions start resident and, whenever
-//! the resident ones pass the memory, the highest-numbered is written out and the rest of
-//! its rows follow it to disk. S's rows of a resident partition are probed as they are
-//! read; only the spilled partitions of both sides are written and joined afterwards, as
-//! grace's. A table that fits the memory writes nothing. (The paper's code writes every
-//! partition, so its HHJ joined within about a second of its HJ; this one keeps what fits,
-//! as hybrid hash joins do.)
-
+//! HHJ (paper 5, section 5.4, Fig. 13b): hybrid hash join. R's rows are dealt by the same
+//! hash to a resident set and to as few spilled partitions as let each fit the memory when
+//! joined after, the resident set getting what the memory holds once the partitions' file
+//! buffers are charged ([`HybridLayout`]). S's rows of the resident set are probed as they
+//! are read; only the spilled partitions of both sides are written and joined afterwards,
+//! as grace's, and S's rows whose partition of R is empty are not written at all. Should
+//! the resident set outgrow its share (skewed keys), it is written out whole and its
+//! buckets join on disk too. A table that fits the memory writes nothing. (The paper's
+//! code writes every partition, so its HHJ joined within about a second of its HJ; this
+//! one keeps what fits, as hybrid hash joins do.)
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -95,11 +96,6 @@ fn partitions_for(rows: u64, entry_size: usize, memory: u64) -> usize {
     rows.saturating_mul(held_bytes(entry_size))
         .div_ceil(memory.max(1))
         .clamp(1, 4096) as usize
-}
-
-/// The partition of a join key among `count`.
-fn partition_of(key: u64, count: usize) -> usize {
-    bkdr(&encode_key(key)) as usize % count
 }
 
 /// Records of R (`width` bytes each, in `held`) indexed by join key: where each starts.
@@ -216,10 +212,101 @@ pub(super) fn hash_join<S: JoinSink>(
 }
 
 /// The buffer of a spilled partition's scratch file, charged against the join memory.
-const SPILL_BUFFER: usize = 1 << 14;
+const SPILL_BUFFER: u64 = 1 << 14;
 
-/// R's rows of one partition while it is resident: its records, `width` bytes each.
-type Resident = Vec<u8>;
+/// Hash buckets a hybrid hash join deals to its resident set and its spilled partitions
+/// (a prime, so the BKDR hash's low bits do not decide alone).
+const BUCKETS: u64 = 4093;
+
+/// How a hybrid hash join lays out R's `held` bytes (as the hash joins charge a row) in
+/// `memory`: `spilled` partitions, each to fit the memory when joined after, and a resident
+/// share of what is left once their file buffers (one for R, one for S) are charged:
+/// `spilled · memory + (memory − 2 · spilled · buffer) ≥ held`, the fewest that do.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct HybridLayout {
+    /// Partitions of R written to disk.
+    pub(crate) spilled: u64,
+    /// Bytes of R kept in memory.
+    pub(crate) resident: u64,
+}
+
+impl HybridLayout {
+    pub(crate) fn of(held: u64, memory: u64) -> HybridLayout {
+        if held <= memory {
+            return HybridLayout {
+                spilled: 0,
+                resident: held,
+            };
+        }
+        let share = memory.saturating_sub(2 * SPILL_BUFFER).max(1);
+        let mut spilled = (held - memory).div_ceil(share).clamp(1, BUCKETS - 1);
+        while spilled < BUCKETS - 1
+            && spilled * memory + memory.saturating_sub(2 * spilled * SPILL_BUFFER) < held
+        {
+            spilled += 1;
+        }
+        HybridLayout {
+            spilled,
+            resident: memory.saturating_sub(2 * spilled * SPILL_BUFFER).min(held),
+        }
+    }
+
+    /// The share of R kept in memory.
+    pub(crate) fn resident_share(&self, held: u64) -> f64 {
+        if held == 0 {
+            1.0
+        } else {
+            self.resident as f64 / held as f64
+        }
+    }
+}
+
+/// Where a hybrid hash join sends a join key: the resident set, or a spilled partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Destination {
+    Resident,
+    Spilled(usize),
+}
+
+/// The hybrid hash join's deal of hash buckets: the first `resident` buckets stay in
+/// memory, the others go round the spilled partitions.
+struct Deal {
+    resident: u64,
+    spilled: u64,
+}
+
+impl Deal {
+    fn of(layout: HybridLayout, held: u64) -> Deal {
+        let resident = if layout.spilled == 0 {
+            BUCKETS
+        } else {
+            ((BUCKETS as f64 * layout.resident_share(held)) as u64).min(BUCKETS - 1)
+        };
+        Deal {
+            resident,
+            spilled: layout.spilled,
+        }
+    }
+
+    fn of_key(&self, key: u64) -> Destination {
+        let bucket = u64::from(bkdr(&encode_key(key))) % BUCKETS;
+        if bucket < self.resident {
+            Destination::Resident
+        } else {
+            Destination::Spilled(((bucket - self.resident) % self.spilled.max(1)) as usize)
+        }
+    }
+}
+
+/// R's rows kept in memory, or the partition they went to when they outgrew it.
+enum ResidentSet {
+    /// The records (join key and whole entry), `width` bytes each, and their bytes as
+    /// charged.
+    Held(Vec<u8>, u64),
+    /// Written out to the spilled partition of this number (the last), with every later
+    /// row of a resident bucket, of R and of S.
+    Spilled(usize),
+}
 
 pub(super) fn hybrid_hash_join<S: JoinSink>(
     db: &LsmDb,
@@ -232,76 +319,84 @@ pub(super) fn hybrid_hash_join<S: JoinSink>(
     let width = 8 + entry_size;
     let per_row = held_bytes(entry_size);
     let memory = db.config().join_memory;
-    let r_rows = db.batches().saturating_mul(db.workload().r_rows());
-    let count = partitions_for(r_rows, entry_size, memory);
-    let mut resident: Vec<Resident> = vec![Vec::new(); count];
-    let mut r_spilled: Vec<Option<SpillFile>> = (0..count).map(|_| None).collect();
-    // Partitions `spilled_from..` are on disk; the highest resident one goes next.
-    let mut spilled_from = count;
-    let mut charged = 0u64;
+    // R's rows written, an upper bound of those live (a manifest is a file a user can
+    // edit: no overflow on its counts).
+    let held = db
+        .batches()
+        .saturating_mul(db.workload().r_rows())
+        .saturating_mul(per_row);
+    let layout = HybridLayout::of(held, memory);
+    let deal = Deal::of(layout, held);
+    // The spilled partitions, and one more for the resident set should it outgrow its
+    // share (skewed keys, or more rows than the estimate).
+    let files = layout.spilled as usize + 1;
+    let mut r_spilled: Vec<Option<SpillFile>> = (0..files).map(|_| None).collect();
+    let mut resident = ResidentSet::Held(Vec::new(), 0);
     let mut buffer = Vec::with_capacity(entry_size);
     let all = 0..KEY_LIMIT;
     db.r.scan_entries(all.clone(), |_, attr, k, v| {
         let entry = whole_entry(&mut buffer, k, v, entry_size, &db.r)?;
-        let p = partition_of(attr, count);
-        if p >= spilled_from {
-            return Ok(spill(&mut r_spilled[p], dir)?.push(&[&attr.to_le_bytes(), entry])?);
-        }
-        resident[p].extend_from_slice(&attr.to_le_bytes());
-        resident[p].extend_from_slice(entry);
-        charged += per_row;
-        while charged > memory && spilled_from > 0 {
-            spilled_from -= 1;
-            let victim = std::mem::take(&mut resident[spilled_from]);
-            let file = spill(&mut r_spilled[spilled_from], dir)?;
-            for record in victim.chunks_exact(width) {
-                file.push(&[record])?;
+        let p = match (deal.of_key(attr), &mut resident) {
+            (Destination::Spilled(p), _)
+            | (Destination::Resident, &mut ResidentSet::Spilled(p)) => p,
+            (Destination::Resident, ResidentSet::Held(records, charged)) => {
+                records.extend_from_slice(&attr.to_le_bytes());
+                records.extend_from_slice(entry);
+                *charged += per_row;
+                if *charged > layout.resident.max(per_row) {
+                    // Over its share: the resident set goes to the last partition.
+                    let last = files - 1;
+                    let file = spill(&mut r_spilled[last], dir)?;
+                    for record in records.chunks_exact(width) {
+                        file.push(&[record])?;
+                    }
+                    resident = ResidentSet::Spilled(last);
+                }
+                return Ok(());
             }
-            let rows = (victim.len() / width) as u64;
-            charged = charged - rows * per_row + 2 * SPILL_BUFFER as u64;
-        }
-        Ok(())
+        };
+        Ok(spill(&mut r_spilled[p], dir)?.push(&[&attr.to_le_bytes(), entry])?)
     })?;
-    let mut tables: Vec<HashMap<u64, Vec<usize>>> = (0..spilled_from)
-        .map(|p| {
-            let mut table = HashMap::new();
-            index_records(&resident[p], width, &mut table);
-            table
-        })
-        .collect();
+    let mut table = HashMap::new();
+    if let ResidentSet::Held(records, _) = &resident {
+        index_records(records, width, &mut table);
+    }
     let by_key = method.joins_s_key();
-    let mut s_spilled: Vec<Option<SpillFile>> = (0..count).map(|_| None).collect();
+    let mut s_spilled: Vec<Option<SpillFile>> = (0..files).map(|_| None).collect();
     let mut record = vec![0u8; width];
     db.s.scan_entries(all, |pk, attr, k, v| {
         let key = if by_key { pk } else { attr };
         let entry = whole_entry(&mut buffer, k, v, entry_size, &db.s)?;
-        let p = partition_of(key, count);
-        if p >= spilled_from {
-            return Ok(spill(&mut s_spilled[p], dir)?.push(&[&key.to_le_bytes(), entry])?);
+        let p = match (deal.of_key(key), &resident) {
+            (Destination::Spilled(p), _) | (Destination::Resident, &ResidentSet::Spilled(p)) => p,
+            (Destination::Resident, ResidentSet::Held(records, _)) => {
+                record[..8].copy_from_slice(&key.to_le_bytes());
+                record[8..].copy_from_slice(entry);
+                return probe(&record, records, &table, out);
+            }
+        };
+        // S's rows whose partition of R is empty meet nothing: they are not written.
+        if r_spilled[p].is_none() {
+            return Ok(());
         }
-        record[..8].copy_from_slice(&key.to_le_bytes());
-        record[8..].copy_from_slice(entry);
-        probe(&record, &resident[p], &tables[p], out)
+        Ok(spill(&mut s_spilled[p], dir)?.push(&[&key.to_le_bytes(), entry])?)
     })?;
-    tables.clear();
-    resident.clear();
-    // The spilled partitions, joined as grace joins them. A partition of R spilled while
-    // its S was still to come always has S's file too, though it may hold nothing.
-    let mut held = Vec::new();
+    drop(table);
+    drop(resident);
+    // The spilled partitions, joined as grace joins them; one whose S file was never made
+    // meets nothing.
+    let mut held_records = Vec::new();
     let mut table = HashMap::new();
     for (r, s) in r_spilled.into_iter().zip(s_spilled) {
-        let (Some(r), s) = (r, s) else { continue };
+        let Some(r) = r else { continue };
         report.scratch_files += 1 + u64::from(s.is_some());
         report.scratch_bytes +=
             (r.records() + s.as_ref().map_or(0, SpillFile::records)) * width as u64;
-        let s_files = match s {
-            Some(s) => vec![s.into_reader(1 << 16)?],
-            None => Vec::new(),
-        };
+        let Some(s) = s else { continue };
         join_spilled(
-            (vec![r.into_reader(1 << 16)?], s_files),
+            (vec![r.into_reader(1 << 16)?], vec![s.into_reader(1 << 16)?]),
             width,
-            &mut held,
+            &mut held_records,
             &mut table,
             out,
         )?;
@@ -312,7 +407,11 @@ pub(super) fn hybrid_hash_join<S: JoinSink>(
 /// The scratch file of a spilled partition, made at its first record.
 fn spill<'f>(file: &'f mut Option<SpillFile>, dir: &Path) -> Result<&'f mut SpillFile> {
     if file.is_none() {
-        *file = Some(SpillFile::new(dir, Spilled::HashPartition, SPILL_BUFFER)?);
+        *file = Some(SpillFile::new(
+            dir,
+            Spilled::HashPartition,
+            SPILL_BUFFER as usize,
+        )?);
     }
     file.as_mut().ok_or_else(|| {
         lidx::Error::Internal {

@@ -37,6 +37,7 @@ mod hash;
 mod inlj;
 mod sort_merge;
 
+pub(crate) use hash::HybridLayout;
 pub use hash::MAX_PARTITION_FILES;
 
 use super::db::LsmDb;
