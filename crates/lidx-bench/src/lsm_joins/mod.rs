@@ -372,6 +372,8 @@ mod tests {
             "fig7-unif-join.png",
             "fig10-zipf-index.png",
             "fig13c-face-like-threads-join.png",
+            "fig13b-datasets-join.png",
+            "fig13b-unif-join_memory-join.png",
         ] {
             assert!(dir.path().join(png).exists(), "{png}");
         }

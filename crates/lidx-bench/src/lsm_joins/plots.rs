@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::Figure;
 use super::study::{Metric, Panel, Study, metrics, seconds};
-use crate::plot::{HeatPanel, Scale, Series, chart, heatmaps};
+use crate::plot::{HeatPanel, Scale, Series, bars, chart, heatmaps};
 
 impl Study<'_> {
     pub(super) fn plots(&self, dir: &Path) -> anyhow::Result<()> {
@@ -14,6 +14,8 @@ impl Study<'_> {
             match figure {
                 Figure::F7 => self.duplication_heatmaps(dir, panel)?,
                 Figure::F10 => self.cumulative(dir, panel)?,
+                // One setting: drawn with the other data sets' in one bar chart below.
+                _ if self.xs(panel).len() < 2 => {}
                 _ => {
                     for &metric in metrics(figure) {
                         let series: Vec<Series> = self
@@ -57,7 +59,43 @@ impl Study<'_> {
                 }
             }
         }
+        self.hybrid_bars(dir)?;
         Ok(())
+    }
+
+    /// Fig. 13b: each data set's hybrid and grace hash join at the paper's memory (the
+    /// smallest of its panel), one group a data set.
+    fn hybrid_bars(&self, dir: &Path) -> anyhow::Result<()> {
+        let panels: Vec<Panel> = self
+            .panels()
+            .into_iter()
+            .filter(|p| p.0 == Figure::F13b)
+            .collect();
+        if panels.is_empty() {
+            return Ok(());
+        }
+        let groups: Vec<String> = panels.iter().map(|p| p.1.to_string()).collect();
+        let series: Vec<Series> = ["HHJ-P", "HJ-P"]
+            .into_iter()
+            .map(|m| Series {
+                name: m.into(),
+                points: panels
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(g, &p)| {
+                        let x = *self.xs(p).first()?;
+                        Some((g as f64, self.value(p, x, 0.0, m, Metric::Join)?))
+                    })
+                    .collect(),
+            })
+            .collect();
+        bars(
+            &dir.join("fig13b-datasets-join.png"),
+            "Fig. 13b: join latency at the paper's join memory, by data set",
+            &groups,
+            ("seconds", Scale::Linear),
+            &series,
+        )
     }
 
     /// Fig. 7: one heatmap per metric, a panel per design, c down and d across; each cell
