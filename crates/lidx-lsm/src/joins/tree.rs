@@ -267,6 +267,16 @@ impl Tree {
             .map_or_else(TreeStats::default, |dump| TreeStats::parse(&dump))
     }
 
+    /// Rows it holds, as RocksDB estimates them (its files' and memtables' entries: keys
+    /// written again or deleted may count more than once, never fewer).
+    pub(crate) fn estimated_rows(&self) -> Result<u64> {
+        Ok(self
+            .db
+            .property_int_value("rocksdb.estimate-num-keys")
+            .map_err(rocks(&self.path, "read a property of"))?
+            .unwrap_or(0))
+    }
+
     /// Levels holding data, from RocksDB's per-level file counts.
     pub(crate) fn levels(&self) -> Result<u64> {
         let mut levels = 0;

@@ -155,9 +155,8 @@ pub(super) fn hash_join<S: JoinSink>(
     let dir = db.dir();
     let entry_size = db.workload().entry_size;
     // A partition of R is held whole, its records indexed by a hash table: enough
-    // partitions for each to fit the budget. (A manifest is a file a user can edit: no
-    // overflow on its counts.)
-    let r_rows = db.batches().saturating_mul(db.workload().r_rows());
+    // partitions for each to fit the budget, for the rows R holds (RocksDB's estimate).
+    let r_rows = db.r.estimated_rows()?;
     // Threads join partitions at the same time: each gets its share of the memory.
     let memory = (db.config().join_memory / threads as u64).max(1);
     let count = partitions_for(r_rows, entry_size, memory);
@@ -221,14 +220,21 @@ const BUCKETS: u64 = 4093;
 /// How a hybrid hash join lays out R's `held` bytes (as the hash joins charge a row) in
 /// `memory`: `spilled` partitions, each to fit the memory when joined after, and a resident
 /// share of what is left once their file buffers (one for R, one for S) are charged:
-/// `spilled · memory + (memory − 2 · spilled · buffer) ≥ held`, the fewest that do.
+/// `spilled · memory + (memory − 2 · spilled · buffer) ≥ held`, the fewest that do. The
+/// resident set is planned at that room over 1.2 (the classic fudge factor), so the hash's
+/// unevenness seldom overflows it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct HybridLayout {
     /// Partitions of R written to disk.
     pub(crate) spilled: u64,
-    /// Bytes of R kept in memory.
+    /// Bytes of R planned to stay in memory.
     pub(crate) resident: u64,
+    /// Bytes the resident set may take before it is written out too.
+    pub(crate) room: u64,
 }
+
+/// The share of the room a resident set is planned to fill.
+const FUDGE: f64 = 1.2;
 
 impl HybridLayout {
     pub(crate) fn of(held: u64, memory: u64) -> HybridLayout {
@@ -236,6 +242,7 @@ impl HybridLayout {
             return HybridLayout {
                 spilled: 0,
                 resident: held,
+                room: memory,
             };
         }
         let share = memory.saturating_sub(2 * SPILL_BUFFER).max(1);
@@ -245,9 +252,11 @@ impl HybridLayout {
         {
             spilled += 1;
         }
+        let room = memory.saturating_sub(2 * spilled * SPILL_BUFFER);
         HybridLayout {
             spilled,
-            resident: memory.saturating_sub(2 * spilled * SPILL_BUFFER).min(held),
+            resident: ((room as f64 / FUDGE) as u64).min(held),
+            room,
         }
     }
 
@@ -319,12 +328,8 @@ pub(super) fn hybrid_hash_join<S: JoinSink>(
     let width = 8 + entry_size;
     let per_row = held_bytes(entry_size);
     let memory = db.config().join_memory;
-    // R's rows written, an upper bound of those live (a manifest is a file a user can
-    // edit: no overflow on its counts).
-    let held = db
-        .batches()
-        .saturating_mul(db.workload().r_rows())
-        .saturating_mul(per_row);
+    // The bytes R's rows take held (RocksDB's estimate of the rows, never below them).
+    let held = db.r.estimated_rows()?.saturating_mul(per_row);
     let layout = HybridLayout::of(held, memory);
     let deal = Deal::of(layout, held);
     // The spilled partitions, and one more for the resident set should it outgrow its
@@ -343,7 +348,7 @@ pub(super) fn hybrid_hash_join<S: JoinSink>(
                 records.extend_from_slice(&attr.to_le_bytes());
                 records.extend_from_slice(entry);
                 *charged += per_row;
-                if *charged > layout.resident.max(per_row) {
+                if *charged > layout.room.max(per_row) {
                     // Over its share: the resident set goes to the last partition.
                     let last = files - 1;
                     let file = spill(&mut r_spilled[last], dir)?;
