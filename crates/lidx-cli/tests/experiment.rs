@@ -1129,6 +1129,10 @@ fn lsm_joins_runs_its_figures_and_refuses_bad_parameters() {
         "{summary}"
     );
     assert!(summary.contains("| Fig. 12: "), "{summary}");
+    // Every panel's finding names methods its cells ran: no value is missing.
+    for line in summary.lines().filter(|l| l.starts_with("- Ours")) {
+        assert!(!line.contains('–'), "{line}");
+    }
     assert!(!d.join("o/data").exists(), "databases left behind");
 
     let fresh = d.join("fresh");
