@@ -1784,13 +1784,78 @@ fn unclustered_indexes_build_on_unsorted_tables_and_say_what_they_hold() {
         ],
     );
     assert!(
-        said.contains("learned partition index over 500 tuples"),
+        said.contains("learned partition index of pointers over 500 tuples"),
         "{said}"
     );
     assert!(said.contains("write amplification"), "{said}");
+    assert!(said.contains("pages"), "{said}");
     let info = ok(d, &["index", "info", "u.pidx", "--table", "u.tbl"]);
     assert!(info.contains("tuples       500"), "{info}");
+    assert!(info.contains("holds        pointers"), "{info}");
     assert!(info.contains("matches"), "{info}");
+    // Both kinds hold tuples on request, and say so.
+    for (kind, out) in [("partition", "t.pidx"), ("btree-inserts", "t.bti")] {
+        let said = ok(
+            d,
+            &[
+                "index",
+                "build",
+                "--table",
+                "u.tbl",
+                "--kind",
+                kind,
+                "--entries",
+                "tuples",
+                "--out",
+                out,
+            ],
+        );
+        assert!(said.contains("of tuples"), "{said}");
+        let info = ok(d, &["index", "info", out, "--table", "u.tbl"]);
+        assert!(info.contains("holds        tuples"), "{info}");
+        assert!(info.contains("matches"), "{info}");
+    }
+    // A value that is neither: a usage error, one line naming both.
+    let out = lidx()
+        .current_dir(d)
+        .args([
+            "index",
+            "build",
+            "--table",
+            "u.tbl",
+            "--kind",
+            "partition",
+            "--entries",
+            "rows",
+            "--out",
+            "x.idx",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("\"rows\" is not pointers or tuples"),
+        "{stderr}"
+    );
+    assert!(!d.join("x.idx").exists());
+    fails(
+        d,
+        &[
+            "index",
+            "build",
+            "--table",
+            "s.tbl",
+            "--kind",
+            "pgm",
+            "--entries",
+            "tuples",
+            "--out",
+            "x.idx",
+        ],
+        &["--entries"],
+    );
     let said = ok(
         d,
         &[
@@ -1804,7 +1869,10 @@ fn unclustered_indexes_build_on_unsorted_tables_and_say_what_they_hold() {
             "u.bti",
         ],
     );
-    assert!(said.contains("B+tree by inserting 500 keys"), "{said}");
+    assert!(
+        said.contains("B+tree of pointers by inserting 500 keys"),
+        "{said}"
+    );
     let info = ok(d, &["index", "info", "u.bti"]);
     assert!(info.contains("entries      500"), "{info}");
     // Sorted tables, flags of other kinds, limits too small: one clear line, no output.
@@ -1939,6 +2007,61 @@ fn unsorted_joins_agree_with_the_grace_hash_join() {
         assert!(said.contains("built") || said.contains("sorted"), "{said}");
         assert_eq!(triples_of(&d.join(&out)), want, "{method}");
     }
+    // Indexes of tuples join to the same triples; their records say what they held.
+    for method in ["partition", "btree-inserts"] {
+        let out = format!("{method}-tuples.tbl");
+        ok(
+            d,
+            &[
+                "join",
+                "--outer",
+                "r.tbl",
+                "--inner",
+                "su.tbl",
+                "--method",
+                method,
+                "--entries",
+                "tuples",
+                "--out",
+                &out,
+            ],
+        );
+        assert_eq!(triples_of(&d.join(&out)), want, "{method} of tuples");
+        let said = ok(
+            d,
+            &[
+                "join",
+                "--outer",
+                "r.tbl",
+                "--inner",
+                "su.tbl",
+                "--method",
+                method,
+                "--entries",
+                "tuples",
+                "--count-only",
+                "--json",
+            ],
+        );
+        let record: serde_json::Value = serde_json::from_str(&said).unwrap();
+        assert_eq!(record["entries"], "tuples", "{said}");
+    }
+    fails(
+        d,
+        &[
+            "join",
+            "--outer",
+            "r.tbl",
+            "--inner",
+            "su.tbl",
+            "--method",
+            "grace",
+            "--entries",
+            "tuples",
+            "--count-only",
+        ],
+        &["entries", "grace"],
+    );
     // Saved indexes are used as they are; one for another table is refused.
     ok(
         d,
@@ -2002,6 +2125,27 @@ fn unsorted_joins_agree_with_the_grace_hash_join() {
             "--count-only",
         ],
         &["s.pidx", "rebuild"],
+    );
+    // Saved indexes of pointers, where the join asks for tuples: refused, naming the file.
+    fails(
+        d,
+        &[
+            "join",
+            "--outer",
+            "r.tbl",
+            "--inner",
+            "su.tbl",
+            "--method",
+            "partition",
+            "--outer-index",
+            "r.pidx",
+            "--inner-index",
+            "s.pidx",
+            "--entries",
+            "tuples",
+            "--count-only",
+        ],
+        &["r.pidx", "holds pointers", "--entries tuples"],
     );
     // No scratch index is left behind.
     assert!(

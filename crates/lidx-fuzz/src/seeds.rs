@@ -9,7 +9,7 @@ use lidx::index::file::KeysFingerprint;
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
 use lidx::kv::{BuildOptions, Layout, Record};
 use lidx::memory::MemoryBudget;
-use lidx::partition::PartitionParams;
+use lidx::partition::{Entries, PartitionParams};
 use lidx::storage::profile::{
     AffineCost, BANDWIDTH_MB_S, LATENCY_US, Measurement, Pattern, StorageProfile, assumed_hdd,
     assumed_ssd, named_profile,
@@ -154,7 +154,8 @@ pub fn kv_files() -> Vec<Vec<u8>> {
     .collect()
 }
 
-/// A partitions file and a B+tree built by inserts, both over 2,000 shuffled tuples.
+/// Partitions files and B+trees built by inserts, of pointers and of tuples, all over
+/// 2,000 shuffled tuples.
 pub fn partition_files() -> Vec<Vec<u8>> {
     let dir = tempfile::tempdir().expect("a scratch directory");
     let table_path = dir.path().join("unsorted.tbl");
@@ -162,14 +163,22 @@ pub fn partition_files() -> Vec<Vec<u8>> {
         .expect("write the unsorted table");
     let table = Table::open(&table_path).expect("open the unsorted table");
     let budget = MemoryBudget::unlimited();
-    let params = PartitionParams::default();
-    [
-        bytes_of(|p| lidx::partition::build(&table, p, &params, &budget, |_| {}).map(drop)),
-        bytes_of(|p| lidx::partition::btree::build(&table, p, &budget, |_| {}).map(drop)),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    Entries::ALL
+        .into_iter()
+        .flat_map(|entries| {
+            let params = PartitionParams {
+                entries,
+                ..PartitionParams::default()
+            };
+            [
+                bytes_of(|p| lidx::partition::build(&table, p, &params, &budget, |_| {}).map(drop)),
+                bytes_of(|p| {
+                    lidx::partition::btree::build(&table, p, entries, &budget, |_| {}).map(drop)
+                }),
+            ]
+        })
+        .flatten()
+        .collect()
 }
 
 /// ALEX files over 1,000 and over 3 sorted tuples.

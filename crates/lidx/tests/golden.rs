@@ -21,7 +21,7 @@ use lidx::join::record::JoinRecord;
 use lidx::kv::{self, BuildOptions, Compression, KeyEncoding, KvFile, Layout, ModelKind, Record};
 use lidx::memory::MemoryBudget;
 use lidx::partition::btree::{self, InsertedBTree};
-use lidx::partition::{self, PartitionFile, PartitionParams};
+use lidx::partition::{self, Entries, PartitionFile, PartitionParams};
 use lidx::partition::{Operation, UnsortedRecord};
 use lidx::storage::profile::{AffineCost, Measurement, Pattern, StorageProfile};
 use lidx::storage::table::key_hash;
@@ -160,14 +160,10 @@ fn bless() {
     }
     let dir = tempfile::tempdir().unwrap();
     let unsorted = unsorted_table(dir.path());
-    write_partitions(
-        &unsorted,
-        &golden(&format!("v{}-small.pidx", partition::VERSION)),
-    );
-    write_inserted_btree(
-        &unsorted,
-        &golden(&format!("v{}-small.bti", btree::VERSION)),
-    );
+    for entries in Entries::ALL {
+        write_partitions(&unsorted, entries, &golden(&latest_pidx(entries)));
+        write_inserted_btree(&unsorted, entries, &golden(&latest_bti(entries)));
+    }
     write_alex(
         &table,
         &golden(&format!("v{}-small.alex", alex::file::VERSION)),
@@ -336,8 +332,9 @@ fn probe_keys(tuples: &[Tuple]) -> Vec<u64> {
 
 /// Every sampled key (a fraction of 1, so the sample is the table whatever the random
 /// generator), two partitions of 150 expected tuples.
-fn partition_params() -> PartitionParams {
+fn partition_params(entries: Entries) -> PartitionParams {
     PartitionParams {
+        entries,
         sample_fraction: 1.0,
         epsilon: 4,
         partition_tuples: 150,
@@ -346,24 +343,42 @@ fn partition_params() -> PartitionParams {
     }
 }
 
-fn write_partitions(table: &Table, out: &Path) {
+/// The newest partitions file of `entries`: `v2-small.pidx` (pointers), `v2-small-tuples.pidx`.
+fn latest_pidx(entries: Entries) -> String {
+    match entries {
+        Entries::Pointers => format!("v{}-small.pidx", partition::VERSION),
+        Entries::Tuples => format!("v{}-small-tuples.pidx", partition::VERSION),
+    }
+}
+
+/// The newest B+tree file of `entries`: `v2-small.bti` (pointers), `v2-small-tuples.bti`.
+fn latest_bti(entries: Entries) -> String {
+    match entries {
+        Entries::Pointers => format!("v{}-small.bti", btree::VERSION),
+        Entries::Tuples => format!("v{}-small-tuples.bti", btree::VERSION),
+    }
+}
+
+fn write_partitions(table: &Table, entries: Entries, out: &Path) {
     partition::build(
         table,
         out,
-        &partition_params(),
+        &partition_params(entries),
         &MemoryBudget::unlimited(),
         |_| {},
     )
     .unwrap();
 }
 
-#[test]
-fn version_1_partitions_file_reads_back_and_is_rewritten_byte_for_byte() {
-    bless();
-    let path = golden("v1-small.pidx");
+/// Opens the partitions file `name`, which holds `entries`, and checks its layout, every
+/// lookup (a tuple's value is its position, so both hold the same words) and its
+/// verification against the table.
+fn check_partitions_file(name: &str, entries: Entries) -> PathBuf {
+    let path = golden(name);
     let tuples = unsorted_tuples();
     let file = PartitionFile::open(&path).unwrap();
     let index = file.index();
+    assert_eq!(index.entries(), entries);
     // Two partitions; the run of 260 equal keys overflows its first page.
     assert_eq!((index.len(), index.partitions()), (300, 2));
     assert_eq!((index.count(0), index.count(1)), (280, 20));
@@ -380,51 +395,87 @@ fn version_1_partitions_file_reads_back_and_is_rewritten_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     let table = unsorted_table(dir.path());
     PartitionFile::verify_file(&path, Some(&table)).unwrap();
-
-    let again = dir.path().join("again.pidx");
-    write_partitions(&table, &again);
-    assert_eq!(
-        std::fs::read(&again).unwrap(),
-        std::fs::read(&path).unwrap()
-    );
-}
-
-fn write_inserted_btree(table: &Table, out: &Path) {
-    btree::build(table, out, &MemoryBudget::unlimited(), |_| {}).unwrap();
+    path
 }
 
 #[test]
-fn version_1_inserted_btree_file_reads_back_and_is_rewritten_byte_for_byte() {
+fn version_1_partitions_file_reads_back_as_tuples() {
     bless();
-    let path = golden("v1-small.bti");
+    check_partitions_file("v1-small.pidx", Entries::Tuples);
+}
+
+#[test]
+fn version_2_partitions_files_read_back_and_are_rewritten_byte_for_byte() {
+    bless();
+    for entries in Entries::ALL {
+        let path = check_partitions_file(&latest_pidx(entries), entries);
+        let dir = tempfile::tempdir().unwrap();
+        let table = unsorted_table(dir.path());
+        let again = dir.path().join("again.pidx");
+        write_partitions(&table, entries, &again);
+        assert_eq!(
+            std::fs::read(&again).unwrap(),
+            std::fs::read(&path).unwrap(),
+            "{entries}"
+        );
+    }
+}
+
+fn write_inserted_btree(table: &Table, entries: Entries, out: &Path) {
+    btree::build(table, out, entries, &MemoryBudget::unlimited(), |_| {}).unwrap();
+}
+
+/// Opens the B+tree file `name`, whose leaves hold `entries` in `leaves` leaves, and checks
+/// every lookup and a full scan (a tuple's value is its position, so both hold the same
+/// words) and its verification against the table.
+fn check_btree_file(name: &str, entries: Entries, leaves: u64) -> PathBuf {
+    let path = golden(name);
     let tuples = unsorted_tuples();
     let mut tree = InsertedBTree::open(&path, 4).unwrap();
-    assert_eq!((tree.len(), tree.leaves()), (300, 2));
+    assert_eq!(tree.entries(), entries);
+    assert_eq!((tree.len(), tree.leaves()), (300, leaves));
     for key in probe_keys(&tuples) {
-        let mut positions = Vec::new();
-        tree.lookup(key, &mut positions).unwrap();
-        // A tuple's value is its position.
-        assert_eq!(positions, values_of(&tuples, key), "key {key}");
+        let mut words = Vec::new();
+        tree.lookup(key, &mut words).unwrap();
+        assert_eq!(words, values_of(&tuples, key), "key {key}");
     }
-    let mut entries = Vec::new();
-    tree.scan_from((0, 0), |k, p| {
-        entries.push((k, p));
+    let mut scanned = Vec::new();
+    tree.scan_from((0, 0), |k, w| {
+        scanned.push((k, w));
         true
     })
     .unwrap();
     let mut sorted: Vec<(u64, u64)> = tuples.iter().map(|t| (t.key, t.value)).collect();
     sorted.sort_unstable();
-    assert_eq!(entries, sorted);
+    assert_eq!(scanned, sorted);
     let dir = tempfile::tempdir().unwrap();
     let table = unsorted_table(dir.path());
     InsertedBTree::verify_file(&path, Some(&table)).unwrap();
+    path
+}
 
-    let again = dir.path().join("again.bti");
-    write_inserted_btree(&table, &again);
-    assert_eq!(
-        std::fs::read(&again).unwrap(),
-        std::fs::read(&path).unwrap()
-    );
+#[test]
+fn version_1_inserted_btree_file_reads_back_as_pointers() {
+    bless();
+    check_btree_file("v1-small.bti", Entries::Pointers, 2);
+}
+
+#[test]
+fn version_2_inserted_btree_files_read_back_and_are_rewritten_byte_for_byte() {
+    bless();
+    // 255 pointers or 170 tuples fit a leaf: 300 entries split into 2 or 3 leaves.
+    for (entries, leaves) in [(Entries::Pointers, 2), (Entries::Tuples, 3)] {
+        let path = check_btree_file(&latest_bti(entries), entries, leaves);
+        let dir = tempfile::tempdir().unwrap();
+        let table = unsorted_table(dir.path());
+        let again = dir.path().join("again.bti");
+        write_inserted_btree(&table, entries, &again);
+        assert_eq!(
+            std::fs::read(&again).unwrap(),
+            std::fs::read(&path).unwrap(),
+            "{entries}"
+        );
+    }
 }
 
 /// Small nodes, so the file has several data nodes under inner nodes.
@@ -765,6 +816,7 @@ fn golden_unsorted_record() -> UnsortedRecord {
     UnsortedRecord {
         operation: Some(Operation::IndexBuild),
         method: "partition".into(),
+        entries: "pointers".into(),
         tuples: 1000,
         inner_tuples: 0,
         memory_limit: 8 << 20,
@@ -777,6 +829,8 @@ fn golden_unsorted_record() -> UnsortedRecord {
         read_calls: 3,
         bytes_written: 40960,
         write_calls: 11,
+        pages_written: 13,
+        file_bytes: 45056,
         index_memory_bytes: 512,
         model_bytes: 128,
         output_tuples: 0,

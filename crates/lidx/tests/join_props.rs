@@ -526,6 +526,7 @@ fn the_driver_refuses_what_a_method_does_not_take() {
     lidx::partition::btree::build(
         &Table::open(&d.join("r.tbl")).unwrap(),
         &bti,
+        lidx::partition::Entries::Pointers,
         &MemoryBudget::unlimited(),
         |_| {},
     )

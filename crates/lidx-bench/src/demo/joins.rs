@@ -11,7 +11,7 @@ use lidx::join::{
 };
 use lidx::memory::MemoryBudget;
 use lidx::partition::btree;
-use lidx::partition::{self, PartitionParams};
+use lidx::partition::{self, Entries, PartitionParams};
 use lidx::sort::{SortOptions, sort_table};
 use lidx::storage::table::{build_from_keys, tuples_from_keys, write_shuffled};
 use lidx::storage::{BlockReader, ReadMode, Table, ValueSource};
@@ -163,6 +163,7 @@ pub(super) fn unsorted(say: &mut Say<'_>, dir: &Path, sorted: &Path) -> anyhow::
     let tree = btree::build(
         &shuffled,
         &dir.join("lognormal.bti"),
+        Entries::Pointers,
         &MemoryBudget::new(limit),
         |_| {},
     )?;

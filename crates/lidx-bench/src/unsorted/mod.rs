@@ -36,7 +36,7 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use lidx::data::Distribution;
-use lidx::partition::PartitionParams;
+use lidx::partition::{Entries, PartitionParams};
 use lidx::storage::TUPLE_SIZE;
 
 use self::measure::{Baselines, Measuring};
@@ -124,7 +124,7 @@ impl Options {
 /// B+tree's or the partitioning's), or a sort, whichever needs more.
 pub fn smallest_limit(n: u64) -> u64 {
     let partition = lidx::partition::min_build_memory(n, &PartitionParams::default());
-    let btree = lidx::partition::btree::min_build_memory(n);
+    let btree = lidx::partition::btree::min_build_memory(n, Entries::Tuples);
     partition.max(btree).max(lidx::sort::min_sort_memory())
 }
 

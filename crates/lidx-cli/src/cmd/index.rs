@@ -11,7 +11,7 @@ use lidx::index::measure::Queries;
 use lidx::index::{AnyIndex, AnyParams, Index, IndexKind, RootKind, tune};
 use lidx::memory::MemoryBudget;
 use lidx::partition::btree::{self, InsertedBTree};
-use lidx::partition::{self, PartitionFile, PartitionParams, UnsortedRecord};
+use lidx::partition::{self, Entries, PartitionFile, PartitionParams, UnsortedRecord};
 use lidx::storage::{TUPLE_SIZE, Table};
 use lidx::updatable::alex::{self, AlexFile, AlexParams};
 
@@ -221,6 +221,11 @@ pub struct BuildArgs {
     /// Run inside this cgroup, made by the user (partition, btree-inserts; see `lidx sort`).
     #[arg(long, value_name = "DIR")]
     cgroup: Option<PathBuf>,
+    /// What the index holds for each tuple besides its key (partition, btree-inserts):
+    /// pointers (its position in the table, as paper 1's indexes do: a join fetches values
+    /// from the table) or tuples (its value too: a clustered copy) [default: pointers].
+    #[arg(long, value_name = "pointers|tuples")]
+    entries: Option<Entries>,
     /// Print one JSON object with every figure of the build (partition, btree-inserts; its
     /// fields are `lidx::partition::UnsortedRecord`'s), and nothing else.
     #[arg(long)]
@@ -248,6 +253,7 @@ impl BuildArgs {
             ("--threads", self.threads.is_some()),
             ("--memory-limit", self.memory_limit.is_some()),
             ("--cgroup", self.cgroup.is_some()),
+            ("--entries", self.entries.is_some()),
             ("--json", self.json),
         ];
         match given.iter().find(|(flag, on)| *on && !takes.contains(flag)) {
@@ -284,9 +290,9 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         Kind::Alex => return build_alex(ctx, &args),
         unclustered => return build_unclustered(ctx, &args, unclustered),
     };
-    if args.memory_limit.is_some() || args.cgroup.is_some() || args.json {
+    if args.memory_limit.is_some() || args.cgroup.is_some() || args.json || args.entries.is_some() {
         bail!(
-            "--memory-limit, --cgroup and --json apply to --kind partition and --kind btree-inserts"
+            "--memory-limit, --cgroup, --entries and --json apply to --kind partition and --kind btree-inserts"
         );
     }
     let params = args.kind.params(kind)?;
@@ -419,8 +425,14 @@ const DEFAULT_MEMORY_LIMIT: u64 = 256 << 20;
 fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Result<()> {
     let k = &args.kind;
     let takes: &[&str] = match kind {
-        Kind::Partition => &["--epsilon", "--memory-limit", "--cgroup", "--json"],
-        _ => &["--memory-limit", "--cgroup", "--json"],
+        Kind::Partition => &[
+            "--epsilon",
+            "--memory-limit",
+            "--cgroup",
+            "--entries",
+            "--json",
+        ],
+        _ => &["--memory-limit", "--cgroup", "--entries", "--json"],
     };
     args.refuse_flags_but(takes)?;
     let cgroup_limit = crate::limits::run_limited(args.cgroup.as_deref(), args.json)?;
@@ -437,9 +449,11 @@ fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Res
     let limit = args.memory_limit.unwrap_or(DEFAULT_MEMORY_LIMIT);
     let budget = MemoryBudget::new(limit);
     let n = table.len();
+    let entries = args.entries.unwrap_or_default();
     match kind {
         Kind::Partition => {
             let params = PartitionParams {
+                entries,
                 epsilon: k.epsilon.unwrap_or(PartitionParams::default().epsilon),
                 ..PartitionParams::default()
             };
@@ -454,7 +468,7 @@ fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Res
             }
             let skew = index.skew();
             say!(
-                "built a learned partition index over {n} tuples in {:.2} s (sampling and training {:.2} s, partitioning {:.2} s); saved to {}",
+                "built a learned partition index of {entries} over {n} tuples in {:.2} s (sampling and training {:.2} s, partitioning {:.2} s); saved to {}",
                 report.seconds.0 + report.seconds.1,
                 report.seconds.0,
                 report.seconds.1,
@@ -482,26 +496,31 @@ fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Res
                 skew.pages
             );
             say!(
-                "  I/O: read {} twice; wrote {} in {} writes (write amplification {:.2}); peak memory reserved {} of {}",
+                "  I/O: read {} twice; wrote {} in {} writes touching {} pages (write amplification {:.2} in bytes, {:.1} in pages), a file of {}; peak memory reserved {} of {}",
                 human_bytes(report.bytes_read.0),
                 human_bytes(report.bytes_written),
                 report.write_calls,
+                report.pages_written,
                 report.write_amplification(),
+                (report.pages_written * 4096) as f64 / (16 * n).max(1) as f64,
+                human_bytes(report.file_bytes),
                 human_bytes(report.peak_reserved),
                 human_bytes(limit)
             );
         }
         _ => {
             let bar = ctx.bar(n, "inserting", "keys");
-            let report = btree::build(&table, &args.out, &budget, |done| bar.set_position(done))?;
+            let report = btree::build(&table, &args.out, entries, &budget, |done| {
+                bar.set_position(done)
+            })?;
             bar.finish_and_clear();
             if args.json {
-                let record = UnsortedRecord::btree_build(&report, limit, budget.peak());
+                let record = UnsortedRecord::btree_build(&report, entries, limit, budget.peak());
                 return crate::limits::say_record(record, cgroup_limit);
             }
             let s = report.stats;
             say!(
-                "built a B+tree by inserting {n} keys in {:.2} s; saved to {}",
+                "built a B+tree of {entries} by inserting {n} keys in {:.2} s; saved to {}",
                 report.seconds,
                 args.out.display()
             );
@@ -512,11 +531,14 @@ fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Res
                 report.frames
             );
             say!(
-                "  I/O: {} leaf reads, {} leaf writes, {} written (write amplification {:.1}); peak memory reserved {} of {}",
+                "  I/O: {} leaf reads, {} leaf writes, {} written touching {} pages (write amplification {:.1} in bytes, {:.1} in pages), a file of {}; peak memory reserved {} of {}",
                 s.leaf_reads,
                 s.leaf_writes,
                 human_bytes(s.bytes_written),
+                report.pages_written,
                 report.write_amplification(),
+                (report.pages_written * 4096) as f64 / (16 * n).max(1) as f64,
+                human_bytes(report.file_bytes),
                 human_bytes(budget.peak()),
                 human_bytes(limit)
             );
@@ -526,6 +548,15 @@ fn build_unclustered(ctx: &Context, args: &BuildArgs, kind: Kind) -> anyhow::Res
         say!("  peak RSS {} ({rss} bytes)", human_bytes(rss));
     }
     Ok(())
+}
+
+/// What an unclustered index's entries are, for `index info`: pointers, or tuples laid out
+/// as `tuple`.
+fn holds(entries: Entries, tuple: &str) -> String {
+    match entries {
+        Entries::Pointers => "pointers: (key, position in the table)".to_string(),
+        Entries::Tuples => format!("tuples: {tuple}"),
+    }
 }
 
 fn info(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> {
@@ -541,6 +572,7 @@ fn info(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> 
                 "partition (learned partition index over an unsorted table)".to_string(),
             ),
             ("tuples", index.len().to_string()),
+            ("holds", holds(index.entries(), "(key, value)")),
             (
                 "model",
                 format!(
@@ -574,6 +606,7 @@ fn info(ctx: &Context, path: &Path, table: Option<&Path>) -> anyhow::Result<()> 
                 "btree-inserts (B+tree built by inserts over an unsorted table)".to_string(),
             ),
             ("entries", tree.len().to_string()),
+            ("holds", holds(tree.entries(), "(key, position, value)")),
             ("leaves", tree.leaves().to_string()),
             ("in memory", human_bytes(tree.inner_bytes())),
         ];

@@ -139,6 +139,12 @@ pub struct Args {
     /// Run inside this cgroup, made by the user (see `lidx sort`).
     #[arg(long, value_name = "DIR")]
     cgroup: Option<PathBuf>,
+    /// What the unclustered indexes hold (partition, btree-inserts): pointers (positions
+    /// into the tables, whose values the join fetches, as paper 1's indexes do) or tuples
+    /// (values too). Indexes the join builds hold these; saved ones must [default: pointers,
+    /// or what the saved indexes hold].
+    #[arg(long, value_name = "pointers|tuples")]
+    entries: Option<lidx::partition::Entries>,
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
@@ -173,6 +179,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<()> {
         cold: args.cold,
         output: args.out.clone(),
         memory: args.memory_budget.map(MemoryBudget::new),
+        entries: args.entries,
     };
     let plan = driver::plan(&request)?;
     if request.method.is_none() && !args.json {

@@ -75,21 +75,37 @@ pub(crate) fn write_tail_and_header(
     Ok((tail.len() + header.len()) as u64)
 }
 
+/// 4 KiB pages a write of `len` bytes at byte `offset` touches.
+pub(crate) fn pages_touched(offset: u64, len: u64) -> u64 {
+    match len {
+        0 => 0,
+        _ => (offset + len - 1) / PAGE_SIZE as u64 - offset / PAGE_SIZE as u64 + 1,
+    }
+}
+
+/// Pages [`write_tail_and_header`] touched, given the bytes it returned: the header and
+/// the tail's pages (the tail starts on a page).
+pub(crate) fn pages_of_tail_and_header(written: u64) -> u64 {
+    written.div_ceil(PAGE_SIZE as u64)
+}
+
 /// A file of this shape, opened and checked as far as the shape goes.
 pub(crate) struct Opened {
     pub file: File,
+    /// The format version the header names, one of those `open` was given.
+    pub version: u32,
     pub fields: [u64; 3],
     pub tail: Vec<u8>,
 }
 
 /// Opens the file at `path` and checks its shape: at least a header block, `magic`,
-/// the header CRC, `version`, the reserved word and bytes `56..4096` of the header block
+/// the header CRC, a version in `versions`, the reserved word and bytes `56..4096` of the header block
 /// zero, a length of exactly the header, `fields[pages_field]` pages and the tail, and the
 /// tail's CRC. `what` names the kind of file in errors.
 pub(crate) fn open(
     path: &Path,
     magic: [u8; 8],
-    version: u32,
+    versions: std::ops::RangeInclusive<u32>,
     what: &'static str,
     pages_field: usize,
 ) -> Result<Opened> {
@@ -121,7 +137,8 @@ pub(crate) fn open(
             got,
         }));
     }
-    let (fields, tail_len, tail_crc) = header_fields(fields, version, what).map_err(fail)?;
+    let (version, fields, tail_len, tail_crc) =
+        header_fields(fields, versions, what).map_err(fail)?;
     // The reserved word and the rest of the block: no CRC covers the latter, so a flipped
     // bit there is only seen here.
     let reserved = header
@@ -155,27 +172,33 @@ pub(crate) fn open(
             got,
         }));
     }
-    Ok(Opened { file, fields, tail })
+    Ok(Opened {
+        file,
+        version,
+        fields,
+        tail,
+    })
 }
 
-/// The version-checked fields after the magic: the three `u64`s, the tail's length and CRC.
+/// The fields after the magic, the version checked against `versions`: the version, the
+/// three `u64`s, the tail's length and CRC.
 fn header_fields(
     bytes: &[u8],
-    version: u32,
+    versions: std::ops::RangeInclusive<u32>,
     what: &'static str,
-) -> std::result::Result<([u64; 3], u64, u32), FormatError> {
+) -> std::result::Result<(u32, [u64; 3], u64, u32), FormatError> {
     let mut d = Decoder::new(bytes.get(8..).unwrap_or_default(), what);
     let found = d.u32()?;
-    if found != version {
+    if !versions.contains(&found) {
         return Err(FormatError::UnsupportedVersion {
             found,
-            oldest: version,
-            newest: version,
+            oldest: *versions.start(),
+            newest: *versions.end(),
         });
     }
     let _reserved = d.u32()?;
     let fields = [d.u64()?, d.u64()?, d.u64()?];
-    Ok((fields, d.u64()?, d.u32()?))
+    Ok((found, fields, d.u64()?, d.u32()?))
 }
 
 /// The first non-zero byte of `bytes`, which start at byte `offset` of what `what` names

@@ -36,7 +36,7 @@ use crate::files::{PendingGuard, cache, parent_dir, refuse_same_file, scratch_pa
 use crate::index::{AnyIndex, AnyParams, file};
 use crate::memory::{MemoryBudget, Reservation};
 use crate::partition::btree::{self, FRAME_BYTES, InsertedBTree, MIN_FRAMES};
-use crate::partition::{self, PartitionFile, PartitionParams};
+use crate::partition::{self, Entries, PartitionFile, PartitionParams};
 use crate::sort::{SortOptions, sort_table};
 use crate::storage::profile::StorageProfile;
 use crate::storage::{IoBackend, ReadMode, TUPLE_SIZE, Table, TableWriter};
@@ -91,6 +91,10 @@ pub struct JoinRequest {
     /// pools (the grace join partitions to stay within it); `None` is the method's
     /// [`default_budget`](JoinMethod::default_budget).
     pub memory: Option<MemoryBudget>,
+    /// What the unclustered indexes hold (`partition`, `btree-inserts`): an index the join
+    /// builds holds these, a saved one must; `None` builds pointers, as paper 1 measured,
+    /// and takes saved indexes as they are.
+    pub entries: Option<Entries>,
 }
 
 impl JoinRequest {
@@ -116,6 +120,7 @@ impl JoinRequest {
             cold: false,
             output: None,
             memory: None,
+            entries: None,
         }
     }
 
@@ -176,6 +181,12 @@ impl JoinRequest {
         }
         if self.profile.is_some() && method.modelled_as().is_none() {
             return refuse("storage profile", "is not in the cost model");
+        }
+        if self.entries.is_some() && !method.takes_outer_index() {
+            return refuse(
+                "entries",
+                "joins through no unclustered index (partition and btree-inserts do)",
+            );
         }
         if self.memory.is_some() && !method.takes_budget() {
             return refuse(
@@ -421,7 +432,10 @@ impl Prepared {
         match &self.sides {
             Sides::Tables | Sides::Indexed(_) | Sides::Hashed(_) => tables.to_vec(),
             Sides::Alex(alex) => vec![plan.outer.path(), alex.path()],
-            Sides::Partitions(files) => files.iter().map(PartitionFile::path).collect(),
+            Sides::Partitions(files) => {
+                let [outer, inner] = files.as_ref();
+                vec![tables[0], tables[1], outer.path(), inner.path()]
+            }
             Sides::BTrees(trees) => {
                 let [(_, outer), (_, inner)] = trees.as_ref();
                 vec![tables[0], tables[1], outer, inner]
@@ -564,6 +578,7 @@ fn unclustered(
 ) -> Result<(Sides, Option<f64>)> {
     let request = plan.request;
     let learned = plan.method == JoinMethod::Partition;
+    let entries = request.entries.unwrap_or_default();
     let started = Instant::now();
     let mut index_of = |table: &Table, given: &Option<PathBuf>| -> Result<PathBuf> {
         if let Some(path) = given {
@@ -576,10 +591,13 @@ fn unclustered(
         )));
         let (path, pending) = scratch_path(scratch_dir(request))?;
         if learned {
-            let params = PartitionParams::default();
+            let params = PartitionParams {
+                entries,
+                ..PartitionParams::default()
+            };
             partition::build(table, &path, &params, &plan.memory, |_| {})?;
         } else {
-            btree::build(table, &path, &plan.memory, |_| {})?;
+            btree::build(table, &path, entries, &plan.memory, |_| {})?;
         }
         let kept = path.to_path_buf();
         scratch.push((path, pending));
@@ -595,6 +613,12 @@ fn unclustered(
         let inner = PartitionFile::open(&inner_path)?;
         check_count(&outer_path, outer.index().len(), &plan.outer)?;
         check_count(&inner_path, inner.index().len(), &plan.inner)?;
+        check_entries(&outer_path, outer.index().entries(), request)?;
+        check_entries(&inner_path, inner.index().entries(), request)?;
+        held.push(memory.reserve(
+            outer.index().size_in_bytes() + inner.index().size_in_bytes(),
+            "the two partition indexes (models and partition maps)",
+        )?);
         let largest = outer.index().skew().largest + inner.index().skew().largest;
         held.push(memory.reserve(32 * largest, "the two partitions held at once")?);
         Sides::Partitions(Box::new([outer, inner]))
@@ -603,6 +627,8 @@ fn unclustered(
         let mut inner = InsertedBTree::open(&inner_path, MIN_FRAMES)?;
         check_count(&outer_path, outer.len(), &plan.outer)?;
         check_count(&inner_path, inner.len(), &plan.inner)?;
+        check_entries(&outer_path, outer.entries(), request)?;
+        check_entries(&inner_path, inner.entries(), request)?;
         held.push(memory.reserve(
             outer.memory_bytes() + inner.memory_bytes(),
             "the two B+trees' levels above their leaves",
@@ -625,6 +651,20 @@ fn seconds_since(started: Instant) -> f64 {
 /// Tuples per sequential read of a scanned table.
 fn read_tuples(request: &JoinRequest) -> u64 {
     (request.read_size / TUPLE_SIZE as u64).max(1)
+}
+
+/// Fails unless the index at `path`, which holds `entries`, holds what the request asks
+/// for (if it asks).
+fn check_entries(path: &Path, entries: Entries, request: &JoinRequest) -> Result<()> {
+    match request.entries {
+        Some(asked) if asked != entries => Err(Error::IndexMismatch {
+            path: path.to_path_buf(),
+            problem: format!(
+                "the index holds {entries}, and the join asks for {asked}; rebuild it with --entries {asked}"
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Fails unless an index at `path` holds as many tuples as `table`.
@@ -691,12 +731,14 @@ fn join(plan: &JoinPlan<'_>, sides: &mut Sides) -> Result<Joined> {
             let [outer_file, inner_file] = files.as_ref();
             let mut partitions = (0, 0);
             let mut joined = in_place(request, |sink| {
-                let stats = partition_join(outer_file, inner_file, sink)?;
+                let stats =
+                    partition_join((outer_file, inner_file), (outer, inner), request.mode, sink)?;
                 partitions = stats.partitions_read;
                 Ok(stats.join)
             })?;
             joined.unclustered = Some(UnclusteredFigures {
                 partitions_read: partitions,
+                entries: Some((outer_file.index().entries(), inner_file.index().entries())),
                 ..UnclusteredFigures::default()
             });
             Ok(joined)
@@ -708,6 +750,7 @@ fn join(plan: &JoinPlan<'_>, sides: &mut Sides) -> Result<Joined> {
             })?;
             joined.unclustered = Some(UnclusteredFigures {
                 tree_io: (outer_tree.stats(), inner_tree.stats()),
+                entries: Some((outer_tree.entries(), inner_tree.entries())),
                 ..UnclusteredFigures::default()
             });
             Ok(joined)

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::JoinStats;
 use crate::partition::btree::BTreeStats;
-use crate::partition::{Operation, UnsortedRecord};
+use crate::partition::{Entries, Operation, UnsortedRecord};
 use crate::storage::IoStats;
 
 /// Every figure of one join: its settings, sizes, time, I/O and the cost model's estimate.
@@ -87,6 +87,9 @@ pub struct UnclusteredFigures {
     pub partitions_read: (u64, u64),
     /// Leaf I/O of the outer and the inner B+tree (`btree-inserts`).
     pub tree_io: (BTreeStats, BTreeStats),
+    /// What the outer and the inner index hold (`partition`, `btree-inserts`; `None` for
+    /// `sort-merge`, which joins through none).
+    pub entries: Option<(Entries, Entries)>,
     /// The memory budget's limit in bytes.
     pub memory_limit: u64,
     /// The most bytes reserved from it at once.
@@ -113,9 +116,20 @@ impl UnsortedRecord {
             output_tuples: record.output_tuples,
             lookups: record.lookups,
             partitions_read: figures.partitions_read.0 + figures.partitions_read.1,
+            entries: figures.entries.map(entries_name).unwrap_or_default(),
             ..UnsortedRecord::default()
         };
         out.with_tree_io(&[figures.tree_io.0, figures.tree_io.1])
+    }
+}
+
+/// What a join's two indexes held, as its record names it: `pointers` or `tuples` where
+/// both sides' did alike, `OUTER/INNER` where they differ.
+fn entries_name((outer, inner): (Entries, Entries)) -> String {
+    if outer == inner {
+        outer.name().to_string()
+    } else {
+        format!("{outer}/{inner}")
     }
 }
 

@@ -1,6 +1,10 @@
 //! The classic unclustered index of paper 1, section 5.4: a B+tree built by inserting
 //! (key, tuple position) entries one at a time, in the table's (random) order.
 //!
+//! Its leaves hold [`Entries`]: the key and position of each tuple (the paper's, 16 bytes
+//! an entry, 255 a leaf), or the key, position and value (a clustered copy the join reads
+//! values from, 24 bytes an entry, 170 a leaf).
+//!
 //! Leaves are 4 KiB pages on disk behind an LRU buffer pool whose size comes from the memory
 //! budget; the levels above them stay in memory (an ordered map from each leaf's first
 //! entry to the leaf: the separators 4 KiB inner nodes would hold). An insert finds its leaf,
@@ -21,6 +25,8 @@ use std::path::{Path, PathBuf};
 
 use lru::LruCache;
 
+use super::Entries;
+use super::file::PositionSet;
 use crate::files::AtomicFile;
 use crate::files::IoStats;
 use crate::files::codec::{Decoder, Encoder, invalid};
@@ -32,11 +38,25 @@ use crate::{Error, FormatError, Result};
 
 /// The first eight bytes of an inserted B+tree's file.
 pub const MAGIC: [u8; 8] = FileKind::InsertedBTree.magic();
-/// Format version written and read.
-pub const VERSION: u32 = 1;
-/// Entries a leaf holds: a 16-byte header (count, next leaf), then 16-byte entries.
-pub const LEAF_ENTRIES: usize = (BLOCK_SIZE - LEAF_HEADER) / 16;
+/// Format version written; versions 1 (pointers only) to this one are read.
+pub const VERSION: u32 = 2;
+/// Entries a leaf of pointers holds: a 16-byte header (count, next leaf), then 16-byte
+/// entries.
+pub const LEAF_ENTRIES: usize = leaf_capacity(Entries::Pointers);
 const LEAF_HEADER: usize = 16;
+
+/// Bytes of a leaf's entry: key and position, and the value where leaves hold tuples.
+const fn entry_bytes(entries: Entries) -> usize {
+    match entries {
+        Entries::Pointers => 16,
+        Entries::Tuples => 24,
+    }
+}
+
+/// Entries a leaf holds: 255 pointers or 170 tuples.
+pub const fn leaf_capacity(entries: Entries) -> usize {
+    (BLOCK_SIZE - LEAF_HEADER) / entry_bytes(entries)
+}
 /// `next` of the last leaf.
 const NO_LEAF: u64 = u64::MAX;
 /// Bytes a pool frame takes: the page and its bookkeeping.
@@ -50,37 +70,80 @@ pub const MIN_FRAMES: u64 = 2;
 /// One entry: a key and the position of its tuple in the table.
 pub type Entry = (u64, u64);
 
-/// A leaf in memory.
+/// A leaf in memory: its (key, position) entries, and their values where leaves hold
+/// tuples (empty otherwise).
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Leaf {
     entries: Vec<Entry>,
+    values: Vec<u64>,
     next: u64,
 }
 
 impl Leaf {
+    /// An empty leaf with room for one entry past `capacity` (it splits then).
+    fn empty(entries: Entries, next: u64) -> Leaf {
+        let room = leaf_capacity(entries) + 1;
+        Leaf {
+            entries: Vec::with_capacity(room),
+            values: match entries {
+                Entries::Pointers => Vec::new(),
+                Entries::Tuples => Vec::with_capacity(room),
+            },
+            next,
+        }
+    }
+
+    /// The word of entry `i` a lookup returns: its value where leaves hold tuples, its
+    /// position otherwise.
+    #[inline]
+    fn word(&self, i: usize) -> Option<u64> {
+        if self.values.is_empty() {
+            self.entries.get(i).map(|e| e.1)
+        } else {
+            self.values.get(i).copied()
+        }
+    }
+
     fn encode(&self, page: &mut [u8; BLOCK_SIZE]) {
         page.fill(0);
         page[..4].copy_from_slice(&(self.entries.len() as u32).to_le_bytes());
         page[8..16].copy_from_slice(&self.next.to_le_bytes());
-        for (chunk, &(k, p)) in page[LEAF_HEADER..].chunks_exact_mut(16).zip(&self.entries) {
-            let (key, position) = chunk.split_at_mut(8);
-            key.copy_from_slice(&k.to_le_bytes());
-            position.copy_from_slice(&p.to_le_bytes());
+        // Each entry's key, position and (where leaves hold tuples) value, in order.
+        let words = self.entries.iter().enumerate().flat_map(|(i, &(k, p))| {
+            [Some(k), Some(p), self.values.get(i).copied()]
+                .into_iter()
+                .flatten()
+        });
+        for (slot, word) in page[LEAF_HEADER..].chunks_exact_mut(8).zip(words) {
+            slot.copy_from_slice(&word.to_le_bytes());
         }
     }
 
-    fn decode(page: &[u8]) -> std::result::Result<Leaf, FormatError> {
+    fn decode(page: &[u8], kind: Entries) -> std::result::Result<Leaf, FormatError> {
         let mut d = Decoder::new(page, "a B+tree leaf");
         let count = d.u32()? as usize;
         let _reserved = d.u32()?;
         let next = d.u64()?;
-        if count > LEAF_ENTRIES {
-            return Err(invalid("leaf entries", count as u64, "at most 255"));
+        let capacity = leaf_capacity(kind);
+        if count > capacity {
+            return Err(invalid(
+                "leaf entries",
+                count as u64,
+                if kind == Entries::Pointers {
+                    "at most 255"
+                } else {
+                    "at most 170"
+                },
+            ));
         }
-        let mut entries = Vec::with_capacity(LEAF_ENTRIES + 1);
+        let mut leaf = Leaf::empty(kind, next);
         for _ in 0..count {
-            entries.push((d.u64()?, d.u64()?));
+            leaf.entries.push((d.u64()?, d.u64()?));
+            if kind == Entries::Tuples {
+                leaf.values.push(d.u64()?);
+            }
         }
+        let entries = &leaf.entries;
         if !entries.is_sorted_by(|a, b| a < b) {
             return Err(invalid(
                 "leaf entries",
@@ -88,7 +151,7 @@ impl Leaf {
                 "increasing (key, position) entries",
             ));
         }
-        Ok(Leaf { entries, next })
+        Ok(leaf)
     }
 }
 
@@ -111,6 +174,8 @@ pub struct BTreeStats {
 
 /// An LRU pool of leaves over a file of leaf pages.
 struct Pool {
+    /// What its leaves hold.
+    kind: Entries,
     frames: LruCache<u64, (Leaf, bool)>,
     crcs: Vec<u32>,
     stats: BTreeStats,
@@ -126,7 +191,7 @@ impl Pool {
             let mut page = [0u8; BLOCK_SIZE];
             file.read_page(id, &mut page)?;
             self.stats.leaf_reads += 1;
-            let leaf = Leaf::decode(&page).map_err(|e| file.format_error(e))?;
+            let leaf = Leaf::decode(&page, self.kind).map_err(|e| file.format_error(e))?;
             self.put(id, leaf, false, file)?;
         }
         self.frames
@@ -267,10 +332,14 @@ impl Inner {
     }
 }
 
+/// Leaves a tree of `n` entries has at most, its leaves half full.
+fn leaves_at_most(n: u64, entries: Entries) -> u64 {
+    (2 * n).div_ceil(leaf_capacity(entries) as u64).max(1)
+}
+
 /// The smallest budget a build of `n` entries works with.
-pub fn min_build_memory(n: u64) -> u64 {
-    let leaves = (2 * n).div_ceil(LEAF_ENTRIES as u64).max(1);
-    leaves * INNER_BYTES_PER_LEAF + MIN_FRAMES * FRAME_BYTES + BLOCK_SIZE as u64
+pub fn min_build_memory(n: u64, entries: Entries) -> u64 {
+    leaves_at_most(n, entries) * INNER_BYTES_PER_LEAF + MIN_FRAMES * FRAME_BYTES + BLOCK_SIZE as u64
 }
 
 /// Bytes of the levels above `leaves` leaves: a separator (key, position, leaf) per leaf
@@ -292,30 +361,37 @@ pub struct BuildReport {
     pub stats: BTreeStats,
     /// Bytes of the table read.
     pub bytes_read: u64,
+    /// 4 KiB pages the writes touched: each leaf write, and the tail's pages and the
+    /// header.
+    pub pages_written: u64,
+    /// Bytes of the file: the header, the leaves and the tail.
+    pub file_bytes: u64,
     /// Seconds.
     pub seconds: f64,
 }
 
 impl BuildReport {
-    /// Bytes written per byte of entries (16 per entry): the write amplification.
+    /// Bytes written per byte of the table (16 per tuple): the write amplification.
     pub fn write_amplification(&self) -> f64 {
         self.stats.bytes_written as f64 / (16 * self.entries).max(1) as f64
     }
 }
 
-/// Builds the B+tree of `table` by inserting each tuple's (key, position) in table order,
-/// into a new file at `out` (written atomically), within `budget` (the read buffer, the
-/// in-memory levels and the pool's frames). `progress` gets the entries inserted so far.
+/// Builds the B+tree of `table` by inserting each tuple's (key, position), with its value
+/// where `entries` are tuples, in table order, into a new file at `out` (written
+/// atomically), within `budget` (the read buffer, the in-memory levels and the pool's
+/// frames). `progress` gets the entries inserted so far.
 pub fn build(
     table: &Table,
     out: &Path,
+    entries: Entries,
     budget: &MemoryBudget,
     mut progress: impl FnMut(u64),
 ) -> Result<BuildReport> {
     table.require_pairs("building a B+tree by inserts")?;
     crate::files::refuse_same_file(table.path(), out)?;
     let n = table.len();
-    let need = min_build_memory(n);
+    let need = min_build_memory(n, entries);
     if budget.available() < need {
         return Err(Error::param(
             "memory limit",
@@ -330,7 +406,7 @@ pub fn build(
     // An eighth of what the minimum leaves for the read chunk, the rest for the pool.
     let chunk = super::read_chunk((budget.available() - need) / 8 + BLOCK_SIZE as u64);
     let _chunk = budget.reserve(chunk as u64, "a B+tree build's read buffer")?;
-    let leaves_estimate = (2 * n).div_ceil(LEAF_ENTRIES as u64).max(1);
+    let leaves_estimate = leaves_at_most(n, entries);
     let _inner = budget.reserve(
         leaves_estimate * INNER_BYTES_PER_LEAF,
         "a B+tree's in-memory levels",
@@ -340,20 +416,13 @@ pub fn build(
     let _frames = budget.reserve(frames * FRAME_BYTES, "a B+tree's buffer pool")?;
     let mut file = AtomicFile::create(out)?;
     let mut pool = Pool {
+        kind: entries,
         frames: LruCache::new(NonZeroUsize::new(frames as usize).unwrap_or(NonZeroUsize::MIN)),
         crcs: Vec::new(),
         stats: BTreeStats::default(),
     };
     let mut inner = Inner::default();
-    pool.put(
-        0,
-        Leaf {
-            entries: Vec::with_capacity(LEAF_ENTRIES + 1),
-            next: NO_LEAF,
-        },
-        true,
-        &mut file,
-    )?;
+    pool.put(0, Leaf::empty(entries, NO_LEAF), true, &mut file)?;
     let mut report = BuildReport {
         frames,
         ..BuildReport::default()
@@ -362,7 +431,7 @@ pub fn build(
     table.scan_in_chunks(chunk, |tuples| {
         report.bytes_read += (tuples.len() * 16) as u64;
         for t in tuples {
-            insert(&mut inner, &mut pool, &mut file, (t.key, position))?;
+            insert(&mut inner, &mut pool, &mut file, (t.key, position), t.value)?;
             position += 1;
         }
         progress(position);
@@ -371,27 +440,47 @@ pub fn build(
     pool.flush(&mut file)?;
     report.entries = n;
     report.leaves = inner.leaves();
-    let tail = write_tail(&mut file, &inner, &pool.crcs, n)?;
+    let tail = write_tail(&mut file, &inner, entries, &pool.crcs, n)?;
     pool.stats.bytes_written += tail;
     file.finish()?;
+    report.pages_written = pool.stats.leaf_writes + paged::pages_of_tail_and_header(tail);
+    report.file_bytes = report.leaves * BLOCK_SIZE as u64 + tail;
     report.stats = pool.stats;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
 
-/// Inserts `e` into the leaf that should hold it, splitting that leaf when it overflows.
-fn insert(inner: &mut Inner, pool: &mut Pool, file: &mut AtomicFile, e: Entry) -> Result<()> {
+/// Inserts `e` (and its `value` where leaves hold tuples) into the leaf that should hold
+/// it, splitting that leaf when it overflows.
+fn insert(
+    inner: &mut Inner,
+    pool: &mut Pool,
+    file: &mut AtomicFile,
+    e: Entry,
+    value: u64,
+) -> Result<()> {
     let id = inner.leaf_for(e);
+    let capacity = leaf_capacity(pool.kind);
+    let tuples = pool.kind == Entries::Tuples;
     let (leaf, dirty) = pool.get(id, file)?;
     let at = leaf.entries.partition_point(|x| *x < e);
     leaf.entries.insert(at, e);
+    if tuples {
+        leaf.values.insert(at, value);
+    }
     *dirty = true;
-    if leaf.entries.len() <= LEAF_ENTRIES {
+    if leaf.entries.len() <= capacity {
         return Ok(());
     }
     let new_id = inner.leaves();
+    let half = leaf.entries.len() / 2;
     let right = Leaf {
-        entries: leaf.entries.split_off(leaf.entries.len() / 2),
+        entries: leaf.entries.split_off(half),
+        values: if tuples {
+            leaf.values.split_off(half)
+        } else {
+            Vec::new()
+        },
         next: leaf.next,
     };
     leaf.next = new_id;
@@ -408,10 +497,17 @@ fn insert(inner: &mut Inner, pool: &mut Pool, file: &mut AtomicFile, e: Entry) -
 
 /// Writes the separators and leaf checksums after the leaves, and the header; returns
 /// the bytes written.
-fn write_tail(file: &mut AtomicFile, inner: &Inner, crcs: &[u32], n: u64) -> Result<u64> {
+fn write_tail(
+    file: &mut AtomicFile,
+    inner: &Inner,
+    entries: Entries,
+    crcs: &[u32],
+    n: u64,
+) -> Result<u64> {
     let leaves = inner.leaves();
     let mut tail = Vec::new();
     let mut e = Encoder(&mut tail);
+    e.u64(entries.code());
     for (&(k, p), &leaf) in &inner.separators {
         e.u64(k);
         e.u64(p);
@@ -439,13 +535,14 @@ impl InsertedBTree {
     /// length, separators in order with every leaf listed once), with a pool of `frames`
     /// leaves (at least one, at most the tree's leaves). Leaves are checked when read.
     pub fn open(path: &Path, frames: u64) -> Result<InsertedBTree> {
-        let opened = paged::open(path, MAGIC, VERSION, "lidx B+tree file", 1)?;
+        let opened = paged::open(path, MAGIC, 1..=VERSION, "lidx B+tree file", 1)?;
         let fail = |problem| Error::format(path, problem);
         let [n, leaves, first_leaf] = opened.fields;
         if leaves == 0 {
             return Err(fail(invalid("leaves", 0, "at least 1")));
         }
-        let (inner, crcs) = decode_tail(&opened.tail, leaves, first_leaf).map_err(fail)?;
+        let (kind, inner, crcs) =
+            decode_tail(&opened.tail, opened.version, leaves, first_leaf).map_err(fail)?;
         Ok(InsertedBTree {
             path: path.to_path_buf(),
             file: opened.file,
@@ -453,6 +550,7 @@ impl InsertedBTree {
             inner,
             crcs,
             pool: Pool {
+                kind,
                 frames: LruCache::new(
                     NonZeroUsize::new(usize::try_from(frames.min(leaves)).unwrap_or(usize::MAX))
                         .unwrap_or(NonZeroUsize::MIN),
@@ -466,6 +564,11 @@ impl InsertedBTree {
     /// Entries in the tree.
     pub fn len(&self) -> u64 {
         self.n
+    }
+
+    /// What its leaves hold besides the keys and positions.
+    pub fn entries(&self) -> Entries {
+        self.pool.kind
     }
 
     /// True when the tree holds no entries.
@@ -503,11 +606,12 @@ impl InsertedBTree {
         self.pool.stats
     }
 
-    /// Appends the table positions of every entry with key `key`, in position order.
-    pub fn lookup(&mut self, key: u64, positions: &mut Vec<u64>) -> Result<()> {
-        self.scan_from((key, 0), |k, p| {
+    /// Appends the words of every entry with key `key`, in position order: their table
+    /// positions, or their values where leaves hold tuples.
+    pub fn lookup(&mut self, key: u64, words: &mut Vec<u64>) -> Result<()> {
+        self.scan_from((key, 0), |k, w| {
             if k == key {
-                positions.push(p);
+                words.push(w);
                 true
             } else {
                 false
@@ -516,7 +620,8 @@ impl InsertedBTree {
     }
 
     /// Visits entries in (key, position) order from the first at or after `from`, while
-    /// `visit` returns true.
+    /// `visit` returns true: their keys and words (positions, or values where leaves hold
+    /// tuples).
     pub fn scan_from(
         &mut self,
         from: Entry,
@@ -542,8 +647,8 @@ impl InsertedBTree {
                 0
             };
             first = false;
-            for &(k, p) in leaf.entries.get(start..).unwrap_or_default() {
-                if !visit(k, p) {
+            for (i, &(k, _)) in leaf.entries.iter().enumerate().skip(start) {
+                if !visit(k, leaf.word(i).unwrap_or(0)) {
                     return Ok(());
                 }
             }
@@ -560,26 +665,28 @@ impl InsertedBTree {
     /// bytes and padding, its next leaf the one after it, its first entry its separator and
     /// its last below the next separator, every position below the entry count and named
     /// once, and the entries adding up to the count. With `table` (the (key, value) table
-    /// it was built from, in its order), also that each entry's key is the key of the
-    /// table's tuple at its position: so the tree holds exactly the table's entries, where
-    /// a lookup finds them.
+    /// it was built from, in its order), also that each entry's key (and value, where
+    /// leaves hold tuples) is the table's tuple's at its position: so the tree holds
+    /// exactly the table's entries, where a lookup finds them.
     pub fn verify_file(path: &Path, table: Option<&Table>) -> Result<VerifyReport> {
         let tree = InsertedBTree::open(path, 1)?;
         let corrupt = |problem: String| Error::format(path, FormatError::Inconsistent(problem));
         let n = tree.n;
         let leaves = tree.leaves();
-        if n > leaves.saturating_mul(LEAF_ENTRIES as u64) {
+        let kind = tree.pool.kind;
+        let room = leaves.saturating_mul(leaf_capacity(kind) as u64);
+        if n > room {
             return Err(Error::format(
                 path,
                 FormatError::HeaderDisagrees {
                     field: "entries",
                     header: n,
-                    data: leaves.saturating_mul(LEAF_ENTRIES as u64),
+                    data: room,
                 },
             ));
         }
-        let keys = match table {
-            Some(table) => Some(tree.table_keys(table)?),
+        let tuples = match table {
+            Some(table) => Some(tree.table_tuples(table)?),
             None => None,
         };
         // The leaves in key order, and the separator each starts with (none for the first).
@@ -592,13 +699,13 @@ impl InsertedBTree {
             )
             .collect();
         let mut file = OpenedFile::new(&tree.path, &tree.file, &tree.crcs);
-        let mut positions = vec![0u64; usize::try_from(n.div_ceil(64)).unwrap_or(usize::MAX)];
+        let mut positions = PositionSet::new(n);
         let mut page = [0u8; BLOCK_SIZE];
         let mut entries = 0u64;
         for (i, &(id, separator)) in order.iter().enumerate() {
             file.read_page(id, &mut page)?;
-            let leaf = Leaf::decode(&page).map_err(|e| file.format_error(e))?;
-            let used = LEAF_HEADER + 16 * leaf.entries.len();
+            let leaf = Leaf::decode(&page, kind).map_err(|e| file.format_error(e))?;
+            let used = LEAF_HEADER + entry_bytes(kind) * leaf.entries.len();
             if let Some(problem) = paged::nonzero_at(&page[4..8], 4, "byte")
                 .or_else(|| paged::nonzero_at(page.get(used..).unwrap_or_default(), used, "byte"))
             {
@@ -623,24 +730,25 @@ impl InsertedBTree {
                     "leaf {id} holds an entry at or past the next leaf's separator"
                 )));
             }
-            for &(key, position) in &leaf.entries {
-                let word = positions.get_mut(usize::try_from(position / 64).unwrap_or(usize::MAX));
-                let bit = 1u64 << (position % 64);
-                match word {
-                    Some(w) if position < n && *w & bit == 0 => *w |= bit,
-                    _ => {
-                        return Err(corrupt(format!(
-                            "leaf {id} names position {position}, which is past the {n} entries or named twice"
-                        )));
-                    }
+            for (j, &(key, position)) in leaf.entries.iter().enumerate() {
+                if !positions.insert(position) {
+                    return Err(corrupt(format!(
+                        "leaf {id} names position {position}, which is past the {n} entries or named twice"
+                    )));
                 }
-                if let (Some(keys), Some(table)) = (&keys, table)
-                    && keys.get(position as usize) != Some(&key)
-                {
+                let Some((tuples, table)) = tuples.as_ref().zip(table) else {
+                    continue;
+                };
+                let Some(t) = tuples.get(position as usize) else {
+                    continue;
+                };
+                let value = leaf.values.get(j).copied();
+                if t.key != key || value.is_some_and(|v| v != t.value) {
                     return Err(Error::IndexMismatch {
                         path: path.to_path_buf(),
                         problem: format!(
-                            "the entry ({key}, {position}) is not the key of {}'s tuple {position}; rebuild it",
+                            "the entry ({key}, {position}{}) is not {}'s tuple {position}; rebuild it",
+                            value.map(|v| format!(", {v}")).unwrap_or_default(),
                             table.path().display()
                         ),
                     });
@@ -669,13 +777,13 @@ impl InsertedBTree {
             checksums: 2 + leaves,
             pages: leaves,
             entries: n,
-            table_tuples: keys.map(|k| k.len() as u64),
+            table_tuples: tuples.map(|t| t.len() as u64),
         })
     }
 
-    /// The keys of `table`, in its order, after checking it holds as many tuples as the
-    /// tree has entries ([`Error::IndexMismatch`] otherwise).
-    fn table_keys(&self, table: &Table) -> Result<Vec<u64>> {
+    /// The tuples of `table`, in its order, after checking it holds as many as the tree
+    /// has entries ([`Error::IndexMismatch`] otherwise).
+    fn table_tuples(&self, table: &Table) -> Result<Vec<crate::storage::Tuple>> {
         table.require_pairs("verifying a B+tree against a table")?;
         if table.len() != self.n {
             return Err(Error::IndexMismatch {
@@ -688,17 +796,31 @@ impl InsertedBTree {
                 ),
             });
         }
-        table.read_keys()
+        let mut tuples = Vec::with_capacity(usize::try_from(table.len()).unwrap_or(0));
+        table.scan(|chunk| {
+            tuples.extend_from_slice(chunk);
+            Ok(())
+        })?;
+        Ok(tuples)
     }
 }
 
-/// Decodes the separators and leaf checksums of a tree of `leaves` leaves.
+/// Decodes what the leaves hold, the separators and leaf checksums of a tree of `leaves`
+/// leaves in a file of format `version`.
 fn decode_tail(
     bytes: &[u8],
+    version: u32,
     leaves: u64,
     first_leaf: u64,
-) -> std::result::Result<(Inner, Vec<u32>), FormatError> {
+) -> std::result::Result<(Entries, Inner, Vec<u32>), FormatError> {
     let mut d = Decoder::new(bytes, "a B+tree file's separators");
+    let kind = if version >= 2 {
+        let code = d.u64()?;
+        Entries::from_code(code)
+            .ok_or_else(|| invalid("entries", code, "0 (positions) or 1 (tuples)"))?
+    } else {
+        Entries::Pointers
+    };
     let mut seen = vec![
         false;
         usize::try_from(leaves)
@@ -734,6 +856,7 @@ fn decode_tail(
     }
     d.finish()?;
     Ok((
+        kind,
         Inner {
             first_leaf,
             separators,
@@ -770,12 +893,13 @@ mod tests {
         Table::open(&path).unwrap()
     }
 
-    /// The tree of `table` at `dir/u.bti`, built with a pool of `frames` leaves.
+    /// The tree of pointers of `table` at `dir/u.bti`, built with a pool of `frames` leaves.
     fn built(dir: &Path, table: &Table, frames: u64) -> PathBuf {
         let out = dir.join("u.bti");
-        let budget =
-            MemoryBudget::new(min_build_memory(table.len()) + (frames - MIN_FRAMES) * FRAME_BYTES);
-        build(table, &out, &budget, |_| {}).unwrap();
+        let budget = MemoryBudget::new(
+            min_build_memory(table.len(), Entries::Pointers) + (frames - MIN_FRAMES) * FRAME_BYTES,
+        );
+        build(table, &out, Entries::Pointers, &budget, |_| {}).unwrap();
         out
     }
 
@@ -917,7 +1041,53 @@ mod tests {
         let err = InsertedBTree::verify_file(&damaged, Some(&table))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("is not the key of"), "{err}");
+        assert!(
+            err.contains("is not") && err.contains("u.tbl's tuple"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_forged_value_in_a_leaf_of_tuples_fails_verify_against_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys: Vec<u64> = (0..1000u64).map(|i| (i * 7919) % 1000).collect();
+        let table = table_of(dir.path(), "u.tbl", &keys);
+        let out = dir.path().join("t.bti");
+        build(
+            &table,
+            &out,
+            Entries::Tuples,
+            &MemoryBudget::unlimited(),
+            |_| {},
+        )
+        .unwrap();
+        let tree = InsertedBTree::open(&out, 1).unwrap();
+        assert_eq!(tree.entries(), Entries::Tuples);
+        // 170 tuples a leaf, at least half full.
+        assert!((6..=12).contains(&tree.leaves()), "{}", tree.leaves());
+        InsertedBTree::verify_file(&out, Some(&table)).unwrap();
+        let good = std::fs::read(&out).unwrap();
+        // The first entry's value, after its key and position.
+        let bytes = forged(&good, 0, |page| page[LEAF_HEADER + 16] ^= 1);
+        let damaged = dir.path().join("d.bti");
+        std::fs::write(&damaged, &bytes).unwrap();
+        InsertedBTree::verify_file(&damaged, None).unwrap();
+        let err = InsertedBTree::verify_file(&damaged, Some(&table))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("is not") && err.contains("u.tbl's tuple"),
+            "{err}"
+        );
+        // A count past a leaf of tuples' 170 is refused when read.
+        let bytes = forged(&good, 0, |page| {
+            page[..4].copy_from_slice(&171u32.to_le_bytes())
+        });
+        std::fs::write(&damaged, &bytes).unwrap();
+        let err = InsertedBTree::verify_file(&damaged, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("at most 170"), "{err}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! | offset | size | field                                                      |
 //! |-------:|-----:|------------------------------------------------------------|
 //! | 0      | 8    | magic `LIDXPRT\0`                                          |
-//! | 8      | 4    | format version (1)                                         |
+//! | 8      | 4    | format version (2; 1 is read too)                          |
 //! | 12     | 4    | reserved, zero                                             |
 //! | 16     | 8    | tuples, n                                                  |
 //! | 24     | 8    | partitions, P (at least 1)                                 |
@@ -13,10 +13,14 @@
 //! | 48     | 4    | CRC32C of the index                                        |
 //! | 52     | 4    | CRC32C of bytes 0 .. 52                                    |
 //! | 56     | 4040 | zero                                                       |
-//! | 4096·(1+g) | 4096 | page g: up to 256 (key, value) tuples, then zeros      |
+//! | 4096·(1+g) | 4096 | page g: up to 256 (key, word) entries, then zeros      |
 //! | 4096·(1+G) | L | the index                                                |
 //!
-//! The index: the model's length and payload (the PGM payload of `.idx` files, version 2),
+//! An entry's word is the tuple's value or its position in the table, as the index's first
+//! `u64` says (version 2: 0 for positions, 1 for values; version 1 has no such word and
+//! holds values).
+//!
+//! The index: the entries word (version 2), the model's length and payload (the PGM payload of `.idx` files, version 2),
 //! each partition's tuple count (`P` × `u64`), the pages of every partition in partition
 //! order (`G` × `u64`; partition `p` has `max(1, ⌈count / 256⌉)` pages, the first being
 //! page `p`), and each page's CRC32C over its 4096 bytes (`G` × `u32`). Integers are
@@ -26,7 +30,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::{PAGE_TUPLES, PartitionIndex};
+use super::{Entries, PAGE_TUPLES, PartitionIndex};
 use crate::files::AtomicFile;
 use crate::files::codec::{Decoder, Encoder, invalid};
 use crate::files::paged::{self, PageCrc, PageReader, Pages};
@@ -37,8 +41,8 @@ use crate::{Error, FormatError, Result};
 
 /// The first eight bytes of a partitions file.
 pub const MAGIC: [u8; 8] = FileKind::Partition.magic();
-/// Format version written and read.
-pub const VERSION: u32 = 1;
+/// Format version written; versions 1 (tuples only) to this one are read.
+pub const VERSION: u32 = 2;
 
 use crate::files::paged::page_offset;
 
@@ -48,6 +52,7 @@ pub(super) fn write_index(out: &mut AtomicFile, index: &PartitionIndex) -> Resul
     let mut model = Vec::new();
     index.ranker.model.encode(&mut model);
     let mut e = Encoder(&mut payload);
+    e.u64(index.entries.code());
     e.u64(model.len() as u64);
     e.0.extend_from_slice(&model);
     for &c in &index.counts {
@@ -77,7 +82,7 @@ impl PartitionFile {
     /// page belongs to one partition, each partition has the pages its count needs).
     /// Pages are checked when read.
     pub fn open(path: &Path) -> Result<PartitionFile> {
-        let opened = paged::open(path, MAGIC, VERSION, "lidx partitions file", 2)?;
+        let opened = paged::open(path, MAGIC, 1..=VERSION, "lidx partitions file", 2)?;
         let fail = |problem| Error::format(path, problem);
         let [n, partitions, pages] = opened.fields;
         if partitions == 0 || pages < partitions {
@@ -87,7 +92,8 @@ impl PartitionFile {
                 "at least 1, and at most the pages",
             )));
         }
-        let index = decode_index(&opened.tail, n, partitions, pages).map_err(fail)?;
+        let index =
+            decode_index(&opened.tail, opened.version, n, partitions, pages).map_err(fail)?;
         Ok(PartitionFile {
             path: path.to_path_buf(),
             file: opened.file,
@@ -126,8 +132,9 @@ impl PartitionFile {
         }
     }
 
-    /// Appends partition `p`'s tuples (unsorted, in the order they were written) to
-    /// `tuples`, reading its pages (consecutive pages in one read) and checking each
+    /// Appends partition `p`'s entries (unsorted, in the order they were written) to
+    /// `tuples`, each a key and its word (a value or a position, as
+    /// [`entries`](PartitionIndex::entries) says), reading its pages (consecutive pages in one read) and checking each
     /// page's checksum. Returns the I/O.
     pub fn read_partition(&self, p: u64, tuples: &mut Vec<Tuple>) -> Result<IoStats> {
         self.scan_pages(p, usize::MAX, |_, page, live| {
@@ -207,7 +214,8 @@ impl PartitionFile {
         )
     }
 
-    /// The values of every tuple with key `key`, in the order they were written: reads
+    /// The words of every entry with key `key` (values or positions, as
+    /// [`entries`](PartitionIndex::entries) says), in the order they were written: reads
     /// exactly the key's partition.
     pub fn lookup(&self, key: u64) -> Result<Vec<u64>> {
         let mut tuples = Vec::new();
@@ -222,16 +230,19 @@ impl PartitionFile {
     /// Opens the partitions file at `path` and checks everything its format has: what
     /// [`open`](Self::open) checks, then every page, partition by partition: its checksum,
     /// each tuple's key ranked by the model to the partition that holds it, and zeros
-    /// after the partition's last tuple. With `table` (the (key, value) table it was built
-    /// from), also that each partition holds exactly the table's tuples whose keys rank to
-    /// it, in the table's order (their count and CRC32C), so a lookup of any of the table's
-    /// keys finds all its tuples in the partition it reads.
+    /// after the partition's last tuple; where entries are positions, each one below the
+    /// tuples and named once. With `table` (the (key, value) table it was built from), also
+    /// that each partition holds exactly the table's tuples (or their keys and positions)
+    /// whose keys rank to it, in the table's order (their count and CRC32C), so a lookup of
+    /// any of the table's keys finds all its tuples in the partition it reads.
     pub fn verify_file(path: &Path, table: Option<&Table>) -> Result<VerifyReport> {
         let file = PartitionFile::open(path)?;
         let index = &file.index;
         let corrupt = |problem: String| Error::format(path, FormatError::Inconsistent(problem));
         // Each partition's tuples as written: their CRC32C, for the table to match.
         let mut crcs = Vec::with_capacity(index.counts.len());
+        let pointers = index.entries == Entries::Pointers;
+        let mut named = PositionSet::new(if pointers { index.len() } else { 0 });
         for p in 0..index.partitions() {
             let mut crc = 0u32;
             file.scan_pages(p, 64, |page_no, page, live| {
@@ -242,6 +253,13 @@ impl PartitionFile {
                     )));
                 }
                 for t in live_tuples(page, live) {
+                    if pointers && !named.insert(t.value) {
+                        return Err(corrupt(format!(
+                            "partition {p} names position {}, which is past the {} tuples or named twice",
+                            t.value,
+                            index.len()
+                        )));
+                    }
                     let q = index.partition_of(t.key);
                     if q != p {
                         return Err(corrupt(format!(
@@ -295,12 +313,21 @@ impl PartitionFile {
         }
         let mut counts = vec![0u64; index.counts.len()];
         let mut table_crcs = vec![0u32; index.counts.len()];
+        let mut position = 0u64;
         table.scan(|tuples| {
-            for t in tuples {
+            for &t in tuples {
                 let p = index.partition_of(t.key) as usize;
+                let entry = match index.entries {
+                    Entries::Tuples => t,
+                    Entries::Pointers => Tuple {
+                        key: t.key,
+                        value: position,
+                    },
+                };
+                position += 1;
                 if let (Some(c), Some(crc)) = (counts.get_mut(p), table_crcs.get_mut(p)) {
                     *c += 1;
-                    *crc = crc32c::crc32c_append(*crc, bytemuck::bytes_of(t));
+                    *crc = crc32c::crc32c_append(*crc, bytemuck::bytes_of(&entry));
                 }
             }
             Ok(())
@@ -319,6 +346,37 @@ impl PartitionFile {
     }
 }
 
+/// A set of positions below a bound, a bit each.
+pub(crate) struct PositionSet {
+    words: Vec<u64>,
+    bound: u64,
+}
+
+impl PositionSet {
+    /// The empty set of positions below `bound`.
+    pub(crate) fn new(bound: u64) -> PositionSet {
+        PositionSet {
+            words: vec![0; usize::try_from(bound.div_ceil(64)).unwrap_or(usize::MAX)],
+            bound,
+        }
+    }
+
+    /// Adds `position`; false if it is at or past the bound or already in the set.
+    pub(crate) fn insert(&mut self, position: u64) -> bool {
+        let bit = 1u64 << (position % 64);
+        match self
+            .words
+            .get_mut(usize::try_from(position / 64).unwrap_or(usize::MAX))
+        {
+            Some(w) if position < self.bound && *w & bit == 0 => {
+                *w |= bit;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 /// The first `live` tuples of a page.
 fn live_tuples(page: &[u8], live: usize) -> impl Iterator<Item = Tuple> + '_ {
     page.chunks_exact(TUPLE_SIZE)
@@ -326,14 +384,23 @@ fn live_tuples(page: &[u8], live: usize) -> impl Iterator<Item = Tuple> + '_ {
         .map(|b| *bytemuck::from_bytes::<Tuple>(b))
 }
 
-/// Decodes and checks the index of a file with `n` tuples, `partitions` and `pages`.
+/// Decodes and checks the index of a file of format `version` with `n` tuples,
+/// `partitions` and `pages`.
 fn decode_index(
     bytes: &[u8],
+    version: u32,
     n: u64,
     partitions: u64,
     pages: u64,
 ) -> std::result::Result<PartitionIndex, FormatError> {
     let mut d = Decoder::new(bytes, "a partitions file's index");
+    let entries = if version >= 2 {
+        let code = d.u64()?;
+        Entries::from_code(code)
+            .ok_or_else(|| invalid("entries", code, "0 (positions) or 1 (values)"))?
+    } else {
+        Entries::Tuples
+    };
     let model_len = d.count(1)?;
     let model = Pgm::decode(d.bytes(model_len)?)?;
     if (n == 0) != (model.len() == 0) {
@@ -398,6 +465,7 @@ fn decode_index(
     d.finish()?;
     Ok(PartitionIndex {
         ranker: super::Ranker::new(model),
+        entries,
         n,
         counts,
         page_start,
@@ -600,7 +668,27 @@ mod tests {
             }),
             "partition 0 holds key 4999, which the model ranks to partition",
         );
-        // A value changed: only the table knows.
+        // A pointer changed to another entry's position.
+        check(
+            &forged(&good, first, |page| page[8] ^= 1),
+            "which is past the 1000 tuples or named twice",
+        );
+        // A pointer past the table.
+        check(
+            &forged(&good, first, |page| {
+                page[8..16].copy_from_slice(&1000u64.to_le_bytes())
+            }),
+            "partition 0 names position 1000, which is past the 1000 tuples",
+        );
+        // A value changed in a file of tuples: only the table knows.
+        let tuples = dir.path().join("t.pidx");
+        let params = PartitionParams {
+            entries: Entries::Tuples,
+            ..params(true)
+        };
+        build(&table, &tuples, &params, &MemoryBudget::unlimited(), |_| {}).unwrap();
+        let good = std::fs::read(&tuples).unwrap();
+        let first = PartitionFile::open(&tuples).unwrap().index().pages_of(0)[0];
         let bytes = forged(&good, first, |page| page[8] ^= 1);
         std::fs::write(&damaged, &bytes).unwrap();
         PartitionFile::verify_file(&damaged, None).unwrap();

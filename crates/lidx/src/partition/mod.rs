@@ -10,8 +10,10 @@
 //!    as the key grows ([`Ranker`]), so partitions are disjoint key ranges in key order. Each partition's writer buffers a few tuples (8, as in the paper) and appends
 //!    them to its page; a full page continues on an overflow page at the end of the file.
 //!
-//! Partitions stay unsorted: they are the leaves of an unclustered index. A key's lookup
-//! reads exactly its partition's pages. The index (model and partition map) and the pages
+//! Partitions stay unsorted: they are the leaves of an unclustered index. What a partition
+//! holds for a tuple is its [`Entries`]: the key and the tuple's position in the table (the
+//! paper's index, "keys and a pointer to its table entry", section 5.4), or the tuple itself
+//! (a partly sorted copy of the table). A key's lookup reads exactly its partition's pages. The index (model and partition map) and the pages
 //! live in one file, written atomically (format in [`file`] and docs/FORMAT.md).
 
 pub mod btree;
@@ -25,6 +27,7 @@ use std::path::Path;
 
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
 
 use crate::files::AtomicFile;
 use crate::index::{Index, Pgm, PgmParams};
@@ -41,9 +44,75 @@ pub const PAGE_TUPLES: u64 = (BLOCK_SIZE / TUPLE_SIZE) as u64;
 /// The most tuples a partition's writer buffers: 16 pages.
 pub const MAX_FLUSH_TUPLES: u64 = 16 * PAGE_TUPLES;
 
+/// What an unclustered index (a partition index or a B+tree by inserts) holds for each
+/// tuple besides its key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Entries {
+    /// The tuple's position in the table: a pointer a join follows to fetch the value from
+    /// the table (paper 1, section 5.4: "The index stores keys and a pointer to its table
+    /// entry"). 16 bytes an entry.
+    #[default]
+    Pointers,
+    /// The tuple's value, so that a join reads values from the index and never from the
+    /// table: a clustered copy. A partition holds (key, value), 16 bytes; a B+tree's leaf
+    /// (key, position, value), 24 bytes, the position ordering equal keys as a clustered
+    /// B+tree on a non-unique key orders them by a row id.
+    Tuples,
+}
+
+impl Entries {
+    /// Both, pointers first.
+    pub const ALL: [Entries; 2] = [Entries::Pointers, Entries::Tuples];
+
+    /// The name the command line and the records give it: `pointers` or `tuples`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Entries::Pointers => "pointers",
+            Entries::Tuples => "tuples",
+        }
+    }
+
+    /// The word files store for it: 0 for pointers, 1 for tuples.
+    pub(crate) fn code(self) -> u64 {
+        match self {
+            Entries::Pointers => 0,
+            Entries::Tuples => 1,
+        }
+    }
+
+    /// The entries a file's word names, if any.
+    pub(crate) fn from_code(code: u64) -> Option<Entries> {
+        match code {
+            0 => Some(Entries::Pointers),
+            1 => Some(Entries::Tuples),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Entries {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Entries {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Entries> {
+        Entries::ALL
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| Error::param("entries", format!("{s:?} is not pointers or tuples")))
+    }
+}
+
 /// How a partition index is built.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PartitionParams {
+    /// What a partition holds for each tuple (pointers, as in paper 1, by default).
+    pub entries: Entries,
     /// Fraction of the tuples whose keys train the model (paper 1: 1%), in (0, 1].
     pub sample_fraction: f64,
     /// The model's error bound, in positions of the sample.
@@ -60,6 +129,7 @@ pub struct PartitionParams {
 impl Default for PartitionParams {
     fn default() -> Self {
         PartitionParams {
+            entries: Entries::Pointers,
             sample_fraction: 0.01,
             epsilon: 4,
             partition_tuples: PAGE_TUPLES,
@@ -139,6 +209,8 @@ impl Ranker {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PartitionIndex {
     ranker: Ranker,
+    /// What the pages hold for each tuple besides its key.
+    entries: Entries,
     /// Tuples in the table.
     n: u64,
     /// Tuples per partition.
@@ -156,6 +228,12 @@ impl PartitionIndex {
     #[inline]
     pub fn partition_of(&self, key: u64) -> u64 {
         partition_of(&self.ranker, self.partitions(), key)
+    }
+
+    /// What each partition holds for a tuple besides its key: its position in the table, or
+    /// its value (the second word of each [`Tuple`] a partition is read as).
+    pub fn entries(&self) -> Entries {
+        self.entries
     }
 
     /// Number of partitions (at least 1).
@@ -258,6 +336,12 @@ pub struct BuildReport {
     pub bytes_written: u64,
     /// Write calls: the flushes of buffered tuples, then the index and the header.
     pub write_calls: u64,
+    /// 4 KiB pages the writes touched (a flush of a few tuples touches one or two; the
+    /// index's pages and the header one each): the page writes of a device that writes
+    /// whole pages, had every write reached it.
+    pub pages_written: u64,
+    /// Bytes of the file: the header, every page (the overflow pages too) and the index.
+    pub file_bytes: u64,
     /// Seconds of the sampling pass (with the model's training) and of the partitioning
     /// pass (with writing the file).
     pub seconds: (f64, f64),
@@ -266,7 +350,7 @@ pub struct BuildReport {
 }
 
 impl BuildReport {
-    /// Bytes written per byte of tuples read (16 per tuple): the write amplification.
+    /// Bytes written per byte of the table (16 per tuple): the write amplification.
     pub fn write_amplification(&self) -> f64 {
         self.bytes_written as f64 / self.bytes_read.1.max(1) as f64
     }
@@ -407,13 +491,26 @@ pub(crate) fn build_sampled(
     let mut writer = PageWriter::new(out, partitions, params.flush_tuples)?;
     table.scan_in_chunks(chunk, |tuples| {
         report.bytes_read.1 += (tuples.len() * TUPLE_SIZE) as u64;
-        for &t in tuples {
-            writer.push(partition_of(&ranker, partitions, t.key), t)?;
+        match params.entries {
+            Entries::Tuples => {
+                for &t in tuples {
+                    writer.push(partition_of(&ranker, partitions, t.key), t)?;
+                }
+            }
+            Entries::Pointers => {
+                for &t in tuples {
+                    let pointer = Tuple {
+                        key: t.key,
+                        value: writer.tuples,
+                    };
+                    writer.push(partition_of(&ranker, partitions, t.key), pointer)?;
+                }
+            }
         }
         progress(n + writer.tuples);
         Ok(())
     })?;
-    let index = writer.finish(ranker, n, &mut report)?;
+    let index = writer.finish(ranker, params.entries, n, &mut report)?;
     report.seconds.1 = started.elapsed().as_secs_f64();
     report.peak_reserved = budget.peak();
     Ok((index, report))
@@ -493,6 +590,7 @@ struct PageWriter {
     tuples: u64,
     bytes_written: u64,
     write_calls: u64,
+    pages_written: u64,
 }
 
 /// `next_page` of a partition's last page.
@@ -518,6 +616,7 @@ impl PageWriter {
             tuples: 0,
             bytes_written: 0,
             write_calls: 0,
+            pages_written: 0,
         })
     }
 
@@ -582,6 +681,7 @@ impl PageWriter {
         self.out.write_all_at(offset, bytes)?;
         self.bytes_written += bytes.len() as u64;
         self.write_calls += 1;
+        self.pages_written += crate::files::paged::pages_touched(offset, bytes.len() as u64);
         Ok(())
     }
 
@@ -590,6 +690,7 @@ impl PageWriter {
     fn finish(
         mut self,
         ranker: Ranker,
+        entries: Entries,
         n: u64,
         report: &mut BuildReport,
     ) -> Result<PartitionIndex> {
@@ -619,6 +720,7 @@ impl PageWriter {
         }
         let index = PartitionIndex {
             ranker,
+            entries,
             n,
             counts: self.counts,
             page_start,
@@ -628,6 +730,9 @@ impl PageWriter {
         let tail = file::write_index(&mut self.out, &index)?;
         report.bytes_written = self.bytes_written + tail;
         report.write_calls = self.write_calls + 2;
+        report.pages_written =
+            self.pages_written + crate::files::paged::pages_of_tail_and_header(tail);
+        report.file_bytes = index.total_pages() * BLOCK_SIZE as u64 + tail;
         self.out.finish()?;
         Ok(index)
     }

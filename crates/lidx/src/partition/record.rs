@@ -13,7 +13,7 @@ use super::sort::IndexSortReport;
 use super::{BuildReport, PartitionIndex};
 use crate::index::Index as _;
 use crate::sort::SortReport;
-use crate::storage::TUPLE_SIZE;
+use crate::storage::{BLOCK_SIZE, TUPLE_SIZE};
 
 /// What a run did: an index build, a sort or a join.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -46,6 +46,11 @@ pub struct UnsortedRecord {
     /// The method as the command line names it: `partition`, `btree-inserts` (builds and
     /// joins), `external`, `learned`, `btree-inserts` (sorts), `sort-merge` (joins).
     pub method: String,
+    /// What the unclustered indexes hold ([`Entries`](super::Entries)): `pointers` or
+    /// `tuples`, `OUTER/INNER` for a join whose two differ; empty for sorts and
+    /// `sort-merge`.
+    #[serde(default)]
+    pub entries: String,
     /// Tuples of the table built on or sorted, or of the join's outer table.
     pub tuples: u64,
     /// Tuples of the join's inner table (0 for builds and sorts).
@@ -72,6 +77,13 @@ pub struct UnsortedRecord {
     pub bytes_written: u64,
     /// Write calls, where counted.
     pub write_calls: u64,
+    /// 4 KiB pages the writes of an index build touched (a B+tree's leaf writes, a
+    /// partitioning's flushes, each a page or two; the index's pages and the header).
+    #[serde(default)]
+    pub pages_written: u64,
+    /// Bytes of the file an index build wrote.
+    #[serde(default)]
+    pub file_bytes: u64,
     /// Bytes the index holds in memory: the model and partition map, or the B+tree's
     /// levels above the leaves.
     pub index_memory_bytes: u64,
@@ -108,9 +120,21 @@ pub struct UnsortedRecord {
 }
 
 impl UnsortedRecord {
-    /// Bytes written per byte of tuples (16 per tuple): the write amplification.
+    /// Bytes written per byte of the table (16 per tuple): the write amplification in
+    /// bytes, counted alike for every method.
     pub fn write_amplification(&self) -> f64 {
-        self.bytes_written as f64 / (TUPLE_SIZE as u64 * self.tuples).max(1) as f64
+        self.bytes_written as f64 / self.table_bytes().max(1) as f64
+    }
+
+    /// Bytes of pages written per byte of the table: the write amplification of a device
+    /// that writes whole 4 KiB pages, had every write reached it.
+    pub fn page_write_amplification(&self) -> f64 {
+        (self.pages_written * BLOCK_SIZE as u64) as f64 / self.table_bytes().max(1) as f64
+    }
+
+    /// Bytes of the tuples (16 each) of the table built on or sorted, or of the outer one.
+    fn table_bytes(&self) -> u64 {
+        TUPLE_SIZE as u64 * self.tuples
     }
 
     /// A learned partition index's build.
@@ -119,6 +143,7 @@ impl UnsortedRecord {
         UnsortedRecord {
             operation: Some(Operation::IndexBuild),
             method: "partition".into(),
+            entries: index.entries().name().into(),
             tuples: index.len(),
             memory_limit: limit,
             peak_reserved: report.peak_reserved,
@@ -126,6 +151,8 @@ impl UnsortedRecord {
             bytes_read: report.bytes_read.0 + report.bytes_read.1,
             bytes_written: report.bytes_written,
             write_calls: report.write_calls,
+            pages_written: report.pages_written,
+            file_bytes: report.file_bytes,
             index_memory_bytes: index.size_in_bytes(),
             model_bytes: index.model().size_in_bytes(),
             partitions: skew.partitions,
@@ -137,11 +164,18 @@ impl UnsortedRecord {
         }
     }
 
-    /// A B+tree's build by inserts; `peak_reserved` from its budget.
-    pub fn btree_build(report: &btree::BuildReport, limit: u64, peak_reserved: u64) -> Self {
+    /// A B+tree's build by inserts, its leaves holding `entries`; `peak_reserved` from its
+    /// budget.
+    pub fn btree_build(
+        report: &btree::BuildReport,
+        entries: super::Entries,
+        limit: u64,
+        peak_reserved: u64,
+    ) -> Self {
         UnsortedRecord {
             operation: Some(Operation::IndexBuild),
             method: "btree-inserts".into(),
+            entries: entries.name().into(),
             tuples: report.entries,
             memory_limit: limit,
             peak_reserved,
@@ -149,6 +183,8 @@ impl UnsortedRecord {
             bytes_read: report.bytes_read,
             bytes_written: report.stats.bytes_written,
             write_calls: report.stats.leaf_writes,
+            pages_written: report.pages_written,
+            file_bytes: report.file_bytes,
             index_memory_bytes: btree::inner_bytes_of(report.leaves),
             leaves: report.leaves,
             ..UnsortedRecord::default().with_tree_io(&[report.stats])

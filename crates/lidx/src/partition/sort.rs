@@ -15,7 +15,7 @@
 use std::path::Path;
 
 use super::btree::{self, InsertedBTree};
-use super::{PartitionFile, PartitionParams};
+use super::{Entries, PartitionFile, PartitionParams};
 use crate::memory::MemoryBudget;
 use crate::sort::{SortOptions, min_sort_memory, sort_table};
 use crate::storage::{
@@ -103,6 +103,8 @@ pub fn learned_sort(
         s => s.max(params.flush_tuples),
     };
     let params = PartitionParams {
+        // The sort writes the tuples out of the partitions: they hold tuples.
+        entries: Entries::Tuples,
         partition_tuples,
         flush_tuples: flush,
         epsilon: params.epsilon.max(SORT_EPSILON),
@@ -120,6 +122,10 @@ pub fn learned_sort(
     )?;
     let started = std::time::Instant::now();
     let parts = PartitionFile::open(&scratch)?;
+    let _map = budget.reserve(
+        parts.index().size_in_bytes(),
+        "the partition index (model and partition map)",
+    )?;
     let out_bytes = output_buffer(budget.available() / 4);
     let _out = budget.reserve(out_bytes as u64, "the sorted table's write buffer")?;
     // Partitions up to the largest, or as many tuples as fit with the standard library's
@@ -231,7 +237,7 @@ pub fn btree_sort(
 ) -> Result<IndexSortReport> {
     crate::files::refuse_same_file(input.path(), out)?;
     let (scratch, _pending) = crate::files::scratch_path(scratch_dir)?;
-    let built = btree::build(input, &scratch, budget, &mut progress)?;
+    let built = btree::build(input, &scratch, Entries::Pointers, budget, &mut progress)?;
     let started = std::time::Instant::now();
     let out_bytes = output_buffer(budget.available() / 8);
     let _out = budget.reserve(out_bytes as u64, "the sorted table's write buffer")?;

@@ -5,14 +5,36 @@ use proptest::prelude::*;
 use super::*;
 use crate::storage::TableWriter;
 
-/// Writes `keys` as a table whose values are the keys' positions.
-fn table_of(dir: &Path, keys: &[u64]) -> Table {
-    let path = dir.join("u.tbl");
+/// The value of the tuple at position `i` in the tables of these tests: not its position,
+/// so that a value and a pointer differ, and the position follows from either.
+fn value_at(i: u64) -> u64 {
+    i ^ 0x5a5a_5a5a_0000_0000
+}
+
+/// The word an index with `entries` holds for the tuple at position `i`.
+fn word_of(entries: Entries, i: u64) -> u64 {
+    match entries {
+        Entries::Pointers => i,
+        Entries::Tuples => value_at(i),
+    }
+}
+
+/// The position of the tuple an index with `entries` holds `word` for.
+fn position_of(entries: Entries, word: u64) -> u64 {
+    match entries {
+        Entries::Pointers => word,
+        Entries::Tuples => value_at(word),
+    }
+}
+
+/// Writes `keys` as a table of (key, [`value_at`] its position) tuples at `dir/name`.
+fn table_named(dir: &Path, name: &str, keys: &[u64]) -> Table {
+    let path = dir.join(name);
     let mut w = TableWriter::create(&path).unwrap();
     for (i, &key) in keys.iter().enumerate() {
         w.push(Tuple {
             key,
-            value: i as u64,
+            value: value_at(i as u64),
         })
         .unwrap();
     }
@@ -20,9 +42,19 @@ fn table_of(dir: &Path, keys: &[u64]) -> Table {
     Table::open(&path).unwrap()
 }
 
+/// [`table_named`] `u.tbl`.
+fn table_of(dir: &Path, keys: &[u64]) -> Table {
+    table_named(dir, "u.tbl", keys)
+}
+
+fn any_entries() -> impl Strategy<Value = Entries> {
+    prop_oneof![Just(Entries::Pointers), Just(Entries::Tuples)]
+}
+
 /// Builds the index of `keys` with `params`, reopens the file, and checks it against a
-/// `BTreeMap` of the same tuples: every tuple in exactly one partition, partitions in key
-/// order and disjoint, every lookup (present keys, neighbours, edges) equal.
+/// `BTreeMap` of the same tuples: every tuple (or its pointer) in exactly one partition,
+/// partitions in key order and disjoint, every lookup (present keys, neighbours, edges)
+/// equal, and the file verified against the table.
 fn check(keys: &[u64], params: &PartitionParams) -> Result<Skew, TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
     let table = table_of(dir.path(), keys);
@@ -37,10 +69,23 @@ fn check(keys: &[u64], params: &PartitionParams) -> Result<Skew, TestCaseError> 
     let file = PartitionFile::open(&out).unwrap();
     prop_assert_eq!(file.index(), &built);
     let index = file.index();
+    let entries = params.entries;
+    prop_assert_eq!(index.entries(), entries);
+    prop_assert!(report.pages_written >= report.write_calls, "{:?}", report);
+    prop_assert_eq!(
+        report.file_bytes,
+        std::fs::metadata(&out).unwrap().len(),
+        "{:?}",
+        report
+    );
+    PartitionFile::verify_file(&out, Some(&table)).unwrap();
 
     let mut reference: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     for (i, &k) in keys.iter().enumerate() {
-        reference.entry(k).or_default().push(i as u64);
+        reference
+            .entry(k)
+            .or_default()
+            .push(word_of(entries, i as u64));
     }
     let mut seen = vec![false; keys.len()];
     let mut last_max: Option<u64> = None;
@@ -49,9 +94,10 @@ fn check(keys: &[u64], params: &PartitionParams) -> Result<Skew, TestCaseError> 
         file.read_partition(p, &mut tuples).unwrap();
         prop_assert_eq!(tuples.len() as u64, index.count(p));
         for t in &tuples {
-            prop_assert_eq!(keys[t.value as usize], t.key);
-            prop_assert!(!seen[t.value as usize], "tuple {} twice", t.value);
-            seen[t.value as usize] = true;
+            let at = position_of(entries, t.value) as usize;
+            prop_assert_eq!(keys[at], t.key);
+            prop_assert!(!seen[at], "tuple {} twice", at);
+            seen[at] = true;
             prop_assert_eq!(index.partition_of(t.key), p);
         }
         if let (Some(lo), Some(hi)) = (
@@ -108,8 +154,10 @@ proptest! {
         fraction in prop_oneof![Just(0.01), Just(0.1), Just(1.0)],
         partition_tuples in prop_oneof![Just(4u64), Just(256)],
         flush in prop_oneof![Just(1u64), Just(8), Just(256)],
+        entries in any_entries(),
     ) {
         let params = PartitionParams {
+            entries,
             sample_fraction: fraction,
             partition_tuples,
             flush_tuples: flush,
@@ -280,22 +328,37 @@ proptest! {
 /// Builds the inserted B+tree of `keys` with `frames` pool frames (the budget sized for
 /// them), reopens it and checks it against a `BTreeMap`: every key's positions, a full scan
 /// in (key, position) order, range scans from the edges.
-fn check_btree(keys: &[u64], frames: u64) -> Result<btree::BuildReport, TestCaseError> {
+fn check_btree(
+    keys: &[u64],
+    frames: u64,
+    entries: Entries,
+) -> Result<btree::BuildReport, TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
     let table = table_of(dir.path(), keys);
     let out = dir.path().join("u.bti");
-    let limit = btree::min_build_memory(keys.len() as u64)
+    let limit = btree::min_build_memory(keys.len() as u64, entries)
         + (frames - btree::MIN_FRAMES) * btree::FRAME_BYTES;
     let budget = MemoryBudget::new(limit);
-    let report = btree::build(&table, &out, &budget, |_| {}).unwrap();
+    let report = btree::build(&table, &out, entries, &budget, |_| {}).unwrap();
     prop_assert_eq!(budget.used(), 0);
     prop_assert!(report.frames >= btree::MIN_FRAMES, "{report:?}");
+    prop_assert!(
+        report.pages_written > report.stats.leaf_writes,
+        "{:?}",
+        report
+    );
+    prop_assert_eq!(report.file_bytes, std::fs::metadata(&out).unwrap().len());
+    btree::InsertedBTree::verify_file(&out, Some(&table)).unwrap();
     let mut tree = btree::InsertedBTree::open(&out, 3).unwrap();
     prop_assert_eq!(tree.len(), keys.len() as u64);
+    prop_assert_eq!(tree.entries(), entries);
 
     let mut reference: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     for (i, &k) in keys.iter().enumerate() {
-        reference.entry(k).or_default().push(i as u64);
+        reference
+            .entry(k)
+            .or_default()
+            .push(word_of(entries, i as u64));
     }
     let mut all = Vec::new();
     tree.scan_from((0, 0), |k, p| {
@@ -309,6 +372,10 @@ fn check_btree(keys: &[u64], frames: u64) -> Result<btree::BuildReport, TestCase
         .map(|(i, &k)| (k, i as u64))
         .collect();
     sorted.sort_unstable();
+    let sorted: Vec<(u64, u64)> = sorted
+        .into_iter()
+        .map(|(k, i)| (k, word_of(entries, i)))
+        .collect();
     prop_assert_eq!(&all, &sorted);
     let mut queries = vec![0, 1, u64::MAX - 1, u64::MAX];
     queries.extend(
@@ -337,16 +404,17 @@ proptest! {
         keys in keys_strategy(),
         seed in any::<u64>(),
         frames in prop_oneof![Just(2u64), Just(5), Just(1000)],
+        entries in any_entries(),
     ) {
-        check_btree(&shuffled(keys, seed), frames)?;
+        check_btree(&shuffled(keys, seed), frames, entries)?;
     }
 }
 
 #[test]
 fn a_small_pool_writes_leaves_many_times_over() {
     let keys = shuffled((0..60_000u64).map(|i| i * 7).collect(), 3);
-    let small = check_btree(&keys, 4).unwrap();
-    let large = check_btree(&keys, 10_000).unwrap();
+    let small = check_btree(&keys, 4, Entries::Pointers).unwrap();
+    let large = check_btree(&keys, 10_000, Entries::Pointers).unwrap();
     assert_eq!(
         small.leaves, large.leaves,
         "the same inserts make the same tree"
@@ -360,6 +428,61 @@ fn a_small_pool_writes_leaves_many_times_over() {
         small.write_amplification() > 10.0 * large.write_amplification(),
         "{small:?} {large:?}"
     );
+    // Leaves of tuples hold 170 entries to pointers' 255: more leaves for the same inserts.
+    let clustered = check_btree(&keys, 10_000, Entries::Tuples).unwrap();
+    assert!(
+        clustered.leaves * 170 >= 60_000 && clustered.leaves > large.leaves,
+        "{clustered:?} {large:?}"
+    );
+}
+
+/// Write amplification is counted alike for both indexes: bytes written per byte of the
+/// table, and the pages those writes touched.
+#[test]
+fn write_amplification_counts_bytes_and_pages_alike() {
+    let keys = shuffled((0..100_000u64).map(|i| i * 13).collect(), 9);
+    let dir = tempfile::tempdir().unwrap();
+    let table = table_of(dir.path(), &keys);
+    let budget = MemoryBudget::unlimited();
+    let params = PartitionParams::default();
+    let (index, report) =
+        build(&table, &dir.path().join("u.idx"), &params, &budget, |_| {}).unwrap();
+    let record = UnsortedRecord::partition_build(&index, &report, 0);
+    // Every tuple is written once, 8 at a time: a page (or two) each flush.
+    assert!(record.write_amplification() >= 1.0, "{record:?}");
+    assert!(record.write_amplification() < 1.1, "{record:?}");
+    let flushes = report.write_calls - 2;
+    assert!(flushes >= 100_000 / 8, "{report:?}");
+    assert!(report.pages_written >= flushes, "{report:?}");
+    assert!(
+        report.pages_written <= 2 * flushes + record.file_bytes / 4096,
+        "{report:?}"
+    );
+    assert!(
+        record.page_write_amplification() > 16.0 * record.write_amplification(),
+        "{record:?}"
+    );
+    // The file holds the overflow pages too.
+    assert_eq!(
+        record.file_bytes,
+        std::fs::metadata(dir.path().join("u.idx")).unwrap().len()
+    );
+    assert!(record.file_bytes > 4096 * (1 + record.pages), "{record:?}");
+    assert!(
+        record.pages > record.partitions && record.overflowed_partitions > 0,
+        "{record:?}"
+    );
+    let tree = dir.path().join("u.bti");
+    let built = btree::build(&table, &tree, Entries::Pointers, &budget, |_| {}).unwrap();
+    let record = UnsortedRecord::btree_build(&built, Entries::Pointers, 0, 0);
+    assert_eq!(
+        record.write_amplification(),
+        built.stats.bytes_written as f64 / 1_600_000.0
+    );
+    assert_eq!(
+        record.pages_written,
+        built.stats.leaf_writes + record.file_bytes.div_ceil(4096) - built.leaves
+    );
 }
 
 #[test]
@@ -368,7 +491,14 @@ fn damaged_btree_files_are_refused() {
     let keys = shuffled((0..3_000u64).collect(), 4);
     let table = table_of(dir.path(), &keys);
     let out = dir.path().join("u.bti");
-    btree::build(&table, &out, &MemoryBudget::unlimited(), |_| {}).unwrap();
+    btree::build(
+        &table,
+        &out,
+        Entries::Pointers,
+        &MemoryBudget::unlimited(),
+        |_| {},
+    )
+    .unwrap();
     let good = std::fs::read(&out).unwrap();
     let damaged = dir.path().join("d.bti");
     let open = |bytes: &[u8]| {
@@ -400,25 +530,27 @@ fn damaged_btree_files_are_refused() {
     let err = btree::build(
         &table,
         &dir.path().join("x.bti"),
+        Entries::Pointers,
         &MemoryBudget::new(10_000),
         |_| {},
     )
     .unwrap_err()
     .to_string();
     assert!(
-        err.contains(&btree::min_build_memory(3_000).to_string()),
+        err.contains(&btree::min_build_memory(3_000, Entries::Pointers).to_string()),
         "{err}"
     );
     assert!(!dir.path().join("x.bti").exists());
 }
 
-/// The nested-loop join of two key lists whose values are positions, sorted.
+/// The nested-loop join of two key lists whose values are [`value_at`] their positions,
+/// sorted.
 fn nested_loop(outer: &[u64], inner: &[u64]) -> Vec<(u64, u64, u64)> {
     let mut out = Vec::new();
     for (i, &o) in outer.iter().enumerate() {
         for (j, &k) in inner.iter().enumerate() {
             if o == k {
-                out.push((o, i as u64, j as u64));
+                out.push((o, value_at(i as u64), value_at(j as u64)));
             }
         }
     }
@@ -437,50 +569,48 @@ fn small_keys() -> impl Strategy<Value = Vec<u64>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 
-    /// Both unsorted joins give the nested loop's multiset, in key order.
+    /// Both unsorted joins give the nested loop's multiset, in key order, whatever each
+    /// side's index holds; a side fetches from its table exactly when it holds pointers.
     #[test]
     fn unsorted_joins_equal_the_nested_loop(
         outer in small_keys(),
         inner in small_keys(),
         fraction in prop_oneof![Just(0.01), Just(0.5)],
         seed in any::<u64>(),
+        entries in (any_entries(), any_entries()),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let want = nested_loop(&outer, &inner);
-        let write = |name: &str, keys: &[u64]| {
-            let path = dir.path().join(name);
-            let mut w = TableWriter::create(&path).unwrap();
-            for (i, &key) in keys.iter().enumerate() {
-                w.push(Tuple { key, value: i as u64 }).unwrap();
-            }
-            w.finish().unwrap();
-            Table::open(&path).unwrap()
-        };
-        let (r, s) = (write("r.tbl", &outer), write("s.tbl", &inner));
-        let params = PartitionParams { sample_fraction: fraction, seed, partition_tuples: 16, ..PartitionParams::default() };
+        let (r, s) = (table_named(dir.path(), "r.tbl", &outer), table_named(dir.path(), "s.tbl", &inner));
+        let params = |entries| PartitionParams { entries, sample_fraction: fraction, seed, partition_tuples: 16, ..PartitionParams::default() };
         let budget = MemoryBudget::unlimited();
-        build(&r, &dir.path().join("r.idx"), &params, &budget, |_| {}).unwrap();
-        build(&s, &dir.path().join("s.idx"), &params, &budget, |_| {}).unwrap();
+        build(&r, &dir.path().join("r.idx"), &params(entries.0), &budget, |_| {}).unwrap();
+        build(&s, &dir.path().join("s.idx"), &params(entries.1), &budget, |_| {}).unwrap();
         let (rf, sf) = (
             PartitionFile::open(&dir.path().join("r.idx")).unwrap(),
             PartitionFile::open(&dir.path().join("s.idx")).unwrap(),
         );
         let mut got: Vec<(u64, u64, u64)> = Vec::new();
-        let stats = crate::join::unclustered::partition_join(&rf, &sf, &mut got).unwrap();
+        let stats = crate::join::unclustered::partition_join((&rf, &sf), (&r, &s), crate::storage::ReadMode::Buffered, &mut got).unwrap();
         prop_assert!(got.is_sorted_by_key(|t| t.0), "not in key order");
         prop_assert_eq!(stats.join.output, got.len() as u64);
         prop_assert!(stats.partitions_read.1 <= sf.index().partitions(), "an inner partition read twice");
+        let fetched = (stats.fetch_io.0.reads > 0, stats.fetch_io.1.reads > 0);
+        let matched = !want.is_empty();
+        prop_assert_eq!(fetched, (matched && entries.0 == Entries::Pointers, matched && entries.1 == Entries::Pointers));
         got.sort_unstable();
         prop_assert_eq!(&got, &want);
 
-        btree::build(&r, &dir.path().join("r.bti"), &budget, |_| {}).unwrap();
-        btree::build(&s, &dir.path().join("s.bti"), &budget, |_| {}).unwrap();
+        btree::build(&r, &dir.path().join("r.bti"), entries.0, &budget, |_| {}).unwrap();
+        btree::build(&s, &dir.path().join("s.bti"), entries.1, &budget, |_| {}).unwrap();
         let mut rt = btree::InsertedBTree::open(&dir.path().join("r.bti"), 2).unwrap();
         let mut st = btree::InsertedBTree::open(&dir.path().join("s.bti"), 2).unwrap();
         let mut got: Vec<(u64, u64, u64)> = Vec::new();
         let stats = crate::join::unclustered::btree_join(&mut rt, &r, &mut st, &s, crate::storage::ReadMode::Buffered, &mut got).unwrap();
         prop_assert!(got.is_sorted_by_key(|t| t.0), "not in key order");
         prop_assert_eq!(stats.output, got.len() as u64);
+        let fetched = (stats.outer_io.reads > 0, stats.inner_io.reads > 0);
+        prop_assert_eq!(fetched, (matched && entries.0 == Entries::Pointers, matched && entries.1 == Entries::Pointers));
         got.sort_unstable();
         prop_assert_eq!(&got, &want);
 

@@ -336,7 +336,9 @@ pub(super) fn hybrid_hash_join<S: JoinSink>(
     // share (skewed keys, or more rows than the estimate).
     let files = layout.spilled as usize + 1;
     let mut r_spilled: Vec<Option<SpillFile>> = (0..files).map(|_| None).collect();
-    let mut resident = ResidentSet::Held(Vec::new(), 0);
+    // Room for the rows the resident share holds, so that it does not grow by doubling.
+    let resident_rows = (layout.room.min(held) / per_row.max(1)) as usize;
+    let mut resident = ResidentSet::Held(Vec::with_capacity(resident_rows * width), 0);
     let mut buffer = Vec::with_capacity(entry_size);
     let all = 0..KEY_LIMIT;
     db.r.scan_entries(all.clone(), |_, attr, k, v| {

@@ -462,7 +462,7 @@ impl AlexFile {
     /// data nodes' slots tile the pages, their entries add up to the tuples, every model is
     /// finite). Pages are checked when read.
     pub fn open(path: &Path) -> Result<AlexFile> {
-        let opened = paged::open(path, MAGIC, VERSION, "lidx ALEX file", 1)?;
+        let opened = paged::open(path, MAGIC, VERSION..=VERSION, "lidx ALEX file", 1)?;
         let [n, pages, data_nodes] = opened.fields;
         let mut file = decode_tail(&opened.tail, n, pages, data_nodes)
             .map_err(|problem| Error::format(path, problem))?;
