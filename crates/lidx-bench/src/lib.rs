@@ -31,7 +31,7 @@
 //! rows, its plots, and its findings beside the paper's ([`harness::Findings`]); the large
 //! ones are folders with a file per part.
 //!
-//! Shared: [`clients`] (closed-loop concurrent clients against a key-value store),
+//! Shared: [`cgroups`] (memory cgroups a study makes, one per limit), [`clients`] (closed-loop concurrent clients against a key-value store),
 //! [`harness`] (key sets, directories, result files, scratch files, the storage profile,
 //! the findings table, and the cold harness that runs each join as a fresh
 //! `lidx join --json` process), [`stats`]
@@ -42,6 +42,7 @@
 pub mod airindex;
 pub mod alloc_meter;
 pub mod bigtable;
+pub mod cgroups;
 pub mod clients;
 pub mod csv_rows;
 pub mod demo;

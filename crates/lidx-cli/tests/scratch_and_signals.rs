@@ -423,6 +423,36 @@ fn an_experiment_ended_by_sigterm_stops_its_child_and_removes_its_data() {
         "{:?}",
         listing(&d.join("data"))
     );
+    // The cgroups it made for its runs (where this machine lets it make them) are gone.
+    let left = made_cgroups(experiment.id());
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// The memory cgroups `lidx-<pid>-<n>` process `pid` made beside this process's cgroup
+/// (cgroup v1, as on these machines; none where there is no v1 memory controller).
+fn made_cgroups(pid: u32) -> Vec<std::path::PathBuf> {
+    let groups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let Some(path) = groups.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == "memory")
+            .then_some(path)
+    }) else {
+        return Vec::new();
+    };
+    let parent = Path::new("/sys/fs/cgroup/memory").join(path.trim_start_matches('/'));
+    let prefix = format!("lidx-{pid}-");
+    std::fs::read_dir(&parent)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[test]

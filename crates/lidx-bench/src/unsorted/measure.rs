@@ -12,12 +12,13 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use lidx::files::cache::drop_file_pages;
 use lidx::join::JoinRecord;
-use lidx::partition::{Operation, UnsortedRecord};
+use lidx::partition::{Entries, Operation, UnsortedRecord};
 use lidx::storage::ValueSource;
 use lidx::storage::table::{tuples_from_keys, write_shuffled};
 
 use super::rows::{Role, Row};
-use super::{INDEXES, JOINS, Options, SORTS};
+use super::{INDEXES, JOIN_ROUTES, OTHER_JOINS, Options, RunsIn, SORTS};
+use crate::cgroups::MadeCgroup;
 use crate::harness::{Experiment, KeySet, Scratch, Setup};
 use crate::progress::Progress;
 use crate::text::human_bytes;
@@ -25,9 +26,10 @@ use crate::text::human_bytes;
 /// One run of a command, as the experiment starts it.
 #[derive(Clone, Copy)]
 enum Run<'a> {
-    /// `lidx index build --kind KIND --table T --out O`.
+    /// `lidx index build --kind KIND --entries E --table T --out O`.
     Build {
         kind: &'static str,
+        entries: Entries,
         table: &'a Path,
         out: &'a Path,
     },
@@ -37,12 +39,13 @@ enum Run<'a> {
         table: &'a Path,
         out: &'a Path,
     },
-    /// `lidx join --method METHOD --outer R --inner S [--outer-index --inner-index]`.
+    /// `lidx join --method METHOD --outer R --inner S [--entries E --outer-index
+    /// --inner-index]`: the indexes, and what they hold, for the index routes.
     Join {
         method: &'static str,
         outer: &'a Path,
         inner: &'a Path,
-        indexes: Option<(&'a Path, &'a Path)>,
+        indexes: Option<(Entries, &'a Path, &'a Path)>,
     },
 }
 
@@ -58,7 +61,7 @@ impl Run<'_> {
                 ..
             } => {
                 let mut all = vec![outer, inner];
-                if let Some((a, b)) = indexes {
+                if let Some((_, a, b)) = indexes {
                     all.extend([a, b]);
                 }
                 all
@@ -70,8 +73,14 @@ impl Run<'_> {
     fn command_line(&self, limit: u64, cgroup: Option<&Path>) -> (&'static str, Vec<OsString>) {
         let mut args: Vec<OsString> = Vec::new();
         let sub = match *self {
-            Run::Build { kind, table, out } => {
+            Run::Build {
+                kind,
+                entries,
+                table,
+                out,
+            } => {
                 args.extend(["--kind".into(), kind.into(), "--table".into(), table.into()]);
+                args.extend(["--entries".into(), entries.name().into()]);
                 args.extend(["--out".into(), out.into()]);
                 "index"
             }
@@ -88,7 +97,8 @@ impl Run<'_> {
             } => {
                 args.extend(["--method".into(), method.into(), "--outer".into()]);
                 args.extend([outer.into(), "--inner".into(), inner.into()]);
-                if let Some((a, b)) = indexes {
+                if let Some((entries, a, b)) = indexes {
+                    args.extend(["--entries".into(), entries.name().into()]);
                     args.extend(["--outer-index".into(), a.into()]);
                     args.extend(["--inner-index".into(), b.into()]);
                 }
@@ -110,12 +120,15 @@ impl Run<'_> {
         (sub, args)
     }
 
-    /// What the run is, for the baseline's cache.
-    fn what(&self) -> (Operation, &'static str) {
+    /// What the run is, for the baseline's cache: the operation, the method, and what its
+    /// indexes hold.
+    fn what(&self) -> (Operation, &'static str, Option<Entries>) {
         match *self {
-            Run::Build { kind, .. } => (Operation::IndexBuild, kind),
-            Run::Sort { method, .. } => (Operation::Sort, method),
-            Run::Join { method, .. } => (Operation::Join, method),
+            Run::Build { kind, entries, .. } => (Operation::IndexBuild, kind, Some(entries)),
+            Run::Sort { method, .. } => (Operation::Sort, method, None),
+            Run::Join {
+                method, indexes, ..
+            } => (Operation::Join, method, indexes.map(|i| i.0)),
         }
     }
 }
@@ -159,19 +172,25 @@ fn grace_record(rec: &JoinRecord, limit: u64) -> UnsortedRecord {
     }
 }
 
+/// What a baseline is kept for: the operation, the method, what its indexes hold, and the
+/// limit.
+type BaselineOf = (Operation, &'static str, Option<Entries>, u64);
+
 /// The same commands on a 256-tuple table (and its indexes): the peak RSS a process has
-/// before its data grows it, per operation, method and limit.
+/// before its data grows it, per operation, method, entries and limit.
 pub(super) struct Baselines {
     table: PathBuf,
-    partition: PathBuf,
-    btree: PathBuf,
+    /// The table's index of each of [`INDEXES`].
+    indexes: Vec<PathBuf>,
     sorted: PathBuf,
-    rss: HashMap<(Operation, &'static str, u64), u64>,
+    rss: HashMap<BaselineOf, u64>,
+    /// The largest peak RSS of the index builds that made `indexes`, outside any cgroup.
+    own_rss: u64,
     _scratch: Scratch,
 }
 
 impl Baselines {
-    /// Writes the 256-tuple table into `dir` and builds both its indexes.
+    /// Writes the 256-tuple table into `dir` and builds every index of it.
     pub(super) fn new(setup: &Setup, dir: &Path) -> anyhow::Result<Baselines> {
         let mut scratch = Scratch::new(false);
         let table = scratch.add(dir.join("baseline.tbl"));
@@ -182,26 +201,36 @@ impl Baselines {
             &table,
             |_| {},
         )?;
-        let partition = scratch.add(dir.join("baseline.partition.idx"));
-        let btree = scratch.add(dir.join("baseline.btree-inserts.idx"));
         let sorted = scratch.add(dir.join("baseline.sorted.tbl"));
         let big = 64 << 20;
-        for (kind, out) in [("partition", &partition), ("btree-inserts", &btree)] {
+        let mut indexes = Vec::new();
+        let mut own_rss = 0;
+        for (kind, entries) in INDEXES {
+            let out = scratch.add(dir.join(format!("baseline.{kind}.{entries}.idx")));
             let run = Run::Build {
                 kind,
+                entries,
                 table: &table,
-                out,
+                out: &out,
             };
-            run_cold(setup, &run, big, None)?;
+            let rec = run_cold(setup, &run, big, None)?;
+            own_rss = own_rss.max(rec.peak_rss.unwrap_or(0));
+            indexes.push(out);
         }
         Ok(Baselines {
             table,
-            partition,
-            btree,
+            indexes,
             sorted,
             rss: HashMap::new(),
+            own_rss,
             _scratch: scratch,
         })
+    }
+
+    /// The largest peak RSS a tiny index build had, outside any cgroup: the process's own
+    /// memory before its data grows it.
+    pub(super) fn own_rss(&self) -> u64 {
+        self.own_rss
     }
 
     /// The baseline peak RSS of runs like `run` at `limit`.
@@ -212,19 +241,20 @@ impl Baselines {
         limit: u64,
         cgroup: Option<&Path>,
     ) -> anyhow::Result<u64> {
-        let (operation, method) = run.what();
-        if let Some(&rss) = self.rss.get(&(operation, method, limit)) {
+        let (operation, method, entries) = run.what();
+        if let Some(&rss) = self.rss.get(&(operation, method, entries, limit)) {
             return Ok(rss);
         }
-        let index = if method == "partition" {
-            &self.partition
-        } else {
-            &self.btree
-        };
+        let index = INDEXES
+            .iter()
+            .position(|&(kind, e)| kind == method && Some(e) == entries)
+            .and_then(|i| self.indexes.get(i))
+            .unwrap_or(&self.table);
         let scratch_out = self.table.with_extension("out.idx");
         let tiny = match *run {
-            Run::Build { kind, .. } => Run::Build {
+            Run::Build { kind, entries, .. } => Run::Build {
                 kind,
+                entries,
                 table: &self.table,
                 out: &scratch_out,
             },
@@ -239,13 +269,13 @@ impl Baselines {
                 method,
                 outer: &self.table,
                 inner: &self.table,
-                indexes: indexes.map(|_| (index.as_path(), index.as_path())),
+                indexes: indexes.map(|(e, _, _)| (e, index.as_path(), index.as_path())),
             },
         };
         let rec = run_cold(setup, &tiny, limit, cgroup);
         let _ = std::fs::remove_file(&scratch_out);
         let rss = rec?.peak_rss.unwrap_or(0);
-        self.rss.insert((operation, method, limit), rss);
+        self.rss.insert((operation, method, entries, limit), rss);
         Ok(rss)
     }
 }
@@ -271,10 +301,10 @@ struct Tables {
     inner: PathBuf,
     /// Each ratio's R, shuffled apart, in the options' order.
     outers: Vec<(u64, PathBuf)>,
-    /// S's indexes, one per kind of `INDEXES`.
-    inner_indexes: [PathBuf; 2],
+    /// S's indexes, one per index of `INDEXES`.
+    inner_indexes: Vec<PathBuf>,
     /// Each R's indexes, likewise.
-    outer_indexes: Vec<[PathBuf; 2]>,
+    outer_indexes: Vec<Vec<PathBuf>>,
     /// Where a sort writes S sorted (removed after each).
     sorted: PathBuf,
     _scratch: Scratch,
@@ -292,6 +322,10 @@ pub(super) struct Measuring<'a> {
     baselines: Baselines,
     /// The key set whose cells are running, written by its first.
     tables: Option<Tables>,
+    /// The cgroup each limit's runs go in (none where empty).
+    cgroups: &'a [PathBuf],
+    /// The cgroups the study made, whose peak usage each run reports.
+    made: Option<&'a [MadeCgroup]>,
 }
 
 impl<'a> Measuring<'a> {
@@ -312,7 +346,15 @@ impl<'a> Measuring<'a> {
             data,
             baselines,
             tables: None,
+            cgroups: &[],
+            made: None,
         }
+    }
+
+    /// Runs every limit's runs in the cgroup `runs_in` names for it.
+    pub(super) fn runs_in(&mut self, runs_in: &'a RunsIn) {
+        self.cgroups = &runs_in.dirs;
+        self.made = runs_in.made.as_ref().map(|m| m.cgroups.as_slice());
     }
 
     /// Makes the `i`-th key set's tables the ones written: kept where they are already,
@@ -357,12 +399,19 @@ impl<'a> Measuring<'a> {
             outers.push((ratio, path));
         }
         drop(keys);
-        let index_path = |table: &str, kind: &str| data.join(format!("{name}.{table}.{kind}.idx"));
-        let inner_indexes = INDEXES.map(|kind| scratch.add(index_path("inner", kind)));
-        let outer_indexes: Vec<[PathBuf; 2]> = options
+        let mut index_paths = |table: &str| -> Vec<PathBuf> {
+            INDEXES
+                .iter()
+                .map(|(kind, entries)| {
+                    scratch.add(data.join(format!("{name}.{table}.{kind}.{entries}.idx")))
+                })
+                .collect()
+        };
+        let inner_indexes = index_paths("inner");
+        let outer_indexes: Vec<Vec<PathBuf>> = options
             .ratios
             .iter()
-            .map(|r| INDEXES.map(|kind| scratch.add(index_path(&format!("r{r}"), kind))))
+            .map(|r| index_paths(&format!("r{r}")))
             .collect();
         let sorted = scratch.add(data.join(format!("{name}.sorted.tbl")));
         self.tables = Some(Tables {
@@ -400,7 +449,7 @@ impl Experiment for Measuring<'_> {
     /// ratio, and the sorts.
     fn steps(&self, _: &Cell) -> u64 {
         let ratios = self.o.ratios.len();
-        (INDEXES.len() * (1 + ratios) + SORTS.len() + JOINS.len() * ratios) as u64
+        (INDEXES.len() * (1 + ratios) + SORTS.len() + JOIN_ROUTES * ratios) as u64
     }
 
     /// The cell's builds, joins and sorts; the key set's tables are written by its first
@@ -413,7 +462,8 @@ impl Experiment for Measuring<'_> {
             .limits
             .get(cell.limit)
             .ok_or_else(|| anyhow::anyhow!("no limit {}", cell.limit))?;
-        let cgroup = options.cgroups.get(cell.limit).map(PathBuf::as_path);
+        let cgroup = self.cgroups.get(cell.limit).map(PathBuf::as_path);
+        let made = self.made.and_then(|m| m.get(cell.limit));
         let baselines = &mut self.baselines;
         let t = self
             .tables
@@ -423,13 +473,20 @@ impl Experiment for Measuring<'_> {
         let mut rows = Vec::new();
         let mut run = |run: Run<'_>, role: Role, ratio: u64| -> anyhow::Result<()> {
             let baseline_rss = baselines.of(setup, &run, limit, cgroup)?;
-            let rec = run_cold(setup, &run, limit, cgroup)?;
+            if let Some(made) = made {
+                made.reset_peak();
+            }
+            let mut rec = run_cold(setup, &run, limit, cgroup)?;
+            // The grace join's record has no cgroup figures: the made cgroup's limit is known.
+            rec.cgroup_limit = rec.cgroup_limit.or(made.map(MadeCgroup::limit));
             progress.step();
             rows.push(Row {
                 set: name.clone(),
                 role,
                 ratio,
                 cgroup: cgroup.map(Path::to_path_buf),
+                cgroup_peak: made.and_then(MadeCgroup::peak),
+                cgroup_limit_hits: made.and_then(MadeCgroup::limit_hits),
                 repeat,
                 baseline_rss,
                 rec,
@@ -439,32 +496,46 @@ impl Experiment for Measuring<'_> {
         let at = human_bytes(limit);
         // Fig. 9b: both indexes of S, then of each R (the joins use them).
         progress.message(&format!("{name} {at}: index builds"));
-        for (kind, out) in INDEXES.iter().zip(&t.inner_indexes) {
+        for (&(kind, entries), out) in INDEXES.iter().zip(&t.inner_indexes) {
             let build = Run::Build {
                 kind,
+                entries,
                 table: &t.inner,
                 out,
             };
             run(build, Role::Inner, 1)?;
         }
         for ((ratio, table), outs) in t.outers.iter().zip(&t.outer_indexes) {
-            for (kind, out) in INDEXES.iter().zip(outs) {
-                run(Run::Build { kind, table, out }, Role::Outer, *ratio)?;
+            for (&(kind, entries), out) in INDEXES.iter().zip(outs) {
+                let build = Run::Build {
+                    kind,
+                    entries,
+                    table,
+                    out,
+                };
+                run(build, Role::Outer, *ratio)?;
             }
         }
         // Fig. 9a: every route at every ratio.
         for ((ratio, outer), outs) in t.outers.iter().zip(&t.outer_indexes) {
             progress.message(&format!("{name} {at}: joins 1:{ratio}"));
-            for method in JOINS {
-                let indexes = INDEXES
-                    .iter()
-                    .position(|&k| k == method)
-                    .map(|i| (outs[i].as_path(), t.inner_indexes[i].as_path()));
+            for ((&(method, entries), outer_index), inner_index) in
+                INDEXES.iter().zip(outs).zip(&t.inner_indexes)
+            {
                 let join = Run::Join {
                     method,
                     outer,
                     inner: &t.inner,
-                    indexes,
+                    indexes: Some((entries, outer_index, inner_index)),
+                };
+                run(join, Role::Join, *ratio)?;
+            }
+            for method in OTHER_JOINS {
+                let join = Run::Join {
+                    method,
+                    outer,
+                    inner: &t.inner,
+                    indexes: None,
                 };
                 run(join, Role::Join, *ratio)?;
             }

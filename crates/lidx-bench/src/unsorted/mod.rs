@@ -4,19 +4,21 @@
 //! The inner table S holds a key set's keys in a seeded random order (the paper shuffles
 //! FB); the outer table R of ratio r is a uniform 1/r sample of them, shuffled apart. At
 //! every memory limit:
-//! - **Fig. 9b**: both unclustered indexes of S (and of R) are built: the learned partition
-//!   index and the B+tree by inserts, with their time, I/O, write amplification and index
-//!   sizes.
-//! - **Fig. 9a**: R joins S through those indexes (learned and B+tree routes, the join's
-//!   time without the builds, as the paper plots it), beside the grace hash join and
-//!   sort-then-merge (the sorting counted apart).
+//! - **Fig. 9b**: both unclustered indexes of S (and of R) are built, each holding
+//!   pointers (key and position, the paper's) and holding tuples (a clustered copy): the
+//!   learned partition index and the B+tree by inserts, with their time, I/O, write
+//!   amplification (bytes, and pages touched), file and index sizes.
+//! - **Fig. 9a**: R joins S through those indexes (learned and B+tree routes, pointers with
+//!   pointers and tuples with tuples, the join's time without the builds, as the paper
+//!   plots it), beside the grace hash join and sort-then-merge (the sorting counted apart).
 //! - **Sorts**: S sorted three ways (external merge sort, learned sort, B+tree in order).
 //!
-//! Every run is a fresh `lidx ... --json` process under `--memory-limit` (and the user's
-//! cgroup for that limit, where given), started after the pages of its inputs are dropped
-//! from the OS page cache. Each reports its peak RSS; the same command on a 256-tuple table
-//! gives the process's own baseline, so every row says whether the run's growth stayed
-//! within the limit.
+//! Every run is a fresh `lidx ... --json` process under `--memory-limit`, started after the
+//! pages of its inputs are dropped from the OS page cache, and in a cgroup for its limit
+//! that bounds the process's memory and its page cache as paper 1's did: one the study
+//! makes where the machine allows it ([`crate::cgroups`]), or the user's. Each reports its
+//! peak RSS; the same command on a 256-tuple table gives the process's own baseline, so
+//! every row says whether the run's growth stayed within the limit.
 
 //!
 //! The study in parts: `measure` (the commands it runs, the RSS baselines, the cells, one
@@ -43,31 +45,59 @@ use self::measure::{Baselines, Measuring};
 use self::plots::plot_all;
 use self::rows::CsvRow;
 use self::summary::summarize;
+use crate::cgroups::MadeCgroups;
 use crate::csv_rows::write_rows;
 use crate::harness::{self, Setup, Study};
 use crate::progress::Progress;
 use crate::text::human_bytes;
 
+/// Where the runs' cgroups come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cgroups {
+    /// Made by the study, one per limit, where the machine allows it; else none, and the
+    /// summary says why.
+    Auto,
+    /// None: only lidx's own accounting bounds memory, and the page cache is unbounded.
+    None,
+    /// Made by the user, one per limit in the same order.
+    Given(Vec<PathBuf>),
+}
+
 /// The study's own settings.
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Memory limits in bytes; `None`: a small one, where the B+tree's leaves do not fit
-    /// (a sixteenth of the table), a medium one (half the table) and a large one, where
-    /// everything does (four tables).
+    /// (a sixteenth of the table), one at paper 1's ratio (its 2 GB against a 3.2 GB table:
+    /// five eighths of the table) and a large one, where everything fits (four tables).
     pub limits: Option<Vec<u64>>,
-    /// Cgroups the user made, one per limit in the same order (or none): every run at a
-    /// limit joins its cgroup, which bounds the page cache as paper 1's cgroups did.
-    pub cgroups: Vec<PathBuf>,
+    /// The runs' cgroups, which bound the page cache as paper 1's did.
+    pub cgroups: Cgroups,
     /// Size ratios |S|/|R|.
     pub ratios: Vec<u64>,
     /// Measurements per cell; the summary takes the median.
     pub repeat: usize,
 }
 
-/// The unsorted join routes, as `lidx join --method` names them.
-const JOINS: [&str; 4] = ["partition", "btree-inserts", "grace", "sort-merge"];
-/// The unclustered indexes, as `lidx index build --kind` names them.
-const INDEXES: [&str; 2] = ["partition", "btree-inserts"];
+/// The unclustered indexes: the kind as `lidx index build --kind` names it, and what it
+/// holds. The paper's (pointers) first.
+const INDEXES: [(&str, Entries); 4] = [
+    ("partition", Entries::Pointers),
+    ("btree-inserts", Entries::Pointers),
+    ("partition", Entries::Tuples),
+    ("btree-inserts", Entries::Tuples),
+];
+/// The join routes without an index of their own, as `lidx join --method` names them;
+/// every index of [`INDEXES`] is a route too.
+const OTHER_JOINS: [&str; 2] = ["grace", "sort-merge"];
+
+/// Join routes at each ratio: one per index, and the others.
+const JOIN_ROUTES: usize = INDEXES.len() + OTHER_JOINS.len();
+
+/// The name an index (or a join through it) goes by in lookups and the summary:
+/// `partition:pointers`, `btree-inserts:tuples`.
+fn route(kind: &str, entries: Entries) -> String {
+    format!("{kind}:{entries}")
+}
 /// The sorts, as `lidx sort --method` names them.
 const SORTS: [&str; 3] = ["external", "learned", "btree-inserts"];
 
@@ -92,8 +122,8 @@ impl Options {
                 let mib = |b: u64| b.div_ceil(1 << 20) << 20;
                 let small = mib((data / 16).max(2 * need));
                 let large = mib(4 * data).max(2 * small);
-                // Between them, where part of the B+tree's leaves fit.
-                let medium = mib((data / 2).clamp(small, large));
+                // Paper 1's ratio: its 2 GB against the 3.2 GB of 200M 16-byte tuples.
+                let medium = mib((data * 5 / 8).clamp(small, large));
                 let mut limits = vec![small, medium, large];
                 limits.dedup();
                 limits
@@ -109,11 +139,13 @@ impl Options {
                 human_bytes(need)
             );
         }
-        if !self.cgroups.is_empty() && self.cgroups.len() != limits.len() {
+        if let Cgroups::Given(cgroups) = &self.cgroups
+            && cgroups.len() != limits.len()
+        {
             bail!(
                 "invalid cgroups: give one per memory limit ({} limits, {} cgroups)",
                 limits.len(),
-                self.cgroups.len()
+                cgroups.len()
             );
         }
         Ok(limits)
@@ -126,6 +158,57 @@ pub fn smallest_limit(n: u64) -> u64 {
     let partition = lidx::partition::min_build_memory(n, &PartitionParams::default());
     let btree = lidx::partition::btree::min_build_memory(n, Entries::Tuples);
     partition.max(btree).max(lidx::sort::min_sort_memory())
+}
+
+/// The cgroups the runs go in, one per limit (none: no cgroup), and what the summary says
+/// of them.
+struct RunsIn {
+    dirs: Vec<PathBuf>,
+    made: Option<MadeCgroups>,
+    said: String,
+}
+
+/// Memory a made cgroup allows a run beyond its `--memory-limit`, besides the process's
+/// own peak RSS on a tiny table: the allocator's rounding and the kernel's per-process
+/// pages.
+const CGROUP_SLACK: u64 = 8 << 20;
+
+impl RunsIn {
+    /// The cgroups `options` ask for at `limits`; made ones allow each run its limit, the
+    /// process's own peak RSS `own_rss` and [`CGROUP_SLACK`].
+    fn choose(options: &Options, limits: &[u64], own_rss: u64) -> RunsIn {
+        match &options.cgroups {
+            Cgroups::None => RunsIn {
+                dirs: Vec::new(),
+                made: None,
+                said: "no cgroups (`--cgroups none`): only lidx's own accounting bounds memory, and the page cache is not bounded, unlike paper 1's runs".into(),
+            },
+            Cgroups::Given(dirs) => RunsIn {
+                dirs: dirs.clone(),
+                made: None,
+                said: "each run in the cgroup the user gave for its limit (`--cgroups`)".into(),
+            },
+            Cgroups::Auto => match MadeCgroups::make(limits, own_rss + CGROUP_SLACK) {
+                Ok(made) => RunsIn {
+                    dirs: made.cgroups.iter().map(|c| c.dir().to_path_buf()).collect(),
+                    said: format!(
+                        "each run in a cgroup this study made for its limit ({}), whose memory limit is the run's `--memory-limit` plus {} (the process's own peak RSS on a tiny table and {} of slack), page cache included, as paper 1 bounded its runs with cgroups",
+                        made.place,
+                        human_bytes(own_rss + CGROUP_SLACK),
+                        human_bytes(CGROUP_SLACK)
+                    ),
+                    made: Some(made),
+                },
+                Err(why) => RunsIn {
+                    dirs: Vec::new(),
+                    made: None,
+                    said: format!(
+                        "no cgroups: this machine does not let the study make them ({why}), so only lidx's own accounting bounds memory and the page cache is not bounded, unlike paper 1's runs"
+                    ),
+                },
+            },
+        }
+    }
 }
 
 /// Runs the study; returns the report to print.
@@ -152,26 +235,25 @@ pub fn run(setup: &Setup, options: &Options, progress: &dyn Progress) -> anyhow:
     progress.spin("baselines");
     let baselines = Baselines::new(setup, &dirs.data)?;
     progress.finish();
+    let runs_in = RunsIn::choose(options, &limits, baselines.own_rss());
     let mut measuring = Measuring::new(setup, options, &limits, sets, &dirs.data, baselines);
+    measuring.runs_in(&runs_in);
     let (_, rows) = harness::measure(&mut measuring, "unsorted", "runs", progress)?;
     drop(measuring);
+    drop(runs_in.made);
 
     let csv_rows: Vec<CsvRow<'_>> = rows
         .iter()
         .map(|r| CsvRow::new(r, machine, &profile.device))
         .collect();
     write_rows(&mut csv_out.file, &csv_rows)?;
-    let summary = summarize(options, &limits, sets, &rows);
+    let summary = summarize(options, &limits, setup.n, sets, &rows);
     let mut md = format!(
-        "# lidx experiment unsorted\n\nMachine: {machine}. Device: {}. {} key set(s) of {} keys, shuffled; every run a fresh process under `--memory-limit`, its inputs' pages dropped first; reads buffered{}.\n\n",
+        "# lidx experiment unsorted\n\nMachine: {machine}. Device: {}. {} key set(s) of {} keys, shuffled; every run a fresh process under `--memory-limit`, its inputs' pages dropped first; reads buffered. Memory: {}.\n\n",
         profile.device,
         sets.len(),
         setup.n,
-        if options.cgroups.is_empty() {
-            " (the page cache is not bounded: no cgroup given)"
-        } else {
-            ", each run in the cgroup given for its limit"
-        }
+        runs_in.said,
     );
     md.push_str(&summary);
     summary_out.file.write_all(md.as_bytes())?;

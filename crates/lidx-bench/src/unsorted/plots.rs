@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::rows::{Lookup, Role, Row};
-use super::{INDEXES, JOINS, SORTS};
+use super::{INDEXES, OTHER_JOINS, SORTS, route};
 use crate::harness::KeySet;
 use crate::plot::{Scale, Series, chart};
 use crate::text::human_bytes;
@@ -25,9 +25,14 @@ pub(super) fn plot_all(
         let name = set.name();
         for &limit in limits {
             let size = human_bytes(limit).replace(' ', "");
-            let mut series: Vec<Series> = JOINS
+            let routes: Vec<String> = INDEXES
                 .iter()
-                .map(|&method| Series {
+                .map(|&(kind, entries)| route(kind, entries))
+                .chain(OTHER_JOINS.iter().map(|m| m.to_string()))
+                .collect();
+            let mut series: Vec<Series> = routes
+                .iter()
+                .map(|method| Series {
                     name: method.to_string(),
                     points: ratios
                         .iter()
@@ -35,7 +40,7 @@ pub(super) fn plot_all(
                         .collect(),
                 })
                 .collect();
-            for method in ["partition", "btree-inserts", "sort-merge"] {
+            for method in routes.iter().filter(|m| m.as_str() != "grace") {
                 let work = if method == "sort-merge" {
                     "sorts"
                 } else {
@@ -72,9 +77,14 @@ pub(super) fn plot_all(
         };
         let series: Vec<Series> = INDEXES
             .iter()
-            .map(|&kind| Series {
-                name: kind.to_string(),
-                points: at_limits(&|l| Some(q.build(&name, Role::Inner, kind, 1, l)?.seconds)),
+            .map(|&(kind, entries)| {
+                let index = route(kind, entries);
+                Series {
+                    points: at_limits(&|l| {
+                        Some(q.build(&name, Role::Inner, &index, 1, l)?.seconds)
+                    }),
+                    name: index,
+                }
             })
             .collect();
         chart(

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use lidx::partition::{Operation, UnsortedRecord};
 use serde::Serialize;
 
-use super::{INDEXES, RSS_SLACK};
+use super::RSS_SLACK;
 use crate::csv_rows::Fixed;
 use crate::stats::medians;
 
@@ -41,6 +41,11 @@ pub(super) struct Row {
     /// |S|/|R| (1 for runs on S alone).
     pub(super) ratio: u64,
     pub(super) cgroup: Option<PathBuf>,
+    /// The most memory its cgroup held during the run (process and page cache), where the
+    /// study made the cgroup.
+    pub(super) cgroup_peak: Option<u64>,
+    /// Times the cgroup's usage reached its limit during the run (reclaim), likewise.
+    pub(super) cgroup_limit_hits: Option<u64>,
     pub(super) repeat: usize,
     pub(super) baseline_rss: u64,
     pub(super) rec: UnsortedRecord,
@@ -65,11 +70,20 @@ impl Row {
             .map(|g| g <= self.rec.memory_limit + RSS_SLACK)
     }
 
+    /// What ran as the summary names it: the method, with what its indexes held
+    /// (`partition:pointers`) where it built or joined through unclustered indexes.
+    pub(super) fn route(&self) -> String {
+        match self.rec.entries.as_str() {
+            "" => self.rec.method.clone(),
+            entries => format!("{}:{entries}", self.rec.method),
+        }
+    }
+
     fn point(&self) -> Point {
         Point {
             set: self.set.clone(),
             role: self.role,
-            method: self.rec.method.clone(),
+            method: self.route(),
             operation: self.operation(),
             ratio: self.ratio,
             limit: self.rec.memory_limit,
@@ -95,6 +109,7 @@ pub(super) struct CsvRow<'a> {
     key_set: &'a str,
     operation: &'static str,
     method: &'a str,
+    entries: &'a str,
     table: &'static str,
     ratio: u64,
     tuples: u64,
@@ -102,6 +117,8 @@ pub(super) struct CsvRow<'a> {
     memory_limit: u64,
     cgroup: String,
     cgroup_limit: Option<u64>,
+    cgroup_peak: Option<u64>,
+    cgroup_limit_hits: Option<u64>,
     repeat: usize,
     seconds: Fixed<6>,
     prepare_s: Fixed<6>,
@@ -110,6 +127,9 @@ pub(super) struct CsvRow<'a> {
     bytes_written: u64,
     write_calls: u64,
     write_amplification: Fixed<3>,
+    pages_written: u64,
+    page_write_amplification: Fixed<3>,
+    file_bytes: u64,
     index_memory_bytes: u64,
     model_bytes: u64,
     output_tuples: u64,
@@ -145,6 +165,7 @@ impl<'a> CsvRow<'a> {
             key_set: &r.set,
             operation: r.operation().name(),
             method: &rec.method,
+            entries: &rec.entries,
             table: r.role.name(),
             ratio: r.ratio,
             tuples: rec.tuples,
@@ -155,6 +176,8 @@ impl<'a> CsvRow<'a> {
                 .as_ref()
                 .map_or_else(String::new, |c| c.display().to_string()),
             cgroup_limit: rec.cgroup_limit,
+            cgroup_peak: r.cgroup_peak,
+            cgroup_limit_hits: r.cgroup_limit_hits,
             repeat: r.repeat,
             seconds: Fixed(rec.seconds),
             prepare_s: Fixed(rec.prepare_s),
@@ -163,6 +186,9 @@ impl<'a> CsvRow<'a> {
             bytes_written: rec.bytes_written,
             write_calls: rec.write_calls,
             write_amplification: Fixed(rec.write_amplification()),
+            pages_written: rec.pages_written,
+            page_write_amplification: Fixed(rec.page_write_amplification()),
+            file_bytes: rec.file_bytes,
             index_memory_bytes: rec.index_memory_bytes,
             model_bytes: rec.model_bytes,
             output_tuples: rec.output_tuples,
@@ -204,9 +230,18 @@ pub(super) struct Figures {
     pub(super) index_bytes: f64,
     pub(super) model_bytes: f64,
     pub(super) leaf_reads: f64,
-    pub(super) evictions: f64,
     pub(super) read_calls: f64,
     pub(super) bytes_read: f64,
+    pub(super) page_write_amplification: f64,
+    /// The index file's bytes per byte of the table.
+    pub(super) file_share: f64,
+    /// Partitions past their first page per partition.
+    pub(super) overflowed_share: f64,
+    pub(super) leaf_writes: f64,
+    /// The cgroup's peak usage in bytes (0 without a made cgroup).
+    pub(super) cgroup_peak: f64,
+    /// A build's partitions, or leaves.
+    pub(super) units: f64,
 }
 
 /// Every point's medians.
@@ -220,9 +255,14 @@ fn point_medians(rows: &[Row]) -> HashMap<Point, Figures> {
             rec.index_memory_bytes as f64,
             rec.model_bytes as f64,
             rec.leaf_reads as f64,
-            rec.evictions as f64,
+            rec.leaf_writes as f64,
             rec.read_calls as f64,
             rec.bytes_read as f64,
+            rec.page_write_amplification(),
+            rec.file_bytes as f64 / (16 * rec.tuples).max(1) as f64,
+            rec.overflowed_partitions as f64 / rec.partitions.max(1) as f64,
+            r.cgroup_peak.unwrap_or(0) as f64,
+            (rec.partitions + rec.leaves) as f64,
         ]
     })
     .into_iter()
@@ -234,9 +274,14 @@ fn point_medians(rows: &[Row]) -> HashMap<Point, Figures> {
             index_bytes: f[3],
             model_bytes: f[4],
             leaf_reads: f[5],
-            evictions: f[6],
+            leaf_writes: f[6],
             read_calls: f[7],
             bytes_read: f[8],
+            page_write_amplification: f[9],
+            file_share: f[10],
+            overflowed_share: f[11],
+            cgroup_peak: f[12],
+            units: f[13],
         };
         (c, figures)
     })
@@ -276,19 +321,21 @@ impl Lookup {
         self.m.get(&cell).copied()
     }
 
-    /// An index build of `kind` on S (`Role::Inner`, ratio 1) or on R (`Role::Outer`).
+    /// An index build of `index` (a route, `partition:pointers`) on S (`Role::Inner`,
+    /// ratio 1) or on R (`Role::Outer`).
     pub(super) fn build(
         &self,
         set: &str,
         role: Role,
-        kind: &str,
+        index: &str,
         ratio: u64,
         limit: u64,
     ) -> Option<Figures> {
-        self.get(set, role, Operation::IndexBuild, kind, ratio, limit)
+        self.get(set, role, Operation::IndexBuild, index, ratio, limit)
     }
 
-    /// A join of R (at `ratio`) with S by `method`.
+    /// A join of R (at `ratio`) with S by `method` (a route through indexes,
+    /// `partition:pointers`, or `grace`, `sort-merge`).
     pub(super) fn join(&self, set: &str, method: &str, ratio: u64, limit: u64) -> Option<Figures> {
         self.get(set, Role::Join, Operation::Join, method, ratio, limit)
     }
@@ -308,7 +355,7 @@ impl Lookup {
         limit: u64,
     ) -> Option<f64> {
         let join = self.join(set, method, ratio, limit)?;
-        if !INDEXES.contains(&method) {
+        if !method.contains(':') {
             return Some(join.seconds + join.prepare);
         }
         let inner = self.build(set, Role::Inner, method, 1, limit)?;

@@ -6,7 +6,7 @@
 use lidx::data::Distribution;
 
 use super::measure::{Baselines, Cell, Measuring};
-use super::{INDEXES, JOINS, Options, SORTS};
+use super::{Cgroups, INDEXES, JOIN_ROUTES, Options, SORTS};
 use crate::harness::{self, Experiment};
 use crate::join_sorted::tests::{Counted, files, setup};
 
@@ -20,7 +20,7 @@ fn every_set_repeat_and_limit_is_a_cell_with_a_step_per_run() {
     );
     let o = Options {
         limits: Some(vec![1 << 20, 8 << 20]),
-        cgroups: Vec::new(),
+        cgroups: Cgroups::None,
         ratios: vec![1, 10],
         repeat: 2,
     };
@@ -42,9 +42,10 @@ fn every_set_repeat_and_limit_is_a_cell_with_a_step_per_run() {
         }
     }
     assert_eq!(cells, want);
-    // Both indexes of S and of each R, every route at each ratio, every sort.
-    let per_cell = (INDEXES.len() * 3 + JOINS.len() * 2 + SORTS.len()) as u64;
-    assert_eq!(per_cell, 2 * 3 + 4 * 2 + 3);
+    // Every index (two kinds, of pointers and of tuples) of S and of each R, every route at
+    // each ratio, every sort.
+    let per_cell = (INDEXES.len() * 3 + JOIN_ROUTES * 2 + SORTS.len()) as u64;
+    assert_eq!(per_cell, 4 * 3 + 6 * 2 + 3);
     for cell in &cells {
         assert_eq!(measuring.steps(cell), per_cell);
     }

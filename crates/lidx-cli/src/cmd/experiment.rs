@@ -388,11 +388,18 @@ pub struct UnsortedArgs {
     /// bytes, where the B+tree's leaves do not fit; and a large one, four times the table].
     #[arg(long, value_delimiter = ',', value_parser = parse_size, value_name = "SIZE,...")]
     memory_limits: Option<Vec<u64>>,
-    /// Cgroups made by the user, one per memory limit in the same order: every run at a
-    /// limit joins its cgroup, which bounds the page cache too, as paper 1's cgroups did
-    /// [default: none; only lidx's own memory is limited].
-    #[arg(long, value_delimiter = ',', value_name = "DIR,...")]
-    cgroups: Vec<PathBuf>,
+    /// The cgroups the runs go in, which bound each process's memory and its page cache, as
+    /// paper 1's cgroups did: auto (the study makes one per limit, the limit plus the
+    /// process's own memory, where the machine allows it: root on cgroup v1, or a delegated
+    /// v2; else none, and the summary says why), none, or the user's, one directory per
+    /// memory limit in the same order.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "auto|none|DIR,...",
+        default_value = "auto"
+    )]
+    cgroups: Vec<String>,
     /// Size ratios |S|/|R|: the outer table is a uniform 1/ratio sample of the inner.
     #[arg(long, value_delimiter = ',', default_value = "1,10,100,1000")]
     ratios: Vec<u64>,
@@ -624,7 +631,11 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
         Command::Unsorted(a) => {
             let options = unsorted::Options {
                 limits: a.memory_limits,
-                cgroups: a.cgroups,
+                cgroups: match a.cgroups.as_slice() {
+                    [one] if one == "auto" => unsorted::Cgroups::Auto,
+                    [one] if one == "none" => unsorted::Cgroups::None,
+                    dirs => unsorted::Cgroups::Given(dirs.iter().map(PathBuf::from).collect()),
+                },
                 ratios: a.ratios,
                 repeat: a.repeat,
             };
