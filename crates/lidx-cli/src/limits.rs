@@ -29,14 +29,15 @@ pub fn run_limited(dir: Option<&Path>, quiet: bool) -> anyhow::Result<Option<u64
     Ok(cgroup.limit)
 }
 
-/// Prints `record` as the command's only output, with the process's peak RSS and the
-/// cgroup's limit filled in.
+/// Prints `record` as the command's only output, with the process's peak RSS, its reads
+/// from storage and the cgroup's limit filled in.
 pub fn say_record(
     mut record: lidx::partition::UnsortedRecord,
     cgroup_limit: Option<u64>,
 ) -> anyhow::Result<()> {
     record.peak_rss = lidx::memory::peak_rss();
     record.cgroup_limit = cgroup_limit;
+    record.storage_read_bytes = lidx::files::cache::storage_io().map(|io| io.read_bytes);
     say!("{}", serde_json::to_string(&record)?);
     Ok(())
 }

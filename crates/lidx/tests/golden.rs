@@ -823,6 +823,7 @@ fn golden_unsorted_record() -> UnsortedRecord {
         peak_reserved: 3 << 20,
         peak_rss: Some(9 << 20),
         cgroup_limit: None,
+        storage_read_bytes: Some(65536),
         seconds: 1.5,
         prepare_s: 0.25,
         bytes_read: 32000,

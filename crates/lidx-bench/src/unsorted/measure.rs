@@ -17,7 +17,7 @@ use lidx::storage::ValueSource;
 use lidx::storage::table::{tuples_from_keys, write_shuffled};
 
 use super::rows::{Role, Row};
-use super::{INDEXES, JOIN_ROUTES, OTHER_JOINS, Options, RunsIn, SORTS};
+use super::{INDEXES, OTHER_JOINS, Options, RunsIn, SORTS};
 use crate::cgroups::MadeCgroup;
 use crate::harness::{Experiment, KeySet, Scratch, Setup};
 use crate::progress::Progress;
@@ -301,7 +301,7 @@ struct Tables {
     inner: PathBuf,
     /// Each ratio's R, shuffled apart, in the options' order.
     outers: Vec<(u64, PathBuf)>,
-    /// S's indexes, one per index of `INDEXES`.
+    /// S's indexes, one per index the study builds (`Options::indexes`).
     inner_indexes: Vec<PathBuf>,
     /// Each R's indexes, likewise.
     outer_indexes: Vec<Vec<PathBuf>>,
@@ -399,8 +399,9 @@ impl<'a> Measuring<'a> {
             outers.push((ratio, path));
         }
         drop(keys);
+        let indexes = options.indexes();
         let mut index_paths = |table: &str| -> Vec<PathBuf> {
-            INDEXES
+            indexes
                 .iter()
                 .map(|(kind, entries)| {
                     scratch.add(data.join(format!("{name}.{table}.{kind}.{entries}.idx")))
@@ -449,7 +450,8 @@ impl Experiment for Measuring<'_> {
     /// ratio, and the sorts.
     fn steps(&self, _: &Cell) -> u64 {
         let ratios = self.o.ratios.len();
-        (INDEXES.len() * (1 + ratios) + SORTS.len() + JOIN_ROUTES * ratios) as u64
+        let indexes = self.o.indexes().len();
+        (indexes * (1 + ratios) + SORTS.len() + (indexes + OTHER_JOINS.len()) * ratios) as u64
     }
 
     /// The cell's builds, joins and sorts; the key set's tables are written by its first
@@ -496,7 +498,8 @@ impl Experiment for Measuring<'_> {
         let at = human_bytes(limit);
         // Fig. 9b: both indexes of S, then of each R (the joins use them).
         progress.message(&format!("{name} {at}: index builds"));
-        for (&(kind, entries), out) in INDEXES.iter().zip(&t.inner_indexes) {
+        let indexes = options.indexes();
+        for (&(kind, entries), out) in indexes.iter().zip(&t.inner_indexes) {
             let build = Run::Build {
                 kind,
                 entries,
@@ -506,7 +509,7 @@ impl Experiment for Measuring<'_> {
             run(build, Role::Inner, 1)?;
         }
         for ((ratio, table), outs) in t.outers.iter().zip(&t.outer_indexes) {
-            for (&(kind, entries), out) in INDEXES.iter().zip(outs) {
+            for (&(kind, entries), out) in indexes.iter().zip(outs) {
                 let build = Run::Build {
                     kind,
                     entries,
@@ -520,7 +523,7 @@ impl Experiment for Measuring<'_> {
         for ((ratio, outer), outs) in t.outers.iter().zip(&t.outer_indexes) {
             progress.message(&format!("{name} {at}: joins 1:{ratio}"));
             for ((&(method, entries), outer_index), inner_index) in
-                INDEXES.iter().zip(outs).zip(&t.inner_indexes)
+                indexes.iter().zip(outs).zip(&t.inner_indexes)
             {
                 let join = Run::Join {
                     method,

@@ -72,14 +72,16 @@ pub struct Options {
     pub limits: Option<Vec<u64>>,
     /// The runs' cgroups, which bound the page cache as paper 1's did.
     pub cgroups: Cgroups,
+    /// What the unclustered indexes hold: pointers (the paper's), tuples, or both.
+    pub entries: Vec<Entries>,
     /// Size ratios |S|/|R|.
     pub ratios: Vec<u64>,
     /// Measurements per cell; the summary takes the median.
     pub repeat: usize,
 }
 
-/// The unclustered indexes: the kind as `lidx index build --kind` names it, and what it
-/// holds. The paper's (pointers) first.
+/// Every unclustered index the study can build: the kind as `lidx index build --kind`
+/// names it, and what it holds. The paper's (pointers) first.
 const INDEXES: [(&str, Entries); 4] = [
     ("partition", Entries::Pointers),
     ("btree-inserts", Entries::Pointers),
@@ -87,11 +89,8 @@ const INDEXES: [(&str, Entries); 4] = [
     ("btree-inserts", Entries::Tuples),
 ];
 /// The join routes without an index of their own, as `lidx join --method` names them;
-/// every index of [`INDEXES`] is a route too.
+/// every index the study builds is a route too.
 const OTHER_JOINS: [&str; 2] = ["grace", "sort-merge"];
-
-/// Join routes at each ratio: one per index, and the others.
-const JOIN_ROUTES: usize = INDEXES.len() + OTHER_JOINS.len();
 
 /// The name an index (or a join through it) goes by in lookups and the summary:
 /// `partition:pointers`, `btree-inserts:tuples`.
@@ -106,10 +105,21 @@ const SORTS: [&str; 3] = ["external", "learned", "btree-inserts"];
 pub const RSS_SLACK: u64 = 2 << 20;
 
 impl Options {
+    /// The indexes the study builds: those of [`INDEXES`] holding one of `entries`.
+    fn indexes(&self) -> Vec<(&'static str, Entries)> {
+        INDEXES
+            .into_iter()
+            .filter(|(_, e)| self.entries.contains(e))
+            .collect()
+    }
+
     /// Checks every setting against a key set of `n` tuples and returns the limits.
     fn limits(&self, n: u64) -> anyhow::Result<Vec<u64>> {
         if self.ratios.is_empty() || self.ratios.contains(&0) {
             bail!("invalid ratios: each must be at least 1");
+        }
+        if self.entries.is_empty() {
+            bail!("invalid entries: give pointers, tuples or both");
         }
         if self.repeat == 0 {
             bail!("invalid repeat: at least 1 measurement per cell");

@@ -39,6 +39,7 @@ pub(super) fn plot_all(
                         .filter_map(|&r| Some((r as f64, q.join(&name, method, r, limit)?.seconds)))
                         .collect(),
                 })
+                .filter(|s: &Series| !s.points.is_empty())
                 .collect();
             for method in routes.iter().filter(|m| m.as_str() != "grace") {
                 let work = if method == "sort-merge" {
@@ -86,6 +87,7 @@ pub(super) fn plot_all(
                     name: index,
                 }
             })
+            .filter(|s| !s.points.is_empty())
             .collect();
         chart(
             &out.join(format!("fig9b_{name}.png")),

@@ -124,6 +124,7 @@ pub(super) struct CsvRow<'a> {
     prepare_s: Fixed<6>,
     bytes_read: u64,
     read_calls: u64,
+    storage_read_bytes: Option<u64>,
     bytes_written: u64,
     write_calls: u64,
     write_amplification: Fixed<3>,
@@ -183,6 +184,7 @@ impl<'a> CsvRow<'a> {
             prepare_s: Fixed(rec.prepare_s),
             bytes_read: rec.bytes_read,
             read_calls: rec.read_calls,
+            storage_read_bytes: rec.storage_read_bytes,
             bytes_written: rec.bytes_written,
             write_calls: rec.write_calls,
             write_amplification: Fixed(rec.write_amplification()),
@@ -242,6 +244,8 @@ pub(super) struct Figures {
     pub(super) cgroup_peak: f64,
     /// A build's partitions, or leaves.
     pub(super) units: f64,
+    /// Bytes read from storage (page-cache misses).
+    pub(super) storage_read: f64,
 }
 
 /// Every point's medians.
@@ -263,6 +267,7 @@ fn point_medians(rows: &[Row]) -> HashMap<Point, Figures> {
             rec.overflowed_partitions as f64 / rec.partitions.max(1) as f64,
             r.cgroup_peak.unwrap_or(0) as f64,
             (rec.partitions + rec.leaves) as f64,
+            rec.storage_read_bytes.unwrap_or(0) as f64,
         ]
     })
     .into_iter()
@@ -282,6 +287,7 @@ fn point_medians(rows: &[Row]) -> HashMap<Point, Figures> {
             overflowed_share: f[11],
             cgroup_peak: f[12],
             units: f[13],
+            storage_read: f[14],
         };
         (c, figures)
     })

@@ -17,7 +17,7 @@ use crate::text::{human_bytes, times};
 fn limit_name(limit: u64, n: u64) -> String {
     let share = limit as f64 / (16 * n).max(1) as f64;
     let share = if share < 1.0 {
-        format!("1/{:.0}", 1.0 / share)
+        format!("{:.0}%", 100.0 * share)
     } else {
         format!("{share:.1}x")
     };
@@ -208,12 +208,14 @@ fn routes_read(q: &Lookup, set: &str, ratio: u64, limit: u64) -> Option<String> 
         let b = q.join(set, &route("btree-inserts", entries), ratio, limit)?;
         let _ = write!(
             s,
-            " {entries}: the learned join {} in {:.0} calls, the B+tree join {} in {:.0} calls besides {:.0} leaf reads{}.",
+            " {entries}: the learned join {} in {:.0} calls ({} from storage), the B+tree join {} in {:.0} calls besides {:.0} leaf reads ({} from storage){}.",
             human_bytes(p.bytes_read as u64),
             p.read_calls,
+            human_bytes(p.storage_read as u64),
             human_bytes(b.bytes_read as u64),
             b.read_calls,
             b.leaf_reads,
+            human_bytes(b.storage_read as u64),
             match entries {
                 Entries::Pointers => " (both fetch values from the tables through positions)",
                 Entries::Tuples => " (neither reads the tables)",

@@ -4,9 +4,10 @@
 //! needs no `lidx` executable and judges no time.
 
 use lidx::data::Distribution;
+use lidx::partition::Entries;
 
 use super::measure::{Baselines, Cell, Measuring};
-use super::{Cgroups, INDEXES, JOIN_ROUTES, Options, SORTS};
+use super::{Cgroups, INDEXES, OTHER_JOINS, Options, SORTS};
 use crate::harness::{self, Experiment};
 use crate::join_sorted::tests::{Counted, files, setup};
 
@@ -21,6 +22,7 @@ fn every_set_repeat_and_limit_is_a_cell_with_a_step_per_run() {
     let o = Options {
         limits: Some(vec![1 << 20, 8 << 20]),
         cgroups: Cgroups::None,
+        entries: Entries::ALL.to_vec(),
         ratios: vec![1, 10],
         repeat: 2,
     };
@@ -44,7 +46,8 @@ fn every_set_repeat_and_limit_is_a_cell_with_a_step_per_run() {
     assert_eq!(cells, want);
     // Every index (two kinds, of pointers and of tuples) of S and of each R, every route at
     // each ratio, every sort.
-    let per_cell = (INDEXES.len() * 3 + JOIN_ROUTES * 2 + SORTS.len()) as u64;
+    let per_cell =
+        (INDEXES.len() * 3 + (INDEXES.len() + OTHER_JOINS.len()) * 2 + SORTS.len()) as u64;
     assert_eq!(per_cell, 4 * 3 + 6 * 2 + 3);
     for cell in &cells {
         assert_eq!(measuring.steps(cell), per_cell);

@@ -36,11 +36,13 @@ pub enum Command {
     )]
     Indexes(IndexesArgs),
     /// Paper 1's joins of unsorted tables under a memory limit (sections 4.4, 5.4): the
-    /// learned partition index against a B+tree built by inserts (build time, write
-    /// amplification, index sizes: Fig. 9b), their joins beside grace hash and
-    /// sort-then-merge at ratios 1 to 1000 (Fig. 9a), and three sorts.
+    /// learned partition index against a B+tree built by inserts, each holding pointers
+    /// (the paper's) or tuples (build time, write amplification, index sizes: Fig. 9b),
+    /// their joins beside grace hash and sort-then-merge at ratios 1 to 1000 (Fig. 9a), and
+    /// three sorts, every run in a cgroup for its limit where the machine allows.
     #[command(
-        after_help = "Examples:\n  lidx experiment unsorted\n  lidx experiment unsorted --n 50M --memory-limits 64MiB,4GiB --dir /mnt/nvme/lidx\n  lidx experiment unsorted --memory-limits 8MiB,1GiB --cgroups /sys/fs/cgroup/lidx-small,/sys/fs/cgroup/lidx-large"
+        after_help = "Examples:\n  lidx experiment unsorted\n  lidx experiment unsorted --n 20M --entries pointers --ratios 10,100,1000 --dir /mnt/nvme/lidx\n  lidx experiment unsorted --memory-limits 8MiB,1GiB --cgroups /sys/fs/cgroup/lidx-small,/sys/fs/cgroup/lidx-large",
+        mut_arg("n", |a| a.default_value("1M").help("Keys per synthetic key set (paper 1 uses 200M; under cgroups a pointer join at ratio 1 reads a block per tuple from storage, so 1M takes about 4 minutes here)"))
     )]
     Unsorted(UnsortedArgs),
     /// Paper 4's Fig. 1: the learned block layout against Bigtable's SSTable index, point
@@ -403,6 +405,10 @@ pub struct UnsortedArgs {
     /// Size ratios |S|/|R|: the outer table is a uniform 1/ratio sample of the inner.
     #[arg(long, value_delimiter = ',', default_value = "1,10,100,1000")]
     ratios: Vec<u64>,
+    /// What the unclustered indexes hold, comma-separated: pointers (key and position, the
+    /// paper's), tuples (a clustered copy), or both.
+    #[arg(long, value_delimiter = ',', default_value = "pointers,tuples")]
+    entries: Vec<lidx::partition::Entries>,
     /// Measurements per cell; the summary takes the median.
     #[arg(long, default_value_t = 1)]
     repeat: usize,
@@ -637,6 +643,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                     dirs => unsorted::Cgroups::Given(dirs.iter().map(PathBuf::from).collect()),
                 },
                 ratios: a.ratios,
+                entries: a.entries,
                 repeat: a.repeat,
             };
             unsorted::run(&a.common.setup()?, &options, &progress)?

@@ -24,3 +24,58 @@ pub fn drop_os_caches() -> Result<()> {
     std::fs::write(control, b"3\n")
         .map_err(|e| Error::io(control, "drop the OS page cache (this needs root)", e))
 }
+
+/// What this process has read from and written to storage so far, page-cache hits not
+/// counted: `read_bytes` and `write_bytes` of `/proc/self/io` (a write counts when its
+/// dirty pages are sent to the device, by whichever process sends them). `None` where the
+/// kernel does not report them.
+pub fn storage_io() -> Option<StorageIo> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        io.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(": "))?
+            .trim()
+            .parse()
+            .ok()
+    };
+    Some(StorageIo {
+        read_bytes: field("read_bytes")?,
+        write_bytes: field("write_bytes")?,
+    })
+}
+
+/// Bytes a process read from and wrote to storage ([`storage_io`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StorageIo {
+    /// Bytes read from the device (page-cache misses, read-ahead included).
+    pub read_bytes: u64,
+    /// Bytes written to the device.
+    pub write_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reading a file whose pages were dropped goes to storage; reading it again from the
+    /// page cache does not (where the kernel counts per-process I/O).
+    #[test]
+    fn storage_reads_count_misses_not_hits() {
+        let Some(start) = storage_io() else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![7u8; 4 << 20]).unwrap();
+        drop_file_pages(&path).unwrap();
+        let _ = std::fs::read(&path).unwrap();
+        let cold = storage_io().unwrap();
+        let _ = std::fs::read(&path).unwrap();
+        let warm = storage_io().unwrap();
+        // tmpfs has no device: nothing is read from storage there, cold or warm.
+        assert!(cold.read_bytes >= start.read_bytes);
+        assert!(
+            warm.read_bytes - cold.read_bytes <= (cold.read_bytes - start.read_bytes).max(64 << 10)
+        );
+    }
+}

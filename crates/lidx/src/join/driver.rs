@@ -35,7 +35,7 @@ use super::{
 use crate::files::{PendingGuard, cache, parent_dir, refuse_same_file, scratch_path};
 use crate::index::{AnyIndex, AnyParams, file};
 use crate::memory::{MemoryBudget, Reservation};
-use crate::partition::btree::{self, FRAME_BYTES, InsertedBTree, MIN_FRAMES};
+use crate::partition::btree::{self, InsertedBTree, MIN_FRAMES};
 use crate::partition::{self, Entries, PartitionFile, PartitionParams};
 use crate::sort::{SortOptions, sort_table};
 use crate::storage::profile::StorageProfile;
@@ -634,8 +634,9 @@ fn unclustered(
             "the two B+trees' levels above their leaves",
         )?);
         // The rest of the budget for the two pools, half each.
-        let frames = (memory.available() / 2 / FRAME_BYTES).max(MIN_FRAMES);
-        held.push(memory.reserve(2 * frames * FRAME_BYTES, "the two B+trees' pools")?);
+        let frame = btree::frame_bytes(outer.entries()).max(btree::frame_bytes(inner.entries()));
+        let frames = (memory.available() / 2 / frame).max(MIN_FRAMES);
+        held.push(memory.reserve(2 * frames * frame, "the two B+trees' pools")?);
         outer.resize_pool(frames);
         inner.resize_pool(frames);
         Sides::BTrees(Box::new([(outer, outer_path), (inner, inner_path)]))

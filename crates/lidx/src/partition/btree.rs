@@ -59,8 +59,23 @@ pub const fn leaf_capacity(entries: Entries) -> usize {
 }
 /// `next` of the last leaf.
 const NO_LEAF: u64 = u64::MAX;
-/// Bytes a pool frame takes: the page and its bookkeeping.
-pub const FRAME_BYTES: u64 = BLOCK_SIZE as u64 + 96;
+/// Bytes a pool frame of a leaf of pointers takes: the page and its bookkeeping.
+pub const FRAME_BYTES: u64 = frame_bytes(Entries::Pointers);
+
+/// Room a leaf in memory keeps for entries: its capacity and the one that overflows it,
+/// rounded up to 256 so that its buffers are whole allocator size classes (4 KiB of
+/// entries, and 2 KiB of values where leaves hold tuples).
+const LEAF_ROOM: usize = 256;
+
+/// Bytes a pool frame of a leaf holding `entries` takes: its buffers (keys and positions,
+/// and values for tuples) and its bookkeeping.
+pub const fn frame_bytes(entries: Entries) -> u64 {
+    let values = match entries {
+        Entries::Pointers => 0,
+        Entries::Tuples => 8 * LEAF_ROOM as u64,
+    };
+    16 * LEAF_ROOM as u64 + values + 96
+}
 /// Bytes the in-memory levels take per leaf (a separator of key, position and leaf, and
 /// the ordered map's share of nodes), an estimate reserved from the budget.
 const INNER_BYTES_PER_LEAF: u64 = 48;
@@ -80,14 +95,14 @@ struct Leaf {
 }
 
 impl Leaf {
-    /// An empty leaf with room for one entry past `capacity` (it splits then).
+    /// An empty leaf with room for one entry past its capacity (it splits then): the
+    /// buffers [`frame_bytes`] counts.
     fn empty(entries: Entries, next: u64) -> Leaf {
-        let room = leaf_capacity(entries) + 1;
         Leaf {
-            entries: Vec::with_capacity(room),
+            entries: Vec::with_capacity(LEAF_ROOM),
             values: match entries {
                 Entries::Pointers => Vec::new(),
-                Entries::Tuples => Vec::with_capacity(room),
+                Entries::Tuples => Vec::with_capacity(LEAF_ROOM),
             },
             next,
         }
@@ -339,7 +354,9 @@ fn leaves_at_most(n: u64, entries: Entries) -> u64 {
 
 /// The smallest budget a build of `n` entries works with.
 pub fn min_build_memory(n: u64, entries: Entries) -> u64 {
-    leaves_at_most(n, entries) * INNER_BYTES_PER_LEAF + MIN_FRAMES * FRAME_BYTES + BLOCK_SIZE as u64
+    leaves_at_most(n, entries) * INNER_BYTES_PER_LEAF
+        + MIN_FRAMES * frame_bytes(entries)
+        + BLOCK_SIZE as u64
 }
 
 /// Bytes of the levels above `leaves` leaves: a separator (key, position, leaf) per leaf
@@ -412,8 +429,9 @@ pub fn build(
         "a B+tree's in-memory levels",
     )?;
     // No more frames than the tree can have leaves (the pool's map is allocated up front).
-    let frames = (budget.available() / FRAME_BYTES).clamp(MIN_FRAMES, leaves_estimate + 1);
-    let _frames = budget.reserve(frames * FRAME_BYTES, "a B+tree's buffer pool")?;
+    let frame = frame_bytes(entries);
+    let frames = (budget.available() / frame).clamp(MIN_FRAMES, leaves_estimate + 1);
+    let _frames = budget.reserve(frames * frame, "a B+tree's buffer pool")?;
     let mut file = AtomicFile::create(out)?;
     let mut pool = Pool {
         kind: entries,
@@ -461,7 +479,8 @@ fn insert(
 ) -> Result<()> {
     let id = inner.leaf_for(e);
     let capacity = leaf_capacity(pool.kind);
-    let tuples = pool.kind == Entries::Tuples;
+    let kind = pool.kind;
+    let tuples = kind == Entries::Tuples;
     let (leaf, dirty) = pool.get(id, file)?;
     let at = leaf.entries.partition_point(|x| *x < e);
     leaf.entries.insert(at, e);
@@ -474,15 +493,12 @@ fn insert(
     }
     let new_id = inner.leaves();
     let half = leaf.entries.len() / 2;
-    let right = Leaf {
-        entries: leaf.entries.split_off(half),
-        values: if tuples {
-            leaf.values.split_off(half)
-        } else {
-            Vec::new()
-        },
-        next: leaf.next,
-    };
+    // The right half in buffers of a leaf's full room, as a frame is counted.
+    let mut right = Leaf::empty(kind, leaf.next);
+    right.entries.extend(leaf.entries.drain(half..));
+    right
+        .values
+        .extend(leaf.values.drain(half.min(leaf.values.len())..));
     leaf.next = new_id;
     let Some(&separator) = right.entries.first() else {
         return Err(Error::misuse(

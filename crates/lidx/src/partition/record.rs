@@ -63,6 +63,10 @@ pub struct UnsortedRecord {
     pub peak_rss: Option<u64>,
     /// The memory limit of the cgroup the process ran in (`--cgroup`), if any.
     pub cgroup_limit: Option<u64>,
+    /// Bytes the process read from storage, page-cache hits not counted (`read_bytes` of
+    /// `/proc/self/io`), where the kernel reports it.
+    #[serde(default)]
+    pub storage_read_bytes: Option<u64>,
     /// Seconds of the run's main work: the build, the whole sort, or the join itself.
     pub seconds: f64,
     /// Seconds of work before it, not counted in `seconds`: a join's index builds (0 when

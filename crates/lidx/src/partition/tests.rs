@@ -337,7 +337,7 @@ fn check_btree(
     let table = table_of(dir.path(), keys);
     let out = dir.path().join("u.bti");
     let limit = btree::min_build_memory(keys.len() as u64, entries)
-        + (frames - btree::MIN_FRAMES) * btree::FRAME_BYTES;
+        + (frames - btree::MIN_FRAMES) * btree::frame_bytes(entries);
     let budget = MemoryBudget::new(limit);
     let report = btree::build(&table, &out, entries, &budget, |_| {}).unwrap();
     prop_assert_eq!(budget.used(), 0);
