@@ -153,7 +153,7 @@ pub fn peak_rss() -> Option<u64> {
 }
 
 /// A control group the user made, that this process has joined (paper 1 bounds its runs'
-/// memory with cgroups v2; lidx never creates one).
+/// memory with cgroups v2; only `lidx experiment unsorted` creates them, in lidx-bench).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cgroup {
     /// The cgroup's directory.

@@ -38,7 +38,8 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     scratch_dir: Option<PathBuf>,
     /// Run inside this cgroup, made by the user (v2 `memory.max` or v1
-    /// `memory.limit_in_bytes` bounds the whole process; lidx never creates cgroups).
+    /// `memory.limit_in_bytes` bounds the whole process; the command never creates one:
+    /// `lidx experiment unsorted` makes its own).
     #[arg(long, value_name = "DIR")]
     cgroup: Option<PathBuf>,
     /// Output table.
