@@ -3,13 +3,14 @@
 //! without panicking (errors allowed: pages are checked when read). Each is also checked
 //! whole (`verify_file`, what `lidx index verify` runs), which must return, not panic; a
 //! file it passes reads without error, and passes again against a table made of its own
-//! tuples (partition by partition; or entry by entry at their positions).
+//! entries (tuples partition by partition; or each entry's key and value at its position,
+//! where it holds pointers or is a B+tree).
 
 use std::io::Write;
 use std::path::Path;
 
-use lidx::partition::PartitionFile;
 use lidx::partition::btree::InsertedBTree;
+use lidx::partition::{Entries, PartitionFile};
 use lidx::storage::{Table, TableWriter, Tuple};
 
 /// The most tuples a verified file is rechecked against a table of.
@@ -50,6 +51,17 @@ pub fn run(data: &[u8]) {
                     .read_partition(p, &mut all)
                     .expect("a verified file reads");
             }
+            if index.entries() == Entries::Pointers {
+                // Each key at the position it names (verified: each position once).
+                let mut at = vec![Tuple::default(); all.len()];
+                for t in &all {
+                    at[t.value as usize] = Tuple {
+                        key: t.key,
+                        value: 0,
+                    };
+                }
+                all = at;
+            }
             let (_dir, table) = table_of(&all);
             let again = PartitionFile::verify_file(file.path(), Some(&table));
             assert!(
@@ -71,10 +83,11 @@ pub fn run(data: &[u8]) {
             // Each entry's key at its position: the table the tree was built from, up to
             // its values.
             let mut at = vec![Tuple::default(); tree.len() as usize];
-            tree.scan_from((0, 0), |key, position| {
+            let pointers = tree.entries() == Entries::Pointers;
+            tree.scan_entries((0, 0), |(key, position), word| {
                 at[position as usize] = Tuple {
                     key,
-                    value: position,
+                    value: if pointers { position } else { word },
                 };
                 true
             })

@@ -643,6 +643,16 @@ impl InsertedBTree {
         from: Entry,
         mut visit: impl FnMut(u64, u64) -> bool,
     ) -> Result<()> {
+        self.scan_entries(from, |(key, _), word| visit(key, word))
+    }
+
+    /// [`scan_from`](Self::scan_from), each entry's (key, position) given whole beside its
+    /// word.
+    pub fn scan_entries(
+        &mut self,
+        from: Entry,
+        mut visit: impl FnMut(Entry, u64) -> bool,
+    ) -> Result<()> {
         let mut id = self.inner.leaf_for(from);
         let mut file = OpenedFile::new(&self.path, &self.file, &self.crcs);
         let mut first = true;
@@ -663,8 +673,8 @@ impl InsertedBTree {
                 0
             };
             first = false;
-            for (i, &(k, _)) in leaf.entries.iter().enumerate().skip(start) {
-                if !visit(k, leaf.word(i).unwrap_or(0)) {
+            for (i, &entry) in leaf.entries.iter().enumerate().skip(start) {
+                if !visit(entry, leaf.word(i).unwrap_or(0)) {
                     return Ok(());
                 }
             }
