@@ -43,22 +43,15 @@ impl PaperLimits {
         PaperLimits { tight, roomy }
     }
 
-    /// The paper's figure at `limit`, if it is one of these: `(what, paper's build speedup,
-    /// paper's B-tree and PGM build seconds)`.
-    fn paper_at(&self, limit: u64) -> Option<(&'static str, f64, [f64; 2])> {
-        if limit == self.tight {
-            Some(("2 GB", 3.6, [10_777.0, 2_993.0]))
-        } else if Some(limit) == self.roomy {
-            Some(("32 GB", 3.4, [1_406.0, 411.0]))
-        } else {
-            None
-        }
-    }
-
     /// The name of the paper's limit at `limit`, where it is one: `"3.6x (2 GB)"`.
     pub(super) fn paper_speedup(&self, limit: u64) -> String {
-        self.paper_at(limit)
-            .map_or_else(|| "-".to_string(), |(at, x, _)| format!("{x}x ({at})"))
+        if limit == self.tight {
+            "3.6x (2 GB)".to_string()
+        } else if Some(limit) == self.roomy {
+            "3.4x (32 GB)".to_string()
+        } else {
+            "-".to_string()
+        }
     }
 }
 
