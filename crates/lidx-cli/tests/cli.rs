@@ -2637,7 +2637,7 @@ fn kv_tuned_layout_is_tuned_to_a_profile_and_answers() {
             "--out",
             "x.kv",
         ],
-        &["--layout tuned"],
+        &["invalid profile: only the tuned layout takes one", "layout is learned"],
     );
 }
 

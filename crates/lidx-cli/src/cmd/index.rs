@@ -137,60 +137,44 @@ impl KindArgs {
     /// The parameters: the kind's defaults with the given flags applied; a flag that does
     /// not apply to the kind is an error.
     fn params(&self, kind: IndexKind) -> anyhow::Result<AnyParams> {
-        let mut p = AnyParams::default_for(kind);
-        // The flags the kind takes, each applied where given.
-        let mut takes: Vec<&str> = Vec::new();
-        macro_rules! apply {
-            ($field:expr, $flag:ident) => {{
-                takes.push(stringify!($flag));
-                if let Some(v) = self.$flag {
-                    $field = v;
-                }
-            }};
-        }
-        macro_rules! apply_pgm {
-            ($pgm:expr) => {{
-                apply!($pgm.epsilon, epsilon);
-                apply!($pgm.epsilon_rec, epsilon_rec);
-                apply!($pgm.max_height, max_height);
-            }};
-        }
-        match &mut p {
-            AnyParams::Pgm(p) => apply_pgm!(p),
-            AnyParams::SampledPgm(p) => {
-                apply!(p.every, every);
-                apply_pgm!(p.inner);
-            }
-            AnyParams::RadixSpline(p) => {
-                apply!(p.epsilon, epsilon);
-                apply!(p.radix_bits, radix_bits);
-            }
-            AnyParams::Rmi(p) => {
-                apply!(p.root, root);
-                apply!(p.branching, branching);
-                apply!(p.max_window, max_window);
-            }
-            AnyParams::BTree(p) => apply!(p.every, every),
-            AnyParams::Binary => {}
-        }
         let given = [
-            ("epsilon", self.epsilon.is_some()),
-            ("epsilon_rec", self.epsilon_rec.is_some()),
-            ("max_height", self.max_height.is_some()),
-            ("every", self.every.is_some()),
-            ("radix_bits", self.radix_bits.is_some()),
-            ("root", self.root.is_some()),
-            ("branching", self.branching.is_some()),
-            ("max_window", self.max_window.is_some()),
+            ("epsilon", self.epsilon.as_ref().map(ToString::to_string)),
+            (
+                "epsilon_rec",
+                self.epsilon_rec.as_ref().map(ToString::to_string),
+            ),
+            (
+                "max_height",
+                self.max_height.as_ref().map(ToString::to_string),
+            ),
+            ("every", self.every.as_ref().map(ToString::to_string)),
+            (
+                "radix_bits",
+                self.radix_bits.as_ref().map(ToString::to_string),
+            ),
+            ("root", self.root.as_ref().map(ToString::to_string)),
+            (
+                "branching",
+                self.branching.as_ref().map(ToString::to_string),
+            ),
+            (
+                "max_window",
+                self.max_window.as_ref().map(ToString::to_string),
+            ),
         ];
-        if let Some((name, _)) = given.iter().find(|(name, on)| *on && !takes.contains(name)) {
-            bail!(
-                "--{} does not apply to --kind {}",
-                name.replace('_', "-"),
-                self.kind
-            );
+        let mut params = AnyParams::default_for(kind);
+        for (name, value) in given {
+            let Some(value) = value else { continue };
+            if !AnyParams::names(kind).contains(&name) {
+                bail!(
+                    "--{} does not apply to --kind {}",
+                    name.replace('_', "-"),
+                    self.kind
+                );
+            }
+            params.set(name, &value)?;
         }
-        Ok(p)
+        Ok(params)
     }
 }
 

@@ -288,15 +288,7 @@ fn build(ctx: &Context, args: BuildArgs) -> anyhow::Result<()> {
         },
         location_chunk_blocks: None,
     };
-    if options.max_block.is_some() && args.layout != Layout::Learned {
-        anyhow::bail!("--max-block caps the learned layout's blocks; give --layout learned");
-    }
-    if options.families != lidx::kv::layers::Families::ALL && args.layout != Layout::Tuned {
-        anyhow::bail!("--families chooses the tuned layout's layers; give --layout tuned");
-    }
-    if options.profile.is_some() && args.layout != Layout::Tuned {
-        anyhow::bail!("--profile tunes the tuned layout; give --layout tuned");
-    }
+    options.refuse_unused()?;
     options.check()?;
     let ctx = &Context {
         quiet: ctx.quiet || args.json,

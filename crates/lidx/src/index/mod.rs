@@ -227,6 +227,100 @@ impl AnyParams {
     }
 }
 
+impl AnyParams {
+    /// Every parameter some kind takes, by the name [`set`](Self::set) knows it by.
+    pub const NAMES: [&'static str; 8] = [
+        "epsilon",
+        "epsilon_rec",
+        "max_height",
+        "every",
+        "radix_bits",
+        "root",
+        "branching",
+        "max_window",
+    ];
+
+    /// The parameters `kind` takes, of [`NAMES`](Self::NAMES).
+    pub fn names(kind: IndexKind) -> &'static [&'static str] {
+        match kind {
+            IndexKind::Pgm => &["epsilon", "epsilon_rec", "max_height"],
+            IndexKind::SampledPgm => &["every", "epsilon", "epsilon_rec", "max_height"],
+            IndexKind::RadixSpline => &["epsilon", "radix_bits"],
+            IndexKind::Rmi => &["root", "branching", "max_window"],
+            IndexKind::BTree => &["every"],
+            IndexKind::Binary => &[],
+        }
+    }
+
+    /// Sets the parameter `name` to `value`, given as text (a number, or for `root` a model
+    /// name). Fails with [`Error::InvalidParam`] where the kind does not take `name` or the
+    /// text does not parse; whether the value makes sense is checked at build.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
+        fn parse<T: std::str::FromStr>(name: &'static str, value: &str) -> Result<T>
+        where
+            T::Err: fmt::Display,
+        {
+            value.trim().parse().map_err(|e| Error::InvalidParam {
+                name,
+                reason: format!("{value:?}: {e}"),
+            })
+        }
+        let kind = self.kind();
+        let Some(&name) = Self::names(kind).iter().find(|n| **n == name) else {
+            let known = Self::NAMES.iter().find(|n| **n == name);
+            return Err(Error::InvalidParam {
+                name: known.copied().unwrap_or("parameter"),
+                reason: format!(
+                    "{kind} takes no {name}; it takes {}",
+                    match Self::names(kind) {
+                        [] => "none".to_string(),
+                        names => names.join(", "),
+                    }
+                ),
+            });
+        };
+        match (self, name) {
+            (
+                AnyParams::Pgm(p) | AnyParams::SampledPgm(SampledParams { inner: p, .. }),
+                "epsilon",
+            ) => p.epsilon = parse(name, value)?,
+            (
+                AnyParams::Pgm(p) | AnyParams::SampledPgm(SampledParams { inner: p, .. }),
+                "epsilon_rec",
+            ) => p.epsilon_rec = parse(name, value)?,
+            (
+                AnyParams::Pgm(p) | AnyParams::SampledPgm(SampledParams { inner: p, .. }),
+                "max_height",
+            ) => p.max_height = parse(name, value)?,
+            (AnyParams::SampledPgm(p), "every") => p.every = parse(name, value)?,
+            (AnyParams::BTree(p), "every") => p.every = parse(name, value)?,
+            (AnyParams::RadixSpline(p), "epsilon") => p.epsilon = parse(name, value)?,
+            (AnyParams::RadixSpline(p), "radix_bits") => p.radix_bits = parse(name, value)?,
+            (AnyParams::Rmi(p), "root") => p.root = parse(name, value)?,
+            (AnyParams::Rmi(p), "branching") => p.branching = parse(name, value)?,
+            (AnyParams::Rmi(p), "max_window") => p.max_window = parse(name, value)?,
+            (params, _) => {
+                return Err(Error::Internal {
+                    problem: format!("{name} is listed for {} but not set", params.kind()),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The kind these parameters build.
+    pub fn kind(&self) -> IndexKind {
+        match self {
+            AnyParams::Pgm(_) => IndexKind::Pgm,
+            AnyParams::SampledPgm(_) => IndexKind::SampledPgm,
+            AnyParams::RadixSpline(_) => IndexKind::RadixSpline,
+            AnyParams::Rmi(_) => IndexKind::Rmi,
+            AnyParams::BTree(_) => IndexKind::BTree,
+            AnyParams::Binary => IndexKind::Binary,
+        }
+    }
+}
+
 impl fmt::Display for AnyParams {
     /// The parameters as `name=value` pairs (`every=256`), or `none`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -560,4 +654,66 @@ pub(crate) fn partition_from(items: &[u64], from: usize, pred: impl Fn(u64) -> b
         .get(lo..end)
         .unwrap_or_default()
         .partition_point(|&x| pred(x))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name a kind lists can be set, and changes what is built; a name the kind does
+    /// not take, an unknown name and text that does not parse are refused, naming the name.
+    #[test]
+    fn params_set_by_name() {
+        for kind in IndexKind::ALL {
+            for &name in AnyParams::names(kind) {
+                assert!(AnyParams::NAMES.contains(&name));
+                let mut p = AnyParams::default_for(kind);
+                let value = if name == "root" { "cubic" } else { "3" };
+                p.set(name, value).expect("a listed parameter");
+                assert_ne!(p, AnyParams::default_for(kind), "{kind} {name}");
+                assert_eq!(p.kind(), kind);
+                let err = p.set(name, "many").expect_err("not a value").to_string();
+                assert!(err.starts_with(&format!("invalid {name}: ")), "{err}");
+            }
+            for &name in AnyParams::NAMES
+                .iter()
+                .filter(|n| !AnyParams::names(kind).contains(n))
+            {
+                let err = AnyParams::default_for(kind)
+                    .set(name, "3")
+                    .expect_err("a parameter the kind does not take")
+                    .to_string();
+                assert!(err.contains(&format!("{kind} takes no {name}")), "{err}");
+            }
+        }
+        let mut p = AnyParams::default_for(IndexKind::SampledPgm);
+        p.set("every", "16").expect("every");
+        p.set("epsilon", " 4 ").expect("epsilon");
+        assert_eq!(
+            p,
+            AnyParams::SampledPgm(SampledParams {
+                every: 16,
+                inner: PgmParams {
+                    epsilon: 4,
+                    ..PgmParams::default()
+                }
+            })
+        );
+        let err = p
+            .set("colour", "3")
+            .expect_err("no such parameter")
+            .to_string();
+        assert!(
+            err.contains("sampled-pgm takes no colour; it takes every, epsilon"),
+            "{err}"
+        );
+        let err = AnyParams::Binary
+            .set("every", "3")
+            .expect_err("binary")
+            .to_string();
+        assert!(
+            err.contains("binary takes no every; it takes none"),
+            "{err}"
+        );
+    }
 }

@@ -302,6 +302,65 @@ fn duplicate_keys_are_refused_naming_the_key() {
     assert!(!path.exists());
 }
 
+/// Options a layout does not use are refused by name where they are set, and only there.
+#[test]
+fn options_a_layout_does_not_use_are_refused() {
+    let nfs = crate::storage::profile::named_profile("nfs")
+        .expect("the nfs profile")
+        .random;
+    let few = crate::kv::layers::Families {
+        pgm: true,
+        step: false,
+    };
+    for layout in Layout::ALL {
+        let cases = [
+            (
+                "max block",
+                Layout::Learned,
+                BuildOptions {
+                    max_block: Some(1 << 20),
+                    ..BuildOptions::default()
+                },
+            ),
+            (
+                "families",
+                Layout::Tuned,
+                BuildOptions {
+                    families: few,
+                    ..BuildOptions::default()
+                },
+            ),
+            (
+                "profile",
+                Layout::Tuned,
+                BuildOptions {
+                    profile: Some(nfs),
+                    ..BuildOptions::default()
+                },
+            ),
+        ];
+        for (name, uses, options) in cases {
+            let options = BuildOptions { layout, ..options };
+            match options.refuse_unused() {
+                Ok(()) => assert_eq!(layout, uses, "{name} set on {layout}"),
+                Err(e) => {
+                    assert_ne!(layout, uses, "{name} refused on {layout}");
+                    let text = e.to_string();
+                    assert!(
+                        text.starts_with(&format!("invalid {name}: only the {uses} layout")),
+                        "{text}"
+                    );
+                }
+            }
+        }
+        let plain = BuildOptions {
+            layout,
+            ..BuildOptions::default()
+        };
+        assert!(plain.refuse_unused().is_ok(), "{layout}");
+    }
+}
+
 /// Builds a file of 2000 records in `layout`; returns its bytes.
 fn sample_file(dir: &Path, layout: Layout) -> (std::path::PathBuf, Vec<u8>) {
     let map: Map = (0..2000u32)

@@ -206,6 +206,31 @@ impl BuildOptions {
         Ok(())
     }
 
+    /// Fails where an option is set that the layout does not use: a cap on data blocks
+    /// (`max_block`, the learned layout's), model families or a storage profile (the tuned
+    /// layout's). For front ends that take options from users, who would otherwise think
+    /// them applied; [`build`] itself ignores them.
+    pub fn refuse_unused(&self) -> Result<()> {
+        let unused = [
+            ("max block", self.max_block.is_some(), Layout::Learned),
+            ("families", self.families != Families::ALL, Layout::Tuned),
+            ("profile", self.profile.is_some(), Layout::Tuned),
+        ];
+        match unused
+            .into_iter()
+            .find(|&(_, set, uses)| set && self.layout != uses)
+        {
+            Some((name, _, uses)) => Err(Error::param(
+                name,
+                format!(
+                    "only the {uses} layout takes one, and this file's layout is {}",
+                    self.layout
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The learned layout's cap in bytes: `max_block`, or twice the block size.
     pub fn max_block_bytes(&self) -> u64 {
         self.max_block.unwrap_or(2 * self.block_size)

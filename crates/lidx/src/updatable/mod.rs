@@ -31,6 +31,7 @@
 //! [`BTreeMap`]: std::collections::BTreeMap
 
 pub mod alex;
+pub mod any;
 pub mod art;
 pub mod btree;
 pub mod concurrent;
@@ -43,6 +44,7 @@ pub mod workload;
 mod tests;
 
 pub use alex::{Alex, AlexParams};
+pub use any::AnyUpdatable;
 pub use art::Art;
 pub use btree::{BTree, BTreeParams};
 pub use dynamic_pgm::{DynamicPgm, DynamicPgmParams};
