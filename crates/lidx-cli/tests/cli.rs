@@ -2637,7 +2637,10 @@ fn kv_tuned_layout_is_tuned_to_a_profile_and_answers() {
             "--out",
             "x.kv",
         ],
-        &["invalid profile: only the tuned layout takes one", "layout is learned"],
+        &[
+            "invalid profile: only the tuned layout takes one",
+            "layout is learned",
+        ],
     );
 }
 
