@@ -1333,9 +1333,9 @@ fn warm_times_every_system_with_nothing_read_while_timed() {
         .args(["experiment", "warm", "--repeat", "0", "--out-dir", "bad"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("invalid repeat"), "{err}");
+    assert!(err.contains("0 is not in 1..=100"), "{err}");
     assert!(!d.join("bad/warm.csv").exists());
 
     // A subset of the systems, and a name that is none of them.

@@ -185,8 +185,8 @@ pub struct UpdatableArgs {
     /// Leave out Fig. 12's distribution shift.
     #[arg(long)]
     no_shift: bool,
-    /// Runs of each measurement (the median throughput's run is kept).
-    #[arg(long, default_value_t = 3)]
+    /// Runs of each measurement, 1 to 100 (the median throughput's run is kept).
+    #[arg(long, default_value_t = 3, value_parser = in_range::<1, 100>)]
     repeat: usize,
     /// Directory for the CSV, plots and summary [default: results/updatable].
     #[arg(long, value_name = "DIR")]
@@ -351,8 +351,8 @@ pub struct JoinSortedArgs {
     /// Bytes per sequential read of a scanned table (merge, hash, the INLJ's outer table).
     #[arg(long, value_parser = parse_size, default_value = "1MiB")]
     read_size: u64,
-    /// Measurements per cell; the summary takes the median.
-    #[arg(long, default_value_t = 1)]
+    /// Measurements per cell, 1 to 100; the summary takes the median.
+    #[arg(long, default_value_t = 1, value_parser = in_range::<1, 100>)]
     repeat: usize,
 }
 
@@ -409,8 +409,8 @@ pub struct UnsortedArgs {
     /// paper's), tuples (a clustered copy), or both.
     #[arg(long, value_delimiter = ',', default_value = "pointers,tuples")]
     entries: Vec<lidx::partition::Entries>,
-    /// Measurements per cell; the summary takes the median.
-    #[arg(long, default_value_t = 1)]
+    /// Measurements per cell, 1 to 100; the summary takes the median.
+    #[arg(long, default_value_t = 1, value_parser = in_range::<1, 100>)]
     repeat: usize,
 }
 
@@ -458,8 +458,8 @@ pub struct BigtableArgs {
     /// Seconds each run measures (0 to 86400).
     #[arg(long, default_value_t = 3.0, allow_negative_numbers = true)]
     seconds: f64,
-    /// Runs per cell; the summary and plots take the median.
-    #[arg(long, default_value_t = 1)]
+    /// Runs per cell, 1 to 100; the summary and plots take the median.
+    #[arg(long, default_value_t = 1, value_parser = in_range::<1, 100>)]
     repeat: usize,
     /// Read blocks through the page cache instead of O_DIRECT (which keeps the OS from
     /// caching the table behind the block cache's back).
@@ -499,7 +499,7 @@ pub struct WarmArgs {
     gets: u64,
     /// Rounds (1 to 100); in each the systems take turns of 100,000 gets, a different one
     /// going first; the summary takes the median.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = in_range::<1, 100>)]
     repeat: usize,
     /// Leave RocksDB out.
     #[arg(long)]

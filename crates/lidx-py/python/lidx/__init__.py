@@ -18,7 +18,10 @@ raise ``TypeError`` or ``ValueError`` before any work starts.
 
 from __future__ import annotations
 
+import csv
 import os
+import shutil
+import subprocess
 import tempfile
 from collections.abc import MutableMapping
 from dataclasses import dataclass
@@ -53,6 +56,8 @@ __all__ = [
     "KvFile",
     "UPDATABLE_KINDS",
     "UpdatableIndex",
+    "ExperimentResult",
+    "experiment",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -631,3 +636,98 @@ class UpdatableIndex(MutableMapping):
 
     def __repr__(self) -> str:
         return f"<lidx.UpdatableIndex {self.kind}, {len(self)} keys, {self.size_in_bytes} bytes>"
+
+
+# ---------------------------------------------------------------------------------------
+# Experiments
+
+
+def _number(text: str) -> Any:
+    """A CSV field as an int or float where it is one, else the text (empty: None)."""
+    if text == "":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _read_csv(path: str) -> list:
+    with open(path, newline="") as f:
+        return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """What :func:`experiment` returns: the rows of the study's main CSV (one per
+    measurement, numbers as numbers), every CSV it wrote by file name, its summary
+    (Markdown, the paper's statements first) and the paths of its plots."""
+
+    name: str
+    out_dir: str
+    rows: list
+    csvs: dict
+    summary: str
+    plots: list
+
+    def frame(self):
+        """The rows as a pandas DataFrame (pandas must be installed)."""
+        import pandas
+
+        return pandas.DataFrame(self.rows)
+
+
+def _lidx_command() -> str:
+    exe = os.environ.get("LIDX_BIN") or shutil.which("lidx")
+    if not exe:
+        raise LidxError(
+            "lidx.experiment runs the lidx command line, which is not on PATH; install it "
+            "from a clone with `cargo install --path crates/lidx-cli`, or set LIDX_BIN to it"
+        )
+    return exe
+
+
+def experiment(name: str, *, out_dir: Optional[PathLike] = None, **options: Any) -> ExperimentResult:
+    """Runs ``lidx experiment NAME`` (one of the papers' studies: ``join-sorted``,
+    ``indexes``, ``unsorted``, ``airindex``, ``updatable``, ``bigtable``, ``lsm-joins``,
+    ...) with ``options`` as its flags (``ratios=[1, 100]`` is ``--ratios 1,100``,
+    ``n="1M"`` is ``--n 1M``, ``True`` a bare flag, ``global_=`` for Python's keyword
+    ``--global``) and returns its rows.
+
+    The study runs as the ``lidx`` command line (``LIDX_BIN``, else ``lidx`` on PATH) in a
+    process of its own, as its protocol wants (it starts more processes, drops caches, may
+    run in cgroups). Its CSV, plots and summary go to ``out_dir`` (default: a new
+    directory ``lidx-NAME-*`` under the current one), which is kept. A failed study raises
+    :class:`LidxError` with the command line's message."""
+    if not name or name.startswith("-"):
+        raise ValueError(f"not an experiment name: {name!r}")
+    if out_dir is None:
+        out_dir = tempfile.mkdtemp(prefix=f"lidx-{name}-", dir=os.getcwd())
+    out_dir = _path(out_dir)
+    argv = [_lidx_command(), "--quiet", "experiment", name, "--out-dir", out_dir]
+    for key, value in options.items():
+        flag = "--" + key.rstrip("_").replace("_", "-")  # global_= is --global
+        if value is True:
+            argv.append(flag)
+        elif value is False or value is None:
+            continue
+        elif isinstance(value, (list, tuple)):
+            argv += [flag, ",".join(str(v) for v in value)]
+        else:
+            argv += [flag, _path(value) if isinstance(value, os.PathLike) else str(value)]
+    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        message = lines[-1] if lines else f"exited with status {done.returncode}"
+        raise LidxError(message.removeprefix("lidx: error: "))
+    files = sorted(os.listdir(out_dir))
+    csvs = {f: _read_csv(os.path.join(out_dir, f)) for f in files if f.endswith(".csv")}
+    if not csvs:
+        raise LidxError(f"{out_dir}: the experiment wrote no CSV")
+    main = next((f for f in (f"{name}.csv", f"{name.replace('-', '_')}.csv") if f in csvs), next(iter(csvs)))
+    summary_path = os.path.join(out_dir, "summary.md")
+    summary = open(summary_path).read() if os.path.exists(summary_path) else ""
+    plots = [os.path.join(out_dir, f) for f in files if f.endswith(".png")]
+    return ExperimentResult(name, out_dir, csvs[main], csvs, summary, plots)
