@@ -114,3 +114,31 @@ def test_frames(tmp_path):
     assert lidx.KvFile(tmp_path / "f.kv").scan(b"", 5) == [(b"a", b"1"), (b"b", b"2")]
     with pytest.raises(ValueError, match="2 columns|3 columns"):
         lidx.build_kv(tmp_path / "g.kv", Frame({"k": [1], "v": [2], "w": [3]}))
+
+
+class ArrowColumn:
+    def __init__(self, xs):
+        self.xs = xs
+
+    def to_pylist(self):
+        return list(self.xs)
+
+
+class ArrowTable:
+    """What build_kv reads of a pyarrow table (pyarrow is optional and not installed here)."""
+
+    def __init__(self, data):
+        self.data = data
+        self.column_names = list(data)
+        self.num_columns = len(data)
+
+    def to_pydict(self):
+        return self.data
+
+    def column(self, i):
+        return ArrowColumn(self.data[self.column_names[i]])
+
+
+def test_arrow_tables(tmp_path):
+    lidx.build_kv(tmp_path / "a.kv", ArrowTable({"k": [b"y", b"x"], "v": [b"2", b"1"]}), "btree")
+    assert lidx.KvFile(tmp_path / "a.kv").scan(b"", 5) == [(b"x", b"1"), (b"y", b"2")]
