@@ -112,3 +112,17 @@ def test_corrupt_index_files_raise_naming_the_file(tmp_path):
     cut.write_bytes(bytes(data[: len(data) // 3]))
     with pytest.raises(lidx.LidxError, match="cut.idx"):
         lidx.Index.load(cut)
+
+
+def test_python_threads_share_an_index():
+    """Searches from several Python threads at once (each releases the GIL) answer as one
+    thread does."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    keys = KEY_SETS["lognormal-duplicates-extremes"]
+    index = lidx.Index.build(keys, "sampled-pgm")
+    q = np.tile(queries_for(keys), 4)
+    want = index.lower_bound(keys, q, threads=1)
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda _: index.lower_bound(keys, q, threads=2), range(8)))
+    assert all(np.array_equal(g, want) for g in got)
