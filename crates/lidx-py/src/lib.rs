@@ -42,11 +42,21 @@ impl<T> OrRaise<T> for lidx::Result<T> {
     }
 }
 
+/// Runs the `lidx` command line `args` (its name first) in this process and returns its exit
+/// code; `executable` is the script that runs it, which an experiment starts its
+/// measurements with. For the package's `lidx` script only: it installs the process's
+/// SIGINT and SIGTERM handler, and an interrupt ends the process.
+#[pyfunction]
+fn cli_main(py: Python<'_>, args: Vec<std::ffi::OsString>, executable: std::path::PathBuf) -> u8 {
+    py.detach(|| lidx_cli::run(args, Some(executable)))
+}
+
 /// The module: its functions and classes, registered by each part.
 #[pymodule(name = "_lidx")]
 fn lidx_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LidxError", m.py().get_type::<LidxError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     keys::register(m)?;
     index::register(m)?;
     table::register(m)?;

@@ -5,7 +5,6 @@
 //! The environment (made once, and again when `requirements-test.txt` changes) lives at
 //! `<target dir>/python-venv`; the install builds the extension with the same target
 //! directory, so a warm build only relinks it. Python is `python3`, or `LIDX_PYTHON`.
-//! `lidx.experiment` runs the `lidx` binary these tests' build made (`LIDX_BIN`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -103,19 +102,6 @@ fn pip_install_then_pytest() {
             .env("PATH", &path)
             .env("CARGO_TARGET_DIR", &target),
     );
-    // `lidx.experiment` runs the command line: the binary this workspace's tests built.
-    let profile_dir = std::env::current_exe()
-        .expect("the test binary's path")
-        .ancestors()
-        .nth(2)
-        .expect("<target>/<profile>")
-        .to_path_buf();
-    let lidx_bin = profile_dir.join("lidx");
-    assert!(
-        lidx_bin.exists(),
-        "{} is missing: build the command line first (cargo build -p lidx-cli in this profile), or run the workspace's tests",
-        lidx_bin.display()
-    );
     let tests = repository().join("crates/lidx-py/python/tests");
     let report = run(
         "the Python package's pytest suite",
@@ -125,7 +111,8 @@ fn pip_install_then_pytest() {
             // Import the installed package, not the source folder beside the tests.
             .current_dir(&tests)
             .env("PATH", &path)
-            .env("LIDX_BIN", &lidx_bin)
+            // `lidx.experiment` runs the `lidx` script the package installed.
+            .env_remove("LIDX_BIN")
             .env("PYTHONDONTWRITEBYTECODE", "1"),
     );
     assert!(report.contains(" passed"), "pytest ran nothing:\n{report}");

@@ -321,7 +321,7 @@ impl Common {
             buffered: self.buffered,
             keep_data: self.places.keep_data,
             seed: self.seed,
-            exe: std::env::current_exe().context("cannot find the lidx executable")?,
+            exe: crate::executable().context("cannot find the lidx executable")?,
         })
     }
 }
@@ -667,7 +667,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 rocksdb_bloom_bits: a.rocksdb_bloom_bits,
                 places: a.places.into(),
                 profile: a.profile,
-                lidx_exe: Some(std::env::current_exe().context("cannot find the lidx executable")?),
+                lidx_exe: Some(crate::executable().context("cannot find the lidx executable")?),
                 seed: a.seed,
             };
             bigtable::run(&options, &progress)?
@@ -719,7 +719,7 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 rocksdb_bloom_bits: a.rocksdb_bloom_bits,
                 buffered: a.buffered,
                 places: a.places.into(),
-                lidx_exe: Some(std::env::current_exe().context("cannot find the lidx executable")?),
+                lidx_exe: Some(crate::executable().context("cannot find the lidx executable")?),
                 seed: a.seed,
                 ..airindex::Options::default()
             };

@@ -22,6 +22,7 @@ import csv
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import MutableMapping
 from dataclasses import dataclass
@@ -680,11 +681,15 @@ class ExperimentResult:
 
 
 def _lidx_command() -> str:
-    exe = os.environ.get("LIDX_BIN") or shutil.which("lidx")
+    """The ``lidx`` command: ``LIDX_BIN``, else the one this package installed beside the
+    interpreter, else one on PATH."""
+    beside = os.path.join(os.path.dirname(sys.executable), "lidx")
+    exe = os.environ.get("LIDX_BIN") or (beside if os.access(beside, os.X_OK) else shutil.which("lidx"))
     if not exe:
         raise LidxError(
-            "lidx.experiment runs the lidx command line, which is not on PATH; install it "
-            "from a clone with `cargo install --path crates/lidx-cli`, or set LIDX_BIN to it"
+            "lidx.experiment runs the lidx command line, which is neither beside this Python "
+            "nor on PATH; reinstall the package (pip install . puts it beside the interpreter), "
+            "or set LIDX_BIN to a lidx binary (cargo install --path crates/lidx-cli)"
         )
     return exe
 

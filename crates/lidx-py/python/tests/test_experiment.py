@@ -43,5 +43,27 @@ def test_a_failed_study_raises_the_command_lines_message(tmp_path):
 def test_without_the_command_line_it_says_how_to_install_it(tmp_path, monkeypatch):
     monkeypatch.delenv("LIDX_BIN", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(lidx.LidxError, match="cargo install --path crates/lidx-cli"):
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    with pytest.raises(lidx.LidxError, match="reinstall the package"):
         lidx.experiment("updatable", out_dir=tmp_path / "o")
+
+
+def lidx_script():
+    return os.path.join(os.path.dirname(sys.executable), "lidx")
+
+
+def test_the_package_installs_the_command_line(tmp_path):
+    """`pip install` puts `lidx` beside the interpreter: the command line itself, run inside
+    Python, whose files are those of the library's."""
+    import subprocess
+
+    done = subprocess.run([lidx_script(), "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("lidx "), done
+    out = tmp_path / "k.keys"
+    done = subprocess.run([lidx_script(), "gen", "--dist", "normal", "--n", "5000", "--seed", "3", "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (lidx.read_keys(out) == lidx.generate("normal", 5000, seed=3)).all()
+    done = subprocess.run([lidx_script(), "gen", "--dist", "zipf", "--n", "5", "--out", str(tmp_path / "x.keys")], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.startswith("lidx: error: ") and not (tmp_path / "x.keys").exists()
+    done = subprocess.run([lidx_script(), "table", "info", str(tmp_path / "missing.tbl")], capture_output=True, text=True)
+    assert done.returncode == 1 and "missing.tbl" in done.stderr
