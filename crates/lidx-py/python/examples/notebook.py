@@ -6,8 +6,8 @@
 # it as a notebook: VS Code runs its `# %%` cells, and `jupytext --to notebook notebook.py`
 # makes a Jupyter notebook of it. Everything it writes goes to one temporary directory.
 #
-# Needs the package (`pip install .` from a clone), matplotlib, and for the study the `lidx`
-# command line (`cargo install --path crates/lidx-cli`, or `LIDX_BIN`).
+# Needs the package (`pip install .` from a clone, which installs the `lidx` command the
+# study runs too) and matplotlib.
 
 # %%
 import os
