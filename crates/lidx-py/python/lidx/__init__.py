@@ -354,53 +354,37 @@ def join(
     the result's arrays and removed; ``count_only`` counts it without writing. ``index`` is
     a saved index of the inner table; ``memory_budget`` (bytes) bounds the join's memory;
     ``direct`` reads with O_DIRECT; ``cold`` drops the inputs from the page cache first."""
-    args = dict(
-        method=None if method == "auto" else method,
-        index=None if index is None else _path(index),
-        outer_index=None if outer_index is None else _path(outer_index),
-        threads=_count(threads, "threads", 1, MAX_THREADS),
-        direct=bool(direct),
-        io_depth=_count(io_depth, "io_depth", 1, 4096),
-        read_size=_count(read_size, "read_size", 4096, 1 << 30),
-        memory_budget=None if memory_budget is None else _count(memory_budget, "memory_budget", 1),
-        entries=entries,
-        cold=bool(cold),
-        profile=None if profile is None else _path(profile),
-    )
     if count_only and out is not None:
         raise ValueError("give out or count_only, not both")
-    if count_only:
-        ran, record = _run_join(outer, inner, None, args)
-        return JoinResult(ran, record, None, None, None)
-    if out is not None:
-        ran, record = _run_join(outer, inner, _path(out), args)
-        columns = Table.open(_path(out)).output_columns()
-        return JoinResult(ran, record, *columns)
-    with tempfile.TemporaryDirectory(prefix="lidx-join-") as scratch:
-        target = os.path.join(scratch, "out.tbl")
-        ran, record = _run_join(outer, inner, target, args)
-        columns = Table.open(target).output_columns()
-    return JoinResult(ran, record, *columns)
-
-
-def _run_join(outer: PathLike, inner: PathLike, out: Optional[str], args: dict):
-    a = args
-    return _lidx.join(
+    inputs = (
         _path(outer),
         _path(inner),
-        a["method"],
-        a["index"],
-        a["outer_index"],
-        out,
-        a["threads"],
-        a["direct"],
-        a["io_depth"],
-        a["read_size"],
-        a["memory_budget"],
-        a["entries"],
-        a["cold"],
-        a["profile"],
+        None if method == "auto" else method,
+        None if index is None else _path(index),
+        None if outer_index is None else _path(outer_index),
     )
+    settings = (
+        _count(threads, "threads", 1, MAX_THREADS),
+        bool(direct),
+        _count(io_depth, "io_depth", 1, 4096),
+        _count(read_size, "read_size", 4096, 1 << 30),
+        None if memory_budget is None else _count(memory_budget, "memory_budget", 1),
+        entries,
+        bool(cold),
+        None if profile is None else _path(profile),
+    )
+
+    def run(target: Optional[str]) -> JoinResult:
+        ran, record = _lidx.join(*inputs, target, *settings)
+        columns = (None, None, None) if target is None else Table.open(target).output_columns()
+        return JoinResult(ran, record, *columns)
+
+    if count_only:
+        return run(None)
+    if out is not None:
+        return run(_path(out))
+    with tempfile.TemporaryDirectory(prefix="lidx-join-") as scratch:
+        return run(os.path.join(scratch, "out.tbl"))
 
 
 # ---------------------------------------------------------------------------------------
