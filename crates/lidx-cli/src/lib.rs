@@ -76,6 +76,10 @@ enum Command {
     #[cfg(feature = "rocksdb")]
     #[command(subcommand)]
     Lsm(cmd::lsm::Command),
+    /// One SQL query through DataFusion over lidx tables and Parquet files, with the learned
+    /// index nested loop join where the cost model predicts it faster.
+    #[cfg(feature = "sql")]
+    Sql(cmd::sql::Args),
     /// Measure the machine.
     #[command(subcommand)]
     Bench(cmd::bench::Command),
@@ -149,6 +153,8 @@ pub fn run(args: Vec<OsString>, executable: Option<PathBuf>) -> u8 {
         Command::Lsm(c) => cmd::lsm::run(&ctx, c),
         Command::Join(args) => cmd::join::run(&ctx, args),
         Command::Kv(c) => cmd::kv::run(&ctx, c),
+        #[cfg(feature = "sql")]
+        Command::Sql(args) => cmd::sql::run(&ctx, args),
         Command::Bench(c) => cmd::bench::run(&ctx, c),
         Command::Cache(c) => cmd::cache::run(c),
         Command::Experiment(c) => cmd::experiment::run(&ctx, c),

@@ -14,10 +14,10 @@ use lidx::Error;
 use lidx::index::{AnyIndex, AnyParams, IndexKind};
 use lidx::join::{
     CountSink, HashTable, InljOptions, JoinMethod, JoinRequest, Method, SpillSink, grace_hash_join,
-    hash_join, inlj_any, merge_join, parallel_join, parallel_join_with,
+    hash_join, inlj_any, inlj_tuples, merge_join, parallel_join, parallel_join_with,
 };
 use lidx::memory::MemoryBudget;
-use lidx::storage::{IoBackend, ReadMode, Table, TableWriter};
+use lidx::storage::{IoBackend, ReadMode, Table, TableWriter, Tuple};
 use proptest::prelude::*;
 
 fn nested_loop(outer: &[u64], inner: &[u64]) -> Vec<(u64, u64, u64)> {
@@ -119,6 +119,13 @@ proptest! {
                         let stats = inlj_any(&r, &s, &index, &opts, &mut deep).unwrap();
                         prop_assert_eq!(&deep, &one, "{} depth {} {:?}", kind, depth, backend);
                         prop_assert_eq!(stats.lookups, one_stats.lookups);
+                        // The outer tuples from memory: the same output and inner reads.
+                        let tuples: Vec<Tuple> = r.map().unwrap().tuples().to_vec();
+                        let mut in_memory = Vec::new();
+                        let from_memory = inlj_tuples(&tuples, &s, &index, &opts, &mut in_memory).unwrap();
+                        prop_assert_eq!(&in_memory, &one, "{} from memory", kind);
+                        prop_assert_eq!(from_memory.inner_io, stats.inner_io);
+                        prop_assert_eq!(from_memory.outer_io.reads, 0);
                     }
                 }
             }
@@ -214,6 +221,20 @@ fn inlj_refuses_an_index_of_another_size_and_unsorted_inputs() {
     let mut got = Vec::new();
     inlj_any(&r, &s, &index, &plain, &mut got).unwrap();
     assert_eq!(got.len(), 3);
+    // The same from memory: unsorted outer tuples are refused with monotone windows only.
+    let unsorted: Vec<Tuple> = [3, 1, 2]
+        .into_iter()
+        .zip(0..)
+        .map(|(key, value)| Tuple { key, value })
+        .collect();
+    let err = inlj_tuples(&unsorted, &s, &index, &opts, &mut CountSink::default()).unwrap_err();
+    assert!(err.to_string().contains("key order"), "{err}");
+    let mut from_memory = Vec::new();
+    inlj_tuples(&unsorted, &s, &index, &plain, &mut from_memory).unwrap();
+    assert_eq!(from_memory, got);
+    let four = AnyIndex::build(&[1, 2, 3, 4], &AnyParams::default_for(IndexKind::Pgm)).unwrap();
+    let err = inlj_tuples(&unsorted, &s, &four, &plain, &mut CountSink::default()).unwrap_err();
+    assert!(err.to_string().contains("indexes 4 keys"), "{err}");
     assert!(
         merge_join(
             &r,

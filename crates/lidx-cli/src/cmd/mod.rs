@@ -13,5 +13,7 @@ pub mod kv;
 #[cfg(feature = "rocksdb")]
 pub mod lsm;
 pub mod sort;
+#[cfg(feature = "sql")]
+pub mod sql;
 pub mod table;
 pub mod updatable;

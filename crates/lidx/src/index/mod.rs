@@ -348,6 +348,7 @@ macro_rules! with_index {
         }
     };
 }
+pub(crate) use with_index;
 
 impl AnyIndex {
     /// The kind.

@@ -20,10 +20,10 @@ use std::ops::Range;
 
 use super::scan::Scan;
 use super::{JoinSink, JoinStats};
-use crate::index::{AnyIndex, Index, Window};
+use crate::index::{AnyIndex, Index, Window, with_index};
 use crate::memory::MemoryBudget;
 use crate::storage::{
-    BlockRange, BlockReader, IoBackend, MAX_WINDOW_READ_BLOCKS, ReadMode, Table, Tuple,
+    BlockRange, BlockReader, IoBackend, IoStats, MAX_WINDOW_READ_BLOCKS, ReadMode, Table, Tuple,
 };
 use crate::{Error, Result};
 
@@ -145,7 +145,7 @@ impl Plan {
     /// earlier key's read are not read again).
     fn fill<I: Index>(
         &mut self,
-        outer: &mut Scan<'_>,
+        outer: &mut impl OuterTuples,
         reader: &mut BlockReader<'_>,
         index: &I,
         opts: &InljOptions,
@@ -259,21 +259,10 @@ pub fn inlj_range<I: Index>(
     opts: &InljOptions,
     sink: &mut impl JoinSink,
 ) -> Result<JoinStats> {
-    inner.require_sorted("an index nested loop join (its inner table)")?;
+    check_inner(inner, index)?;
     if opts.monotone {
         outer
             .require_sorted("an index nested loop join with monotone windows (its outer table)")?;
-    }
-    let n = inner.len();
-    let distinct = inner.header().distinct;
-    if index.len() != n {
-        return Err(Error::IndexMismatch {
-            path: inner.path().to_path_buf(),
-            problem: format!(
-                "the index indexes {} keys, but the table holds {n}; it was built for another table",
-                index.len()
-            ),
-        });
     }
     // The INLJ's buffers are fixed and small (the outer scan's chunks, one window per read
     // in flight), so they are counted against no limit.
@@ -285,12 +274,105 @@ pub fn inlj_range<I: Index>(
         outer_range,
         &unlimited,
     )?;
+    let mut stats = join_outer(&mut outer_scan, inner, index, opts, sink)?;
+    stats.outer_io = outer_scan.stats();
+    Ok(stats)
+}
+
+/// [`inlj`] of outer tuples held in memory (a query engine's batch, say) through an index
+/// of any kind: the same windows, reads and output as [`inlj`] over a table of these
+/// tuples, with no outer I/O. With [`InljOptions::monotone`], `outer` must be in key
+/// order ([`Error::Param`] otherwise); each call reads its windows afresh.
+pub fn inlj_tuples(
+    outer: &[Tuple],
+    inner: &Table,
+    index: &AnyIndex,
+    opts: &InljOptions,
+    sink: &mut impl JoinSink,
+) -> Result<JoinStats> {
+    if opts.monotone && !outer.is_sorted_by_key(|t| t.key) {
+        return Err(Error::param(
+            "outer tuples",
+            "an index nested loop join with monotone windows needs them in key order",
+        ));
+    }
+    with_index!(index, i => {
+        check_inner(inner, i)?;
+        join_outer(&mut InMemory { tuples: outer, at: 0 }, inner, i, opts, sink)
+    })
+}
+
+/// Refuses an inner table that is not sorted or that `index` was not built on.
+fn check_inner<I: Index>(inner: &Table, index: &I) -> Result<()> {
+    inner.require_sorted("an index nested loop join (its inner table)")?;
+    let n = inner.len();
+    if index.len() != n {
+        return Err(Error::IndexMismatch {
+            path: inner.path().to_path_buf(),
+            problem: format!(
+                "the index indexes {} keys, but the table holds {n}; it was built for another table",
+                index.len()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The outer side of an index nested loop join: its tuples front to back.
+pub(crate) trait OuterTuples {
+    /// The tuple under the cursor; `None` at the end.
+    fn peek(&mut self) -> Result<Option<Tuple>>;
+    /// Moves past the tuple under the cursor.
+    fn advance(&mut self);
+}
+
+impl OuterTuples for Scan<'_> {
+    #[inline]
+    fn peek(&mut self) -> Result<Option<Tuple>> {
+        Scan::peek(self)
+    }
+
+    #[inline]
+    fn advance(&mut self) {
+        Scan::advance(self)
+    }
+}
+
+/// Outer tuples already in memory.
+struct InMemory<'a> {
+    tuples: &'a [Tuple],
+    at: usize,
+}
+
+impl OuterTuples for InMemory<'_> {
+    #[inline]
+    fn peek(&mut self) -> Result<Option<Tuple>> {
+        Ok(self.tuples.get(self.at).copied())
+    }
+
+    #[inline]
+    fn advance(&mut self) {
+        self.at += 1;
+    }
+}
+
+/// The join itself, once the inputs are checked: every outer tuple's window planned and
+/// read, its matches emitted. The outer side's I/O is its caller's to count.
+fn join_outer<I: Index>(
+    outer: &mut impl OuterTuples,
+    inner: &Table,
+    index: &I,
+    opts: &InljOptions,
+    sink: &mut impl JoinSink,
+) -> Result<JoinStats> {
+    let n = inner.len();
+    let distinct = inner.header().distinct;
     let mut reader = BlockReader::new(inner, opts.mode)?;
     reader.set_io_depth(opts.io_depth, opts.io_backend)?;
     let mut plan = Plan::new(opts.io_depth);
     let (mut output, mut floor) = (0u64, 0u64);
     loop {
-        plan.fill(&mut outer_scan, &mut reader, index, opts, n)?;
+        plan.fill(outer, &mut reader, index, opts, n)?;
         let Some(Planned {
             tuple: t,
             window: mut w,
@@ -333,7 +415,7 @@ pub fn inlj_range<I: Index>(
         }
     }
     Ok(JoinStats {
-        outer_io: outer_scan.stats(),
+        outer_io: IoStats::default(),
         inner_io: reader.stats(),
         lookups: plan.lookups,
         output,
@@ -361,13 +443,5 @@ pub fn inlj_any_range(
     opts: &InljOptions,
     sink: &mut impl JoinSink,
 ) -> Result<JoinStats> {
-    let r = outer_range;
-    match index {
-        AnyIndex::Pgm(i) => inlj_range(outer, r, inner, i, opts, sink),
-        AnyIndex::SampledPgm(i) => inlj_range(outer, r, inner, i, opts, sink),
-        AnyIndex::RadixSpline(i) => inlj_range(outer, r, inner, i, opts, sink),
-        AnyIndex::Rmi(i) => inlj_range(outer, r, inner, i, opts, sink),
-        AnyIndex::BTree(i) => inlj_range(outer, r, inner, i, opts, sink),
-        AnyIndex::Binary(i) => inlj_range(outer, r, inner, i, opts, sink),
-    }
+    with_index!(index, i => inlj_range(outer, outer_range, inner, i, opts, sink))
 }

@@ -28,7 +28,7 @@ pub mod unclustered;
 pub use driver::{JoinPlan, JoinRequest, JoinRun, Stage};
 pub use grace::grace_hash_join;
 pub use hash::{HASH_ENTRY_BYTES, HashTable, hash_join};
-pub use inlj::{InljOptions, inlj, inlj_any, inlj_any_range, inlj_range};
+pub use inlj::{InljOptions, inlj, inlj_any, inlj_any_range, inlj_range, inlj_tuples};
 pub use merge::{merge_join, merge_join_ranges};
 pub use method::JoinMethod;
 pub use output::SpillSink;

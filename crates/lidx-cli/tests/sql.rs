@@ -1,0 +1,219 @@
+//! `lidx sql`: a join through DataFusion gives `lidx join`'s count whichever join runs, the
+//! cost model's pick shows in the plan, rows go out as CSV written whole, and bad input ends
+//! in one error line naming the file or option.
+
+#![cfg(feature = "sql")]
+#![expect(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a failed test"
+)]
+
+use std::path::Path;
+
+mod common;
+
+use common::{lidx, ok};
+
+/// `s.tbl` of 200,000 keys, `r.tbl` a sample of every 10,000th, `all.tbl` all of them again,
+/// and `s.idx` an index of `s.tbl`.
+fn setup(d: &Path) {
+    ok(
+        d,
+        &[
+            "gen",
+            "--dist",
+            "lognormal",
+            "--n",
+            "200000",
+            "--seed",
+            "5",
+            "--out",
+            "s.keys",
+        ],
+    );
+    ok(d, &["table", "build", "--keys", "s.keys", "--out", "s.tbl"]);
+    ok(
+        d,
+        &[
+            "gen",
+            "--sample-of",
+            "s.keys",
+            "--ratio",
+            "10000",
+            "--out",
+            "r.keys",
+        ],
+    );
+    ok(d, &["table", "build", "--keys", "r.keys", "--out", "r.tbl"]);
+    ok(
+        d,
+        &["table", "build", "--keys", "s.keys", "--out", "all.tbl"],
+    );
+    ok(
+        d,
+        &[
+            "index", "build", "--table", "s.tbl", "--kind", "pgm", "--out", "s.idx",
+        ],
+    );
+}
+
+/// The count `lidx join` gives for `outer` with `s.tbl`.
+fn join_count(d: &Path, outer: &str) -> String {
+    let report = ok(
+        d,
+        &[
+            "join",
+            "--outer",
+            outer,
+            "--inner",
+            "s.tbl",
+            "--method",
+            "hash",
+            "--count-only",
+            "--json",
+        ],
+    );
+    let record: serde_json::Value = serde_json::from_str(report.trim()).unwrap();
+    record["output_tuples"].to_string()
+}
+
+#[test]
+fn a_join_gives_lidx_joins_count_with_the_join_the_cost_model_picks() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    setup(d);
+    let count = "SELECT count(*) AS n FROM r JOIN s ON r.key = s.key";
+    let tables = [
+        "--table", "r=r.tbl", "--table", "s=s.tbl", "--index", "s=s.idx",
+    ];
+    let want = join_count(d, "r.tbl");
+    for mode in ["auto", "on", "off"] {
+        let mut args = vec!["sql", count, "--format", "csv", "--index-join", mode];
+        args.extend(tables);
+        assert_eq!(ok(d, &args), format!("n\n{want}\n"), "{mode}");
+    }
+    // 20 outer keys against 200,000: the model looks them up.
+    let mut explain = vec!["sql", count, "--explain"];
+    explain.extend(tables);
+    let plan = ok(d, &explain);
+    assert!(
+        plan.contains("LearnedInlj") && plan.contains("chosen for 20 outer rows"),
+        "{plan}"
+    );
+    // As many outer keys as inner: it hashes.
+    let plan = ok(
+        d,
+        &[
+            "sql",
+            count,
+            "--explain",
+            "--table",
+            "r=all.tbl",
+            "--table",
+            "s=s.tbl",
+        ],
+    );
+    assert!(
+        !plan.contains("LearnedInlj") && plan.contains("HashJoinExec"),
+        "{plan}"
+    );
+    // --analyze shows the learned join's lookups.
+    let mut analyze = vec!["sql", count, "--analyze", "--index-join", "on"];
+    analyze.extend(tables);
+    let plan = ok(d, &analyze);
+    assert!(plan.contains("lookups=20"), "{plan}");
+}
+
+#[test]
+fn rows_are_written_whole_as_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    setup(d);
+    ok(
+        d,
+        &[
+            "sql",
+            "SELECT key, value FROM r ORDER BY key",
+            "--table",
+            "r=r.tbl",
+            "--format",
+            "csv",
+            "--out",
+            "rows.csv",
+        ],
+    );
+    let text = std::fs::read_to_string(d.join("rows.csv")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.first(), Some(&"key,value"));
+    assert_eq!(lines.len(), 21, "{text}");
+    let keys: Vec<u64> = lines[1..]
+        .iter()
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(keys.is_sorted());
+}
+
+/// Runs `lidx args` in `dir`, expects exit code 1 and one error line containing `want`,
+/// and no file `left` behind.
+fn fails(d: &Path, args: &[&str], want: &str) {
+    let out = lidx().current_dir(d).args(args).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr:?}");
+    assert!(
+        lines[0].starts_with("lidx: error: ") && lines[0].contains(want),
+        "{stderr}"
+    );
+    assert!(!d.join("out.csv").exists());
+}
+
+#[test]
+fn bad_input_ends_in_one_line_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    setup(d);
+    let q = "SELECT count(*) FROM r";
+    fails(d, &["sql", q, "--table", "r=missing.tbl"], "missing.tbl");
+    fails(d, &["sql", q, "--table", "r=s.keys"], "s.keys");
+    fails(d, &["sql", q, "--table", "r"], "expected NAME=PATH");
+    fails(
+        d,
+        &["sql", q, "--table", "r=r.tbl", "--table", "r=s.tbl"],
+        "named twice",
+    );
+    fails(
+        d,
+        &["sql", q, "--table", "r=r.tbl", "--index", "x=s.idx"],
+        "no --table x",
+    );
+    // An index of another table.
+    fails(
+        d,
+        &["sql", q, "--table", "r=r.tbl", "--index", "r=s.idx"],
+        "r.tbl",
+    );
+    fails(
+        d,
+        &[
+            "sql",
+            "SELECT nope FROM r",
+            "--table",
+            "r=r.tbl",
+            "--out",
+            "out.csv",
+        ],
+        "nope",
+    );
+    fails(
+        d,
+        &["sql", q, "--table", "r=r.tbl", "--out", "r.tbl"],
+        "r.tbl",
+    );
+    let out = lidx()
+        .current_dir(d)
+        .args(["sql", q, "--table", "r=r.tbl", "--threads", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
