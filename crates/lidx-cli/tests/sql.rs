@@ -217,3 +217,71 @@ fn bad_input_ends_in_one_line_naming_it() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_table_exported_to_parquet_gives_the_same_rows_and_joins() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    setup(d);
+    let said = ok(
+        d,
+        &[
+            "table",
+            "export",
+            "--format",
+            "parquet",
+            "s.tbl",
+            "--out",
+            "s.parquet",
+        ],
+    );
+    assert!(said.contains("exported 200000 tuples"), "{said}");
+    let sums = "SELECT count(*) AS n, sum(key % 1000) AS k, sum(value) AS v FROM t";
+    let of = |table: &str| ok(d, &["sql", sums, "--table", table, "--format", "csv"]);
+    assert_eq!(of("t=s.tbl"), of("t=s.parquet"));
+    // The Parquet file declares its order: DataFusion needs no sort to merge by key.
+    let plan = ok(
+        d,
+        &[
+            "sql",
+            "SELECT key FROM t ORDER BY key",
+            "--table",
+            "t=s.parquet",
+            "--explain",
+        ],
+    );
+    assert!(!plan.contains("SortExec"), "{plan}");
+    let join = "SELECT count(*) AS n FROM r JOIN p ON r.key = p.key";
+    let counted = ok(
+        d,
+        &[
+            "sql",
+            join,
+            "--table",
+            "r=r.tbl",
+            "--table",
+            "p=s.parquet",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(counted, format!("n\n{}\n", join_count(d, "r.tbl")));
+    // Statements that write are refused: rows go out through --out.
+    fails(
+        d,
+        &[
+            "sql",
+            "COPY (SELECT * FROM t) TO 'out.csv'",
+            "--table",
+            "t=s.tbl",
+        ],
+        "not supported",
+    );
+    fails(
+        d,
+        &[
+            "table", "export", "--format", "parquet", "s.tbl", "--out", "s.tbl",
+        ],
+        "s.tbl",
+    );
+}

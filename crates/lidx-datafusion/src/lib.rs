@@ -21,6 +21,7 @@
 
 pub mod join;
 pub mod keys;
+pub mod parquet;
 pub mod rule;
 pub mod session;
 pub mod table;

@@ -99,8 +99,8 @@ const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
 
 /// Names the file at `path` `name` in `ctx`: a lidx table (with its index from `index`
 /// where it is a sorted table of pairs; [`IndexSource::None`] leaves it unindexed) or a
-/// Parquet file. Fails naming the file when it is neither, is damaged, or `index` does not
-/// fit it.
+/// Parquet file. Fails naming the file when it is neither, is damaged, or a saved index
+/// does not fit it.
 pub async fn register(
     ctx: &SessionContext,
     name: &str,
@@ -122,7 +122,7 @@ pub async fn register(
             Ok(TableFile::Lidx { indexed })
         }
         Sniffed::Other if is_parquet(path)? => {
-            if !matches!(index, IndexSource::None) {
+            if matches!(index, IndexSource::Saved(_)) {
                 return Err(DataFusionError::Plan(format!(
                     "{}: a Parquet file takes no lidx index",
                     path.display()

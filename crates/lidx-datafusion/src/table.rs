@@ -43,7 +43,8 @@ pub const BATCH_ROWS: usize = 8192;
 pub enum IndexSource {
     /// An index file saved by `lidx index build` for this table (checked against it).
     Saved(PathBuf),
-    /// Built over the table's keys when the table is opened.
+    /// Built over the table's keys when the table is opened, where it can have one (a
+    /// sorted table of pairs); none otherwise.
     Build(AnyParams),
     /// None: the table is only scanned, never looked up.
     None,
@@ -68,9 +69,9 @@ pub struct LidxTable {
 
 impl LidxTable {
     /// Opens the table at `path`, read `mode`, with its index from `index` where it is a
-    /// sorted table of pairs (an index of an unsorted or output table is refused). Fails
-    /// naming the file when it is not a lidx table, is damaged, or the saved index was
-    /// built for another table.
+    /// sorted table of pairs. Fails naming the file when it is not a lidx table, is
+    /// damaged, or a saved index was built for another table or names one that cannot have
+    /// an index (unsorted, or a join's output).
     pub fn open(path: &Path, index: &IndexSource, mode: ReadMode) -> lidx::Result<LidxTable> {
         let table = Table::open(path)?;
         let header = *table.header();
@@ -95,7 +96,8 @@ impl LidxTable {
                 let keys = table.read_keys()?;
                 Some(Arc::new(AnyIndex::build(&keys, params)?))
             }
-            IndexSource::Saved(_) | IndexSource::Build(_) if header.is_output() => {
+            IndexSource::Build(_) => None,
+            IndexSource::Saved(_) if header.is_output() => {
                 return Err(lidx::Error::param(
                     "index",
                     format!(
@@ -104,7 +106,7 @@ impl LidxTable {
                     ),
                 ));
             }
-            IndexSource::Saved(_) | IndexSource::Build(_) => {
+            IndexSource::Saved(_) => {
                 return Err(lidx::Error::param(
                     "index",
                     format!(

@@ -11,6 +11,7 @@ use anyhow::{Context as _, anyhow, bail};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::error::DataFusionError;
+use datafusion::execution::context::SQLOptions;
 use datafusion::physical_plan::{collect, displayable};
 use lidx::files::AtomicFile;
 use lidx::storage::profile::StorageProfile;
@@ -212,7 +213,16 @@ async fn query(
             ));
         }
     }
-    let frame = session.sql(&args.query).await.map_err(one_line)?;
+    // Queries only: a statement that writes (COPY, INSERT, CREATE ...) would replace files
+    // in place; rows go out through --out, written whole.
+    let read_only = SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false);
+    let frame = session
+        .sql_with_options(&args.query, read_only)
+        .await
+        .map_err(one_line)?;
     let plan = frame.create_physical_plan().await.map_err(one_line)?;
     if args.explain {
         say!("{}", displayable(plan.as_ref()).indent(true));

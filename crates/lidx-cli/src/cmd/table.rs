@@ -130,6 +130,9 @@ impl Values {
 pub enum ExchangeFormat {
     /// Paper 1's layout (github.com/saltsystemslab/LearnedJoinDiskExp).
     Paper1,
+    /// Parquet (export only): columns `key` and `value`, uncompressed, in the table's order.
+    #[cfg(feature = "sql")]
+    Parquet,
 }
 
 pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
@@ -170,6 +173,34 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 sortedness(h.sorted, h.distinct),
                 input.display(),
                 out.display()
+            );
+            Ok(())
+        }
+        #[cfg(feature = "sql")]
+        Command::Import {
+            format: ExchangeFormat::Parquet,
+            ..
+        } => bail!("Parquet is an export format here: lidx reads Parquet files in `lidx sql`"),
+        #[cfg(feature = "sql")]
+        Command::Export {
+            format: ExchangeFormat::Parquet,
+            table,
+            out,
+        } => {
+            use lidx_datafusion::parquet::{ParquetCompression, export};
+            lidx::files::refuse_same_file(&table, &out)?;
+            let t = Table::open(&table)?;
+            let bar = ctx.bar(t.len(), "exporting", "tuples");
+            let bytes = export(&t, &out, ParquetCompression::None, |done| {
+                bar.set_position(done)
+            })?;
+            bar.finish_and_clear();
+            say!(
+                "exported {} tuples from {} to {} ({})",
+                t.len(),
+                table.display(),
+                out.display(),
+                human_bytes(bytes)
             );
             Ok(())
         }
