@@ -14,6 +14,8 @@ mod index;
 mod join;
 mod keys;
 mod kv;
+#[cfg(feature = "sql")]
+mod sql;
 mod table;
 mod updatable;
 
@@ -63,5 +65,7 @@ fn lidx_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     join::register(m)?;
     kv::register(m)?;
     updatable::register(m)?;
+    #[cfg(feature = "sql")]
+    sql::register(m)?;
     Ok(())
 }

@@ -59,6 +59,8 @@ __all__ = [
     "UpdatableIndex",
     "ExperimentResult",
     "experiment",
+    "SqlResult",
+    "sql",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -720,3 +722,93 @@ def experiment(name: str, *, out_dir: Optional[PathLike] = None, **options: Any)
     summary = open(summary_path).read() if os.path.exists(summary_path) else ""
     plots = [os.path.join(out_dir, f) for f in files if f.endswith(".png")]
     return ExperimentResult(name, out_dir, csvs[main], csvs, summary, plots)
+
+
+#: When :func:`sql` puts the learned index nested loop join in a plan.
+INDEX_JOIN_MODES = ("auto", "on", "off")
+
+
+@dataclass(frozen=True)
+class SqlResult:
+    """What :func:`sql` returns: the columns by name (numpy arrays for numbers and booleans
+    without nulls, lists otherwise), the physical plan DataFusion ran (with each
+    operator's counts when ``analyze=True``: rows, blocks read, lookups) and the seconds
+    the query ran (tables opened and indexes built before the clock starts)."""
+
+    columns: dict
+    plan: str
+    seconds: float
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()))) if self.columns else 0
+
+    def __getitem__(self, name: str) -> Any:
+        return self.columns[name]
+
+    def frame(self):
+        """The rows as a pandas DataFrame (pandas must be installed)."""
+        import pandas
+
+        return pandas.DataFrame(self.columns)
+
+    @property
+    def learned_join(self) -> bool:
+        """True when the plan joins through the learned index nested loop join."""
+        return "LearnedInlj" in self.plan
+
+
+def sql(
+    query: str,
+    tables: dict,
+    *,
+    indexes: Optional[dict] = None,
+    no_index: Sequence[str] = (),
+    index_join: str = "auto",
+    threads: Optional[int] = None,
+    io_depth: int = 32,
+    direct: bool = False,
+    cold: bool = False,
+    profile: Optional[PathLike] = None,
+    explain: bool = False,
+    analyze: bool = False,
+) -> SqlResult:
+    """Runs one SQL query through DataFusion over lidx tables and Parquet files, as
+    ``lidx sql`` does: ``tables`` maps each name the query uses to a file (a lidx table or
+    a Parquet file, told apart by their bytes). A sorted lidx table of pairs gets the index
+    ``indexes`` names for it (saved by :meth:`Index.save` or ``lidx index build``), else one
+    built when the call starts, unless it is in ``no_index``. ``index_join``: ``"auto"``
+    puts the learned index nested loop join where paper 1's cost model predicts it beats
+    the hash join (on the storage ``profile``, from ``lidx bench disk``; an assumed SSD
+    otherwise), ``"on"`` wherever it can run, ``"off"`` never. ``explain=True`` returns
+    the plan without running the query. Queries only: statements that write are refused.
+    Errors raise :class:`LidxError` with the one-line message ``lidx sql`` prints."""
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a str, not {type(query).__name__}")
+    if index_join not in INDEX_JOIN_MODES:
+        raise ValueError(f"index_join must be one of {', '.join(INDEX_JOIN_MODES)}, not {index_join!r}")
+    indexes = dict(indexes or {})
+    no_index = set(no_index)
+    for name in list(indexes) + sorted(no_index):
+        if name not in tables:
+            raise ValueError(f"{name!r} names no table in tables")
+    both = no_index.intersection(indexes)
+    if both:
+        raise ValueError(f"{sorted(both)[0]!r} is in both indexes and no_index")
+    io_depth = _count(io_depth, "io_depth", 1, 4096)
+    entries = [
+        (str(name), _path(path), _path(indexes[name]) if name in indexes else None, name not in no_index)
+        for name, path in tables.items()
+    ]
+    names, columns, plan, seconds = _lidx.sql(
+        query,
+        entries,
+        index_join,
+        _threads(threads),
+        io_depth,
+        bool(direct),
+        bool(cold),
+        None if profile is None else _path(profile),
+        bool(explain),
+        bool(analyze),
+    )
+    return SqlResult(dict(zip(names, columns)), plan, seconds)

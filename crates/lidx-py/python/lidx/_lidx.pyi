@@ -136,3 +136,19 @@ class Updatable:
     @property
     def size_in_bytes(self) -> int: ...
     def __len__(self) -> int: ...
+
+def sql(
+    query: str,
+    tables: List[Tuple[str, str, Optional[str], bool]],
+    index_join: str,
+    threads: int,
+    io_depth: int,
+    direct: bool,
+    cold: bool,
+    profile: Optional[str],
+    explain: bool,
+    analyze: bool,
+) -> Tuple[List[str], List[Any], str, float]:
+    """Runs a query through DataFusion over lidx tables and Parquet files: column names,
+    columns (numpy arrays or lists), the physical plan, seconds."""
+    ...
