@@ -60,6 +60,8 @@ pub mod machine;
 pub mod plot;
 pub mod profiled_fs;
 pub mod progress;
+#[cfg(feature = "sql")]
+pub mod sql_join;
 pub mod stats;
 pub mod text;
 pub mod unsorted;

@@ -122,6 +122,33 @@ fn a_join_gives_lidx_joins_count_with_the_join_the_cost_model_picks() {
     analyze.extend(tables);
     let plan = ok(d, &analyze);
     assert!(plan.contains("lookups=20"), "{plan}");
+    // --json: the counts of the plan's operators.
+    let record = |mode: &str| -> serde_json::Value {
+        let mut args = vec!["sql", count, "--json", "--index-join", mode];
+        args.extend(tables);
+        serde_json::from_str(ok(d, &args).trim()).unwrap()
+    };
+    let on = record("on");
+    assert_eq!(
+        (on["rows"].as_u64(), on["learned_joins"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(
+        (on["lookups"].as_u64(), on["hash_joins"].as_u64()),
+        (Some(20), Some(0))
+    );
+    // The inner table is looked up, not scanned: only the outer table's one block is.
+    let blocks = on["lookup_blocks"].as_u64().unwrap();
+    assert!((20..=40).contains(&blocks), "{on}");
+    assert_eq!(on["scan_blocks"].as_u64(), Some(1), "{on}");
+    let off = record("off");
+    assert_eq!(
+        (off["learned_joins"].as_u64(), off["hash_joins"].as_u64()),
+        (Some(0), Some(1))
+    );
+    // 200,000 inner tuples in 782 blocks, and the outer one.
+    assert_eq!(off["scan_blocks"].as_u64(), Some(783), "{off}");
+    assert_eq!(off["index_join"].as_str(), Some("off"));
 }
 
 #[test]
@@ -284,4 +311,101 @@ fn a_table_exported_to_parquet_gives_the_same_rows_and_joins() {
         ],
         "s.tbl",
     );
+}
+
+#[test]
+fn the_sql_join_study_runs_every_way_and_counts_what_each_read() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    lidx::storage::profile::assumed_ssd()
+        .save(&d.join("p.json"))
+        .unwrap();
+    let out = ok(
+        d,
+        &[
+            "experiment",
+            "sql-join",
+            "--n",
+            "50k",
+            "--sets",
+            "lognormal,udense",
+            "--ratios",
+            "1,1000",
+            "--repeat",
+            "2",
+            "--threads",
+            "2",
+            "--profile",
+            "p.json",
+            "--out-dir",
+            "sj",
+        ],
+    );
+    assert!(out.contains("| lognormal | 1000 |"), "{out}");
+    let sj = d.join("sj");
+    let mut reader = csv::Reader::from_path(sj.join("sql_join.csv")).unwrap();
+    let header: Vec<String> = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let rows: Vec<std::collections::HashMap<String, String>> = reader
+        .records()
+        .map(|r| {
+            header
+                .iter()
+                .cloned()
+                .zip(r.unwrap().iter().map(str::to_string))
+                .collect()
+        })
+        .collect();
+    // 2 sets × 2 ratios × 2 repeats × 4 ways.
+    assert_eq!(rows.len(), 2 * 2 * 2 * 4);
+    let num = |row: &std::collections::HashMap<String, String>, c: &str| -> u64 {
+        row[c]
+            .parse()
+            .unwrap_or_else(|e| panic!("{c}: {e}: {row:?}"))
+    };
+    for row in &rows {
+        let (ratio, outer, inner) = (
+            num(row, "ratio"),
+            num(row, "outer_tuples"),
+            num(row, "inner_tuples"),
+        );
+        assert_eq!((inner, outer), (50_000, 50_000 / ratio), "{row:?}");
+        let seconds: f64 = row["query_s"].parse().unwrap();
+        assert!(seconds.is_finite() && seconds >= 0.0);
+        match row["way"].as_str() {
+            "parquet" => {
+                assert_eq!(row["learned_join"], "false");
+                assert!(num(row, "parquet_bytes_read") > 0, "{row:?}");
+                assert_eq!(num(row, "scan_blocks"), 0);
+            }
+            "lidx-off" => {
+                assert_eq!(row["learned_join"], "false");
+                // Both tables scanned whole.
+                let blocks = 50_000u64.div_ceil(256) + outer.div_ceil(256);
+                assert_eq!(num(row, "scan_blocks"), blocks, "{row:?}");
+            }
+            "lidx-on" => {
+                assert_eq!(row["learned_join"], "true");
+                assert_eq!(num(row, "lookups"), outer, "{row:?}");
+                // Only the outer table is scanned.
+                assert_eq!(num(row, "scan_blocks"), outer.div_ceil(256), "{row:?}");
+            }
+            "lidx-auto" => {}
+            other => panic!("way {other}"),
+        }
+    }
+    for set in ["lognormal", "udense"] {
+        let png = std::fs::read(sj.join(format!("sql_join_{set}.png"))).unwrap();
+        assert!(png.starts_with(b"\x89PNG"));
+    }
+    let summary = std::fs::read_to_string(sj.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("| udense | 1 |") && summary.contains("verdict"),
+        "{summary}"
+    );
+    assert!(!sj.join("data").exists(), "data left behind");
 }

@@ -19,6 +19,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod counts;
 pub mod join;
 pub mod keys;
 pub mod parquet;

@@ -29,6 +29,14 @@ pub enum Command {
         after_help = "Examples:\n  lidx experiment join-sorted\n  lidx experiment join-sorted --n 50M --dir /mnt/nvme/lidx --threads 1,2,4,8\n  lidx experiment join-sorted --keys fb_200M_uint64 --keys books_200M_uint64"
     )]
     JoinSorted(JoinSortedArgs),
+    /// One join in SQL through DataFusion, the same tuples three ways (issue 38): its hash
+    /// join over Parquet files, over lidx tables with the learned index join off, and with
+    /// it where the cost model picks it; and the learned join forced, to judge the picks.
+    #[cfg(feature = "sql")]
+    #[command(
+        after_help = "Examples:\n  lidx experiment sql-join\n  lidx experiment sql-join --n 50M --ratios 1,10,100,1000,10000 --dir /mnt/nvme/lidx"
+    )]
+    SqlJoin(SqlJoinArgs),
     /// Paper 1's index study (section 5.2): size, build time and a cold INLJ self-join for
     /// every index kind (Fig. 5), and sampled PGM's size against its window (Table 2).
     #[command(
@@ -356,6 +364,41 @@ pub struct JoinSortedArgs {
     repeat: usize,
 }
 
+/// Run the SQL join study.
+#[cfg(feature = "sql")]
+#[derive(clap::Args)]
+pub struct SqlJoinArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Size ratios |S|/|R|: the outer table is a uniform 1/ratio sample of the inner.
+    #[arg(long, value_delimiter = ',', default_value = "1,10,100,1000")]
+    ratios: Vec<u64>,
+    /// DataFusion's partitions for every query, 1 to 1024 [default: the machine's cores].
+    #[arg(long, value_parser = in_range::<1, 1024>)]
+    threads: Option<usize>,
+    /// Window reads each learned join keeps in flight, 1 to 4096.
+    #[arg(long, default_value_t = 32, value_parser = in_range::<1, 4096>)]
+    io_depth: usize,
+    /// How the Parquet files' pages are compressed: none, snappy or zstd.
+    #[arg(long, default_value = "none", value_parser = parquet_compression)]
+    parquet_compression: lidx_datafusion::parquet::ParquetCompression,
+    /// Measurements per way and cell, 1 to 100; the summary takes the median.
+    #[arg(long, default_value_t = 3, value_parser = in_range::<1, 100>)]
+    repeat: usize,
+}
+
+/// `--parquet-compression`.
+#[cfg(feature = "sql")]
+fn parquet_compression(text: &str) -> Result<lidx_datafusion::parquet::ParquetCompression, String> {
+    use lidx_datafusion::parquet::ParquetCompression as C;
+    match text {
+        "none" => Ok(C::None),
+        "snappy" => Ok(C::Snappy),
+        "zstd" => Ok(C::Zstd),
+        _ => Err(format!("'{text}' is not none, snappy or zstd")),
+    }
+}
+
 /// Run paper 1's index study.
 #[derive(clap::Args)]
 pub struct IndexesArgs {
@@ -625,6 +668,19 @@ pub fn run(ctx: &Context, command: Command) -> anyhow::Result<()> {
                 repeat: a.repeat,
             };
             join_sorted::run(&a.common.setup()?, options, &progress)?
+        }
+        #[cfg(feature = "sql")]
+        Command::SqlJoin(a) => {
+            let options = lidx_bench::sql_join::Options {
+                ratios: a.ratios,
+                threads: a.threads.unwrap_or_else(|| {
+                    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+                }),
+                io_depth: a.io_depth,
+                repeat: a.repeat,
+                compression: a.parquet_compression,
+            };
+            lidx_bench::sql_join::run(&a.common.setup()?, options, &progress)?
         }
         Command::Indexes(a) => {
             let options = indexes::Options {

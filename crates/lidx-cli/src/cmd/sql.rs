@@ -16,6 +16,7 @@ use datafusion::physical_plan::{collect, displayable};
 use lidx::files::AtomicFile;
 use lidx::storage::profile::StorageProfile;
 use lidx::storage::{IoBackend, ReadMode};
+use lidx_datafusion::counts::{QueryRecord, query_counts};
 use lidx_datafusion::rule::IndexJoin;
 use lidx_datafusion::session::{DEFAULT_IO_DEPTH, SqlOptions, TableFile, context, register};
 use lidx_datafusion::table::IndexSource;
@@ -104,6 +105,10 @@ pub struct Args {
     /// Write the rows to this file instead of stdout (written whole, then renamed into place).
     #[arg(long, short, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Print one JSON object (time, rows, each count of the plan's operators) instead of the
+    /// rows (for scripts and `lidx experiment sql-join`).
+    #[arg(long, conflicts_with_all = ["explain", "analyze", "out"])]
+    json: bool,
 }
 
 /// Splits `NAME=VALUE`, naming the option in the error.
@@ -241,6 +246,21 @@ async fn query(
     let batches = batches.map_err(one_line)?;
     let seconds = started.elapsed().as_secs_f64();
     let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    if args.json {
+        let record = QueryRecord {
+            seconds,
+            rows: rows as u64,
+            index_join: format!("{:?}", args.index_join).to_lowercase(),
+            threads: options.threads,
+            io_depth: options.io_depth,
+            cold: args.cold,
+            direct: args.direct,
+            counts: query_counts(plan.as_ref()),
+            peak_rss: lidx::memory::peak_rss(),
+        };
+        say!("{}", serde_json::to_string(&record)?);
+        return Ok(());
+    }
     if args.analyze {
         say!(
             "{}",
