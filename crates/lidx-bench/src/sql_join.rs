@@ -135,6 +135,8 @@ struct CsvRow<'a> {
     scan_bytes: u64,
     scan_reads: u64,
     parquet_bytes_read: u64,
+    predicted_learned_s: Option<Fixed<6>>,
+    predicted_hash_s: Option<Fixed<6>>,
     peak_rss: Option<u64>,
     machine: &'a str,
     device: &'a str,
@@ -171,6 +173,8 @@ impl<'a> CsvRow<'a> {
             scan_bytes: c.scan_bytes,
             scan_reads: c.scan_reads,
             parquet_bytes_read: c.file_bytes,
+            predicted_learned_s: r.rec.predicted_learned_s.map(Fixed),
+            predicted_hash_s: r.rec.predicted_hash_s.map(Fixed),
             peak_rss: r.rec.peak_rss,
             machine,
             device: &p.device,
@@ -368,7 +372,10 @@ struct Point {
     seconds: f64,
     learned: bool,
     bytes_read: u64,
+    reads: u64,
     lookups: u64,
+    /// The cost model's (learned, hash) seconds, where the plan had a learned join.
+    predicted: Option<(f64, f64)>,
 }
 
 /// The medians of `way` at (`set`, `ratio`) over its repeats; `None` if it did not run.
@@ -384,7 +391,12 @@ fn point(rows: &[Row], set: &str, ratio: u64, way: Way) -> Option<Point> {
         seconds: median(&mut seconds),
         learned: c.learned_joins > 0,
         bytes_read: c.lookup_bytes + c.scan_bytes + c.file_bytes,
+        reads: c.lookup_reads + c.scan_reads,
         lookups: c.lookups,
+        predicted: first
+            .rec
+            .predicted_learned_s
+            .zip(first.rec.predicted_hash_s),
     })
 }
 
@@ -420,16 +432,28 @@ fn summarize(o: &Options, sets: &[KeySet], rows: &[Row]) -> String {
             if auto.seconds < pq.seconds {
                 beats_parquet += 1;
             }
-            // The pick is right when it chose the faster of the two joins it weighs.
+            // The pick is right when it chose the faster of the two joins it weighs (either,
+            // where they tie).
             let learned_faster = on.seconds < off.seconds;
-            if auto.learned == learned_faster {
+            let right = if auto.learned {
+                on.seconds <= off.seconds
+            } else {
+                off.seconds <= on.seconds
+            };
+            if right {
                 right_picks += 1;
             } else {
+                let predicted = on.predicted.map_or(String::new(), |(l, h)| {
+                    format!(", predicted {l:.3} s against {h:.3} s")
+                });
                 wrong.push(format!(
-                    "{name} 1:{ratio} ({} picked; off {:.3} s, on {:.3} s)",
+                    "{name} 1:{ratio}: {} picked{predicted}; measured hash {:.3} s, learned {:.3} s ({} lookups, {} reads of {})",
                     if auto.learned { "learned" } else { "hash" },
                     off.seconds,
-                    on.seconds
+                    on.seconds,
+                    on.lookups,
+                    on.reads,
+                    human_bytes(on.bytes_read),
                 ));
             }
             if ratio >= 10 {

@@ -391,6 +391,9 @@ fn the_sql_join_study_runs_every_way_and_counts_what_each_read() {
             "lidx-on" => {
                 assert_eq!(row["learned_join"], "true");
                 assert_eq!(num(row, "lookups"), outer, "{row:?}");
+                // The cost model's prediction, from the profile, not timed.
+                let predicted: f64 = row["predicted_learned_s"].parse().unwrap();
+                assert!(predicted > 0.0, "{row:?}");
                 // Only the outer table is scanned.
                 assert_eq!(num(row, "scan_blocks"), outer.div_ceil(256), "{row:?}");
             }

@@ -6,6 +6,8 @@ use datafusion::error::DataFusionError;
 use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanVisitor, accept};
 use serde::{Deserialize, Serialize};
 
+use crate::join::{LearnedInljExec, Prediction};
+
 /// Counts of one run of a plan (zero where no operator of the kind ran).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueryCounts {
@@ -54,6 +56,11 @@ pub struct QueryRecord {
     /// What the plan read and did.
     #[serde(flatten)]
     pub counts: QueryCounts,
+    /// The cost model's seconds for the first learned join in the plan, and for the hash
+    /// join it replaced, where it predicted them.
+    pub predicted_learned_s: Option<f64>,
+    /// See [`predicted_learned_s`](Self::predicted_learned_s).
+    pub predicted_hash_s: Option<f64>,
     /// The process's peak resident memory, where known.
     pub peak_rss: Option<u64>,
 }
@@ -64,6 +71,16 @@ pub fn query_counts(plan: &dyn ExecutionPlan) -> QueryCounts {
     // The visitor never fails.
     let _ = accept(plan, &mut visitor);
     visitor.0
+}
+
+/// The cost model's prediction for the first learned join in `plan`, if any.
+pub fn first_prediction(plan: &dyn ExecutionPlan) -> Option<Prediction> {
+    if let Some(join) = plan.downcast_ref::<LearnedInljExec>() {
+        return join.prediction();
+    }
+    plan.children()
+        .into_iter()
+        .find_map(|c| first_prediction(c.as_ref()))
 }
 
 struct Summing(QueryCounts);

@@ -156,6 +156,11 @@ impl LearnedInljExec {
     pub fn options(&self) -> &InljOptions {
         &self.options
     }
+
+    /// What the cost model predicted when the rule put it in the plan.
+    pub fn prediction(&self) -> Option<Prediction> {
+        self.prediction
+    }
 }
 
 impl DisplayAs for LearnedInljExec {

@@ -16,7 +16,7 @@ use datafusion::physical_plan::{collect, displayable};
 use lidx::files::AtomicFile;
 use lidx::storage::profile::StorageProfile;
 use lidx::storage::{IoBackend, ReadMode};
-use lidx_datafusion::counts::{QueryRecord, query_counts};
+use lidx_datafusion::counts::{QueryRecord, first_prediction, query_counts};
 use lidx_datafusion::rule::IndexJoin;
 use lidx_datafusion::session::{DEFAULT_IO_DEPTH, SqlOptions, TableFile, context, register};
 use lidx_datafusion::table::IndexSource;
@@ -256,6 +256,8 @@ async fn query(
             cold: args.cold,
             direct: args.direct,
             counts: query_counts(plan.as_ref()),
+            predicted_learned_s: first_prediction(plan.as_ref()).map(|p| p.inlj_s),
+            predicted_hash_s: first_prediction(plan.as_ref()).map(|p| p.hash_s),
             peak_rss: lidx::memory::peak_rss(),
         };
         say!("{}", serde_json::to_string(&record)?);
